@@ -1,0 +1,94 @@
+"""dbspc: compile SQL views to incremental DBSP circuits and run them."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import click
+
+from compiler.errors import DbspcError
+
+T = TypeVar("T")
+DIALECT = click.option("--dialect", default="spark", show_default=True, help="SQL dialect of the input (sqlglot name).")
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as e:
+        raise click.ClickException(f"cannot read {path}: {e.strerror}") from None
+
+
+def _guarded(filename: str, action: Callable[[], T]) -> T:
+    """Report user errors as `file:line:col: error: ...` and exit 1, without a traceback."""
+    try:
+        return action()
+    except DbspcError as e:
+        click.echo(e.located(filename), err=True)
+        sys.exit(1)
+
+
+@click.group()
+def main() -> None:
+    """Compile SQL views into incremental DBSP circuits and maintain them."""
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@DIALECT
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "dot"]), default="text", show_default=True)
+@click.option("--non-incremental", is_flag=True, help="Print the lifted circuit, before incrementalization.")
+def compile(file: str, dialect: str, fmt: str, non_incremental: bool) -> None:
+    """Print the circuit of every view in FILE."""
+    from compiler.circuit.dump import to_dot, to_json, to_text
+    from compiler.compile import compile_sql
+    from runtime.script import split_script
+
+    text = split_script(_read(file)).program
+    compiled = _guarded(file, lambda: compile_sql(text, dialect, incremental=not non_incremental))
+    render = {"text": to_text, "json": to_json, "dot": to_dot}[fmt]
+    click.echo(render(compiled.circuit), nl=False)
+
+
+@main.command()
+@click.argument("script", type=click.Path(dir_okay=False))
+@DIALECT
+@click.option("--output", type=click.Choice(["table", "jsonl"]), default="table", show_default=True)
+@click.option("--non-incremental", is_flag=True, help="Recompute every view from scratch at each step.")
+def run(script: str, dialect: str, output: str, non_incremental: bool) -> None:
+    """Run SCRIPT's steps and print each step's output delta per view."""
+    from runtime.pipeline import Pipeline
+    from runtime.render import jsonl_lines, table_lines
+    from runtime.script import split_script, step_changes
+
+    parts = split_script(_read(script))
+    pipeline = _guarded(script, lambda: Pipeline.from_sql(parts.program, dialect, not non_incremental))
+    for number, step_text in enumerate(parts.steps, start=1):
+        deltas = _guarded(script, lambda t=step_text: pipeline.step(step_changes(pipeline, t)))
+        for view in sorted(deltas):
+            if output == "jsonl":
+                lines = jsonl_lines(number, view, deltas[view])
+            else:
+                lines = table_lines(number, view, pipeline.view_columns(view), deltas[view])
+            for line in lines:
+                click.echo(line)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--verbose", "-v", is_flag=True, help="Print every query that is not passed.")
+@click.option("--limit", type=int, default=None, help="Stop after this many queries per file.")
+def slt(paths: tuple[str, ...], verbose: bool, limit: int | None) -> None:
+    """Run sqllogictest files, each query as an incremental view fed in several steps."""
+    from runtime.sqllogictest import run_paths
+
+    totals = run_paths(list(paths), verbose=verbose, limit=limit, echo=click.echo)
+    if totals.wrong:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

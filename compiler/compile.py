@@ -1,0 +1,22 @@
+"""The compiler's front door: SQL text to an (incremental) circuit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compiler.circuit.circuit import Circuit
+from compiler.frontend.program import Program, compile_program
+from compiler.incremental.pipeline import optimize
+from compiler.lower.lower import lower_views
+
+
+@dataclass
+class Compiled:
+    program: Program
+    circuit: Circuit
+
+
+def compile_sql(text: str, dialect: str = "spark", incremental: bool = True) -> Compiled:
+    program = compile_program(text, dialect)
+    lifted = lower_views(list(program.views.values()))
+    return Compiled(program, optimize(lifted, incremental))

@@ -1,0 +1,59 @@
+"""One error hierarchy for everything a user can get wrong.
+
+`DbspcError` is what the CLI reports as `file:line:col: error: message` and exit code 1.
+`InternalCompilerError` is not a user error: it means an invariant of dbspc broke.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A 1-based position in a source file."""
+
+    line: int
+    col: int
+
+
+class DbspcError(Exception):
+    """Base of all user-facing errors; carries an optional source position."""
+
+    def __init__(self, message: str, span: Span | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
+
+    def located(self, filename: str) -> str:
+        if self.span is None:
+            return f"{filename}: error: {self.message}"
+        return f"{filename}:{self.span.line}:{self.span.col}: error: {self.message}"
+
+    def __str__(self) -> str:
+        if self.span is None:
+            return self.message
+        return f"{self.span.line}:{self.span.col}: {self.message}"
+
+
+class SqlError(DbspcError):
+    """Malformed SQL, unknown names, type errors."""
+
+
+class UnsupportedSql(DbspcError):
+    """Valid SQL that dbspc refuses rather than answer wrongly."""
+
+
+class RuntimeSqlError(DbspcError):
+    """A step's data hit an error (division by zero, overflow, bad cast).
+
+    The step is rejected and no state changes, as Spark rejects the query.
+    """
+
+
+class InputError(DbspcError):
+    """A change batch that cannot be applied: deleting absent rows, wrong schema."""
+
+
+class InternalCompilerError(Exception):
+    """A broken invariant inside dbspc; never the user's fault."""

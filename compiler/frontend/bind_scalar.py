@@ -1,0 +1,464 @@
+"""Bind qualified sqlglot scalar expressions into typed `Scalar` IR.
+
+Names were resolved by sqlglot's qualify; this module decides types (type_rules), picks
+the dialect's function (Spark's `/` is `div`, SQLite's integer `/` is `int_div_or_null`)
+and refuses what it does not know, naming the construct and its position.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal as dec
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.ddl import sql_type
+from compiler.frontend.positions import span_of
+from compiler.frontend.type_rules import TypeMismatch, arithmetic_type, coerce, common_type
+from compiler.logical.scalar import Call, Col, Lit, Scalar
+from compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, NULL, STRING, TIMESTAMP, SqlType, decimal
+
+AGGREGATE_NODES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+
+
+@dataclass
+class ScalarScope:
+    """What a scalar may refer to.
+
+    `columns` maps (table alias, column name) to (index, type). `replacements` maps the
+    SQL text of a whole subexpression (a GROUP BY expression or an aggregate call) to
+    the column that holds its value after aggregation. With `only_replacements`, a bare
+    column outside of them is an error (it is not in GROUP BY).
+    """
+
+    columns: dict[tuple[str, str], tuple[int, SqlType]]
+    dialect: str
+    replacements: dict[str, Col] = field(default_factory=dict)
+    only_replacements: bool = False
+    context: str = "expression"
+
+
+def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
+    """Bind one expression; every SqlError names the construct and its position."""
+    if scope.replacements:
+        hit = scope.replacements.get(node.sql())
+        if hit is not None:
+            return hit
+    binder = _BINDERS.get(type(node))
+    if binder is None:
+        if isinstance(node, AGGREGATE_NODES):
+            raise SqlError(f"aggregate {node.sql(scope.dialect)} is not allowed in {scope.context}", span_of(node))
+        raise UnsupportedSql(
+            f"{type(node).__name__} expression '{_short(node, scope)}' is not supported", span_of(node)
+        )
+    try:
+        return binder(node, scope)
+    except TypeMismatch as e:
+        raise SqlError(f"{e} in '{_short(node, scope)}'", span_of(node)) from None
+
+
+def _short(node: exp.Expression, scope: ScalarScope) -> str:
+    text = node.sql(scope.dialect)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _bind_column(node: exp.Column, scope: ScalarScope) -> Scalar:
+    key = (node.table.lower(), node.name.lower())
+    hit = scope.columns.get(key)
+    if hit is None:
+        raise SqlError(f"column '{node.sql()}' cannot be resolved", span_of(node))
+    if scope.only_replacements:
+        raise SqlError(
+            f"column '{node.name}' must appear in GROUP BY or be used in an aggregate function",
+            span_of(node),
+        )
+    return Col(hit[1], hit[0])
+
+
+def _bind_literal(node: exp.Literal, scope: ScalarScope) -> Scalar:
+    text = node.this
+    if node.is_string:
+        return Lit(STRING, text)
+    if any(c in text for c in "eE"):
+        return Lit(DOUBLE, float(text))
+    if "." in text:
+        if scope.dialect == "sqlite":
+            return Lit(DOUBLE, float(text))
+        value = dec.Decimal(text)
+        digits = value.as_tuple()
+        scale = max(-int(digits.exponent), 0)
+        precision = max(len(digits.digits), scale)
+        return Lit(decimal(precision, scale), value)
+    value_int = int(text)
+    if -(2**31) <= value_int < 2**31 and scope.dialect != "sqlite":
+        return Lit(INT, value_int)
+    if -(2**63) <= value_int < 2**63:
+        return Lit(BIGINT, value_int)
+    return Lit(decimal(min(len(text), 38), 0), dec.Decimal(text))
+
+
+def _bind_null(node: exp.Null, scope: ScalarScope) -> Scalar:
+    return Lit(NULL, None)
+
+
+def _bind_boolean(node: exp.Boolean, scope: ScalarScope) -> Scalar:
+    return Lit(BOOLEAN, bool(node.this))
+
+
+def _bind_paren(node: exp.Paren, scope: ScalarScope) -> Scalar:
+    return bind_scalar(node.this, scope)
+
+
+def _args(node: exp.Expression, scope: ScalarScope) -> tuple[Scalar, Scalar]:
+    return bind_scalar(node.this, scope), bind_scalar(node.expression, scope)
+
+
+_ARITH = {exp.Add: ("+", "add"), exp.Sub: ("-", "sub"), exp.Mul: ("*", "mul")}
+
+
+def _bind_arith(node: exp.Binary, scope: ScalarScope) -> Scalar:
+    symbol, fn = _ARITH[type(node)]
+    a, b = _args(node, scope)
+    if a.type.kind in ("DATE",) and b.type.is_integer and fn in ("add", "sub"):
+        raise UnsupportedSql("date arithmetic is not supported yet; use date_add", span_of(node))
+    t = arithmetic_type(symbol, a.type, b.type, scope.dialect)
+    return Call(t, fn, (coerce(a, t), coerce(b, t)))
+
+
+def _bind_div(node: exp.Div, scope: ScalarScope) -> Scalar:
+    a, b = _args(node, scope)
+    t = arithmetic_type("/", a.type, b.type, scope.dialect)
+    if scope.dialect == "sqlite":
+        # SQLite: integer operands divide with truncation; any divisor 0 gives NULL.
+        fn = "int_div_or_null" if t.is_integer else "div_or_null"
+        return Call(t, fn, (coerce(a, t), coerce(b, t)))
+    # Spark 4 in ANSI mode raises on a zero divisor (sqlglot's safe=True is Spark 3's rule).
+    return Call(t, "div", (coerce(a, t), coerce(b, t)))
+
+
+def _bind_int_div(node: exp.IntDiv, scope: ScalarScope) -> Scalar:
+    a, b = _args(node, scope)
+    if not (a.type.is_integer or a.type == NULL) or not (b.type.is_integer or b.type == NULL):
+        raise UnsupportedSql("DIV is supported on integer operands only", span_of(node))
+    fn = "int_div_or_null" if scope.dialect == "sqlite" else "int_div"
+    return Call(BIGINT, fn, (coerce(a, BIGINT), coerce(b, BIGINT)))
+
+
+def _bind_mod(node: exp.Mod, scope: ScalarScope) -> Scalar:
+    a, b = _args(node, scope)
+    t = arithmetic_type("%", a.type, b.type, scope.dialect)
+    if scope.dialect == "sqlite" and not t.is_integer:
+        t = BIGINT  # SQLite's % casts both operands to INTEGER
+    fn = "mod_or_null" if scope.dialect == "sqlite" else "mod"
+    return Call(t, fn, (coerce(a, t), coerce(b, t)))
+
+
+def _bind_neg(node: exp.Neg, scope: ScalarScope) -> Scalar:
+    a = bind_scalar(node.this, scope)
+    if isinstance(a, Lit) and isinstance(a.value, (int, float, dec.Decimal)) and not isinstance(a.value, bool):
+        value = -a.value
+        if a.type == BIGINT and isinstance(value, int) and -(2**31) <= value < 2**31 and scope.dialect != "sqlite":
+            return Lit(INT, value)
+        return Lit(a.type, value)
+    if a.type == NULL:
+        return a
+    if not a.type.is_numeric:
+        raise SqlError(f"cannot negate a {a.type}", span_of(node))
+    return Call(a.type, "neg", (a,))
+
+
+_COMPARE = {exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge"}
+
+
+def _compare(fn: str, a: Scalar, b: Scalar) -> Scalar:
+    t = common_type(a.type, b.type)
+    return Call(BOOLEAN, fn, (coerce(a, t), coerce(b, t)))
+
+
+def _bind_compare(node: exp.Binary, scope: ScalarScope) -> Scalar:
+    a, b = _args(node, scope)
+    return _compare(_COMPARE[type(node)], a, b)
+
+
+def _bind_null_safe(node: exp.Binary, scope: ScalarScope) -> Scalar:
+    a, b = _args(node, scope)
+    eq = _compare("null_safe_eq", a, b)
+    return eq if isinstance(node, exp.NullSafeEQ) else Call(BOOLEAN, "not", (eq,))
+
+
+def _boolean(expr: Scalar, node: exp.Expression) -> Scalar:
+    if expr.type == NULL:
+        return Lit(BOOLEAN, None)
+    if expr.type != BOOLEAN:
+        raise SqlError(f"expected a BOOLEAN, got {expr.type}", span_of(node))
+    return expr
+
+
+def _bind_logic(node: exp.Connector, scope: ScalarScope) -> Scalar:
+    fn = "and" if isinstance(node, exp.And) else "or"
+    parts: list[Scalar] = []
+    for side in (node.this, node.expression):
+        b = _boolean(bind_scalar(side, scope), side)
+        # flatten nested AND/OR so the IR reads like the SQL
+        parts.extend(b.args if isinstance(b, Call) and b.fn == fn else (b,))
+    return Call(BOOLEAN, fn, tuple(parts))
+
+
+def _bind_not(node: exp.Not, scope: ScalarScope) -> Scalar:
+    inner = node.this
+    if isinstance(inner, exp.Is):
+        is_ = _bind_is(inner, scope)
+        assert isinstance(is_, Call)
+        negated = {"is_null": "is_not_null", "is_not_null": "is_null"}.get(is_.fn)
+        if negated:
+            return Call(BOOLEAN, negated, is_.args)
+    return Call(BOOLEAN, "not", (_boolean(bind_scalar(inner, scope), inner),))
+
+
+def _bind_is(node: exp.Is, scope: ScalarScope) -> Scalar:
+    a = bind_scalar(node.this, scope)
+    rhs = node.expression
+    if isinstance(rhs, exp.Null):
+        return Call(BOOLEAN, "is_null", (a,))
+    if isinstance(rhs, exp.Boolean):
+        return Call(BOOLEAN, "is_true" if rhs.this else "is_false", (_boolean(a, node.this),))
+    # SQLite's `a IS b` is the null-safe equality
+    return _compare("null_safe_eq", a, bind_scalar(rhs, scope))
+
+
+def _bind_case(node: exp.Case, scope: ScalarScope) -> Scalar:
+    subject = bind_scalar(node.this, scope) if node.this else None
+    conds: list[Scalar] = []
+    values: list[Scalar] = []
+    for when in node.args.get("ifs") or []:
+        cond = bind_scalar(when.this, scope)
+        conds.append(_compare("eq", subject, cond) if subject is not None else _boolean(cond, when.this))
+        values.append(bind_scalar(when.args["true"], scope))
+    default = node.args.get("default")
+    values.append(bind_scalar(default, scope) if default is not None else Lit(NULL, None))
+    return _case(conds, values)
+
+
+def _case(conds: list[Scalar], values: list[Scalar]) -> Scalar:
+    t = values[0].type
+    for v in values[1:]:
+        t = common_type(t, v.type)
+    args: list[Scalar] = []
+    for c, v in zip(conds, values[:-1], strict=True):
+        args += [c, coerce(v, t)]
+    args.append(coerce(values[-1], t))
+    return Call(t, "case", tuple(args))
+
+
+def _bind_if(node: exp.If, scope: ScalarScope) -> Scalar:
+    cond = _boolean(bind_scalar(node.this, scope), node.this)
+    false = node.args.get("false")
+    values = [bind_scalar(node.args["true"], scope), bind_scalar(false, scope) if false else Lit(NULL, None)]
+    return _case([cond], values)
+
+
+def _variadic(fn: str, items: list[Scalar]) -> Scalar:
+    t = items[0].type
+    for v in items[1:]:
+        t = common_type(t, v.type)
+    return Call(t, fn, tuple(coerce(v, t) for v in items))
+
+
+def _bind_coalesce(node: exp.Coalesce, scope: ScalarScope) -> Scalar:
+    items = [bind_scalar(node.this, scope)] + [bind_scalar(e, scope) for e in node.expressions]
+    return _variadic("coalesce", items)
+
+
+def _bind_greatest(node: exp.Func, scope: ScalarScope) -> Scalar:
+    items = [bind_scalar(node.this, scope)] + [bind_scalar(e, scope) for e in node.expressions]
+    return _variadic("greatest" if isinstance(node, exp.Greatest) else "least", items)
+
+
+def _bind_nullif(node: exp.Nullif, scope: ScalarScope) -> Scalar:
+    a, b = _args(node, scope)
+    t = common_type(a.type, b.type)
+    return Call(a.type, "nullif", (a, coerce(b, t) if t == a.type else b))
+
+
+def _bind_cast(node: exp.Cast, scope: ScalarScope) -> Scalar:
+    target = sql_type(node.to, scope.dialect)
+    inner = bind_scalar(node.this, scope)
+    folded = _fold_cast(inner, target)
+    if folded is not None:
+        return folded
+    if inner.type == target:
+        return inner
+    # sqlglot parses Spark's CAST as TryCast; Spark 4 (ANSI) raises on bad input, so
+    # only an explicit TRY_CAST gives NULL.
+    explicit_try = isinstance(node, exp.TryCast) and node.sql("spark").upper().startswith("TRY_CAST")
+    return Call(target, "try_cast" if explicit_try else "cast", (inner,))
+
+
+def _fold_cast(inner: Scalar, target: SqlType) -> Scalar | None:
+    """Constant-fold casts of string literals to dates, timestamps and decimals."""
+    if not isinstance(inner, Lit) or not isinstance(inner.value, str):
+        return None
+    try:
+        if target == DATE:
+            return Lit(DATE, dt.date.fromisoformat(inner.value.strip()))
+        if target == TIMESTAMP:
+            return Lit(TIMESTAMP, dt.datetime.fromisoformat(inner.value.strip()))
+    except ValueError:
+        return None
+    return None
+
+
+def _bind_in(node: exp.In, scope: ScalarScope) -> Scalar:
+    if node.args.get("query") is not None or node.args.get("unnest") is not None:
+        raise UnsupportedSql("IN (subquery) is not supported yet", span_of(node))
+    a = bind_scalar(node.this, scope)
+    eqs = [_compare("eq", a, bind_scalar(e, scope)) for e in node.expressions]
+    # x IN (a, b) is x = a OR x = b, which gives SQL's NULL rules for free.
+    return eqs[0] if len(eqs) == 1 else Call(BOOLEAN, "or", tuple(eqs))
+
+
+def _bind_between(node: exp.Between, scope: ScalarScope) -> Scalar:
+    a = bind_scalar(node.this, scope)
+    low = bind_scalar(node.args["low"], scope)
+    high = bind_scalar(node.args["high"], scope)
+    return Call(BOOLEAN, "and", (_compare("ge", a, low), _compare("le", a, high)))
+
+
+def _bind_like(node: exp.Like, scope: ScalarScope) -> Scalar:
+    a, b = _args(node, scope)
+    return Call(BOOLEAN, "like", (coerce(a, STRING), coerce(b, STRING)))
+
+
+def _bind_concat(node: exp.Expression, scope: ScalarScope) -> Scalar:
+    if isinstance(node, exp.DPipe):
+        items = [bind_scalar(node.this, scope), bind_scalar(node.expression, scope)]
+    else:
+        items = [bind_scalar(e, scope) for e in node.expressions]
+    return Call(STRING, "concat", tuple(coerce(i, STRING) for i in items))
+
+
+def _unary_string(fn: str, result: SqlType) -> Callable[[exp.Expression, ScalarScope], Scalar]:
+    def bind(node: exp.Expression, scope: ScalarScope) -> Scalar:
+        return Call(result, fn, (coerce(bind_scalar(node.this, scope), STRING),))
+
+    return bind
+
+
+def _bind_trim(node: exp.Trim, scope: ScalarScope) -> Scalar:
+    if node.args.get("expression") is not None:
+        raise UnsupportedSql("TRIM with explicit characters is not supported", span_of(node))
+    position = (node.args.get("position") or "").upper()
+    fn = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "trim")
+    return Call(STRING, fn, (coerce(bind_scalar(node.this, scope), STRING),))
+
+
+def _bind_substring(node: exp.Substring, scope: ScalarScope) -> Scalar:
+    args = [coerce(bind_scalar(node.this, scope), STRING), coerce(bind_scalar(node.args["start"], scope), INT)]
+    if node.args.get("length") is not None:
+        args.append(coerce(bind_scalar(node.args["length"], scope), INT))
+    return Call(STRING, "substring", tuple(args))
+
+
+def _bind_left_right(node: exp.Expression, scope: ScalarScope) -> Scalar:
+    fn = "left" if isinstance(node, exp.Left) else "right"
+    s = coerce(bind_scalar(node.this, scope), STRING)
+    return Call(STRING, fn, (s, coerce(bind_scalar(node.expression, scope), INT)))
+
+
+def _bind_numeric_unary(node: exp.Expression, scope: ScalarScope) -> Scalar:
+    a = bind_scalar(node.this, scope)
+    if not (a.type.is_numeric or a.type == NULL):
+        raise SqlError(f"{type(node).__name__.upper()} needs a number, not {a.type}", span_of(node))
+    if isinstance(node, exp.Abs):
+        return Call(a.type, "abs", (a,))
+    fn = "floor" if isinstance(node, exp.Floor) else "ceil"
+    if node.args.get("decimals") is not None:
+        raise UnsupportedSql(f"{fn.upper()} with a scale is not supported", span_of(node))
+    if a.type.is_decimal:
+        assert a.type.precision is not None and a.type.scale is not None
+        t = decimal(a.type.precision - a.type.scale + 1, 0)
+    else:
+        t = BIGINT  # Spark: FLOOR/CEIL of integers and doubles are BIGINT
+    return Call(t, fn, (a,))
+
+
+def _bind_round(node: exp.Round, scope: ScalarScope) -> Scalar:
+    a = bind_scalar(node.this, scope)
+    digits = node.args.get("decimals")
+    if digits is None:
+        d = 0
+    else:
+        bound = bind_scalar(digits, scope)
+        if not isinstance(bound, Lit) or not isinstance(bound.value, int):
+            raise UnsupportedSql("ROUND needs a constant integer scale", span_of(digits))
+        d = bound.value
+    t = a.type
+    if t.is_decimal:
+        assert t.precision is not None and t.scale is not None
+        scale = max(min(d, t.scale), 0)
+        t = decimal(t.precision - t.scale + scale + 1, scale)
+    return Call(t, "round", (a, Lit(INT, d)))
+
+
+def _bind_replace(node: exp.Expression, scope: ScalarScope) -> Scalar:
+    args = [node.this, node.expression, node.args.get("replacement")]
+    if args[2] is None:
+        raise UnsupportedSql("REPLACE needs three arguments", span_of(node))
+    return Call(STRING, "replace", tuple(coerce(bind_scalar(a, scope), STRING) for a in args))
+
+
+_BINDERS: dict[type, Callable[..., Scalar]] = {
+    exp.Column: _bind_column,
+    exp.Literal: _bind_literal,
+    exp.Null: _bind_null,
+    exp.Boolean: _bind_boolean,
+    exp.Paren: _bind_paren,
+    exp.Add: _bind_arith,
+    exp.Sub: _bind_arith,
+    exp.Mul: _bind_arith,
+    exp.Div: _bind_div,
+    exp.IntDiv: _bind_int_div,
+    exp.Mod: _bind_mod,
+    exp.Neg: _bind_neg,
+    exp.EQ: _bind_compare,
+    exp.NEQ: _bind_compare,
+    exp.LT: _bind_compare,
+    exp.LTE: _bind_compare,
+    exp.GT: _bind_compare,
+    exp.GTE: _bind_compare,
+    exp.NullSafeEQ: _bind_null_safe,
+    exp.NullSafeNEQ: _bind_null_safe,
+    exp.And: _bind_logic,
+    exp.Or: _bind_logic,
+    exp.Not: _bind_not,
+    exp.Is: _bind_is,
+    exp.Case: _bind_case,
+    exp.If: _bind_if,
+    exp.Coalesce: _bind_coalesce,
+    exp.Nullif: _bind_nullif,
+    exp.Greatest: _bind_greatest,
+    exp.Least: _bind_greatest,
+    exp.Cast: _bind_cast,
+    exp.TryCast: _bind_cast,
+    exp.In: _bind_in,
+    exp.Between: _bind_between,
+    exp.Like: _bind_like,
+    exp.DPipe: _bind_concat,
+    exp.Concat: _bind_concat,
+    exp.Upper: _unary_string("upper", STRING),
+    exp.Lower: _unary_string("lower", STRING),
+    exp.Length: _unary_string("length", INT),
+    exp.Trim: _bind_trim,
+    exp.Substring: _bind_substring,
+    exp.Left: _bind_left_right,
+    exp.Right: _bind_left_right,
+    exp.Abs: _bind_numeric_unary,
+    exp.Floor: _bind_numeric_unary,
+    exp.Ceil: _bind_numeric_unary,
+    exp.Round: _bind_round,
+}
+if hasattr(exp, "Replace"):
+    _BINDERS[exp.Replace] = _bind_replace

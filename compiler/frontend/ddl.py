@@ -1,0 +1,92 @@
+"""CREATE TABLE statements to table schemas, and sqlglot data types to SQL types."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from compiler.catalog import Column, TableSchema
+from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.positions import span_of
+from compiler.types import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    FLOAT,
+    INT,
+    SMALLINT,
+    STRING,
+    TIMESTAMP,
+    TINYINT,
+    SqlType,
+    decimal,
+)
+
+_T = exp.DataType.Type
+_SIMPLE: dict[object, SqlType] = {
+    _T.TINYINT: TINYINT,
+    _T.SMALLINT: SMALLINT,
+    _T.INT: INT,
+    _T.BIGINT: BIGINT,
+    _T.FLOAT: FLOAT,
+    _T.DOUBLE: DOUBLE,
+    _T.TEXT: STRING,
+    _T.VARCHAR: STRING,
+    _T.CHAR: STRING,
+    _T.NVARCHAR: STRING,
+    _T.NCHAR: STRING,
+    _T.BOOLEAN: BOOLEAN,
+    _T.DATE: DATE,
+    _T.TIMESTAMP: TIMESTAMP,
+    _T.TIMESTAMPTZ: TIMESTAMP,
+    _T.TIMESTAMPNTZ: TIMESTAMP,
+    _T.DATETIME: TIMESTAMP,
+}
+
+
+def sql_type(dtype: exp.DataType, dialect: str) -> SqlType:
+    """Map a parsed type to a SqlType, following the dialect's storage rules."""
+    kind = dtype.this
+    if kind == _T.DECIMAL:
+        params = [int(p.name) for p in dtype.expressions]
+        if not params:
+            return decimal(10, 0)  # Spark's default DECIMAL is DECIMAL(10,0)
+        return decimal(params[0], params[1] if len(params) > 1 else 0)
+    if kind in _SIMPLE:
+        t = _SIMPLE[kind]
+        # SQLite stores every INTEGER as a 64-bit value and every REAL as a double.
+        if dialect == "sqlite" and t.is_integer:
+            return BIGINT
+        if dialect == "sqlite" and t == FLOAT:
+            return DOUBLE
+        return t
+    raise UnsupportedSql(f"column type {dtype.sql(dialect)} is not supported", span_of(dtype))
+
+
+def table_schema(create: exp.Create, dialect: str) -> TableSchema:
+    """The schema of one CREATE TABLE statement (names lower-cased, as Spark resolves them)."""
+    schema = create.this
+    if not isinstance(schema, exp.Schema):
+        raise UnsupportedSql("CREATE TABLE ... AS SELECT is not supported; use CREATE VIEW", span_of(create))
+    name = schema.this.name.lower()
+    columns: list[Column] = []
+    seen: set[str] = set()
+    for coldef in schema.expressions:
+        if not isinstance(coldef, exp.ColumnDef):
+            continue  # table constraints (PRIMARY KEY (...)) carry no type information
+        cname = coldef.name.lower()
+        if cname in seen:
+            raise SqlError(f"column '{cname}' appears twice in table '{name}'", span_of(coldef))
+        seen.add(cname)
+        kind = coldef.args.get("kind")
+        if kind is None:
+            raise SqlError(f"column '{cname}' of table '{name}' needs a type", span_of(coldef))
+        not_null = any(
+            isinstance(c.args.get("kind"), (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint))
+            and not (isinstance(c.args.get("kind"), exp.NotNullColumnConstraint) and c.args["kind"].args.get("allow_null"))
+            for c in coldef.args.get("constraints") or []
+        )
+        columns.append(Column(cname, sql_type(kind, dialect), nullable=not not_null))
+    if not columns:
+        raise SqlError(f"table '{name}' has no columns", span_of(create))
+    return TableSchema(name, tuple(columns))

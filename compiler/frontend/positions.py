@@ -1,0 +1,28 @@
+"""Source positions of sqlglot nodes, for errors that point into the SQL."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from compiler.errors import Span
+
+
+def span_of(node: exp.Expression | None) -> Span | None:
+    """The earliest token position inside `node`, as a 1-based line and column.
+
+    sqlglot records positions on leaf tokens (identifiers, literals), with `col` at the
+    token's last character; the start column is derived from `start` and `end`.
+    """
+    if node is None:
+        return None
+    best: tuple[int, int, int] | None = None
+    for sub in node.walk():
+        meta = getattr(sub, "_meta", None)
+        if not meta or "line" not in meta:
+            continue
+        start = meta.get("start", 0)
+        col = meta["col"] - (meta.get("end", start) - start)
+        cand = (start, meta["line"], max(col, 1))
+        if best is None or cand < best:
+            best = cand
+    return None if best is None else Span(best[1], best[2])

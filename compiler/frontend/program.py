@@ -1,0 +1,137 @@
+"""Parse a program (CREATE TABLE and CREATE VIEW statements) into bound views."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import OptimizeError, ParseError, TokenError
+from sqlglot.optimizer.qualify import qualify
+
+from compiler.catalog import Catalog, Column, TableSchema
+from compiler.errors import SqlError, Span, UnsupportedSql
+from compiler.frontend.bind_query import QueryBinder
+from compiler.frontend.ddl import table_schema
+from compiler.frontend.positions import span_of
+from compiler.logical import plan as lp
+
+DIALECTS = ("spark", "sqlite", "duckdb", "postgres", "databricks", "hive", "mysql", "trino", "bigquery", "snowflake")
+
+
+@dataclass
+class Program:
+    """The tables and views of one SQL file, views in definition order."""
+
+    dialect: str
+    catalog: Catalog = field(default_factory=Catalog)
+    tables: dict[str, TableSchema] = field(default_factory=dict)
+    views: dict[str, lp.View] = field(default_factory=dict)
+
+
+def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
+    """sqlglot statements, with parse errors turned into positioned SqlErrors."""
+    try:
+        return [s for s in sqlglot.parse(text, read=dialect) if s is not None]
+    except ParseError as e:
+        first = e.errors[0] if e.errors else {}
+        desc = str(first.get("description") or e).split(". Line")[0]
+        raise SqlError(f"syntax error: {desc}", _span(first.get("line"), first.get("col"))) from None
+    except TokenError as e:
+        raise SqlError(f"syntax error: {e}") from None
+
+
+def _span(line: object, col: object) -> Span | None:
+    if isinstance(line, int) and isinstance(col, int):
+        return Span(line, col)
+    return None
+
+
+def compile_program(text: str, dialect: str = "spark") -> Program:
+    """Bind every CREATE TABLE and CREATE VIEW of `text`; other statements are refused."""
+    if dialect not in DIALECTS:
+        raise SqlError(f"unknown dialect '{dialect}'; choose one of {', '.join(DIALECTS)}")
+    program = Program(dialect)
+    for stmt in parse_statements(text, dialect):
+        add_statement(program, stmt)
+    return program
+
+
+def add_statement(program: Program, stmt: exp.Expression) -> None:
+    if isinstance(stmt, exp.Create) and (stmt.args.get("kind") or "").upper() == "TABLE":
+        table = table_schema(stmt, program.dialect)
+        program.catalog.add(table, span_of(stmt.this))
+        program.tables[table.name] = table
+        return
+    if isinstance(stmt, exp.Create) and (stmt.args.get("kind") or "").upper() == "VIEW":
+        add_view(program, stmt)
+        return
+    raise UnsupportedSql(
+        f"statement '{stmt.sql(program.dialect)[:40]}' is not allowed here; "
+        "a program holds CREATE TABLE and CREATE VIEW statements",
+        span_of(stmt),
+    )
+
+
+def add_view(program: Program, stmt: exp.Create) -> None:
+    name = stmt.this.name.lower()
+    query = stmt.expression
+    if query is None:
+        raise SqlError(f"view '{name}' has no query", span_of(stmt))
+    if name in program.catalog.tables:
+        raise SqlError(f"relation '{name}' is already defined", span_of(stmt.this))
+    qualified = qualify_query(query, program)
+    binder = QueryBinder(program.catalog, program.dialect, {n: v.plan for n, v in program.views.items()})
+    rel = binder.bind(qualified, {})
+    names = [f.name for f in rel.fields]
+    columns = stmt.this.expressions if isinstance(stmt.this, exp.Schema) else []
+    if columns:
+        names = [c.name.lower() for c in columns]
+        if len(names) != len(rel.fields):
+            raise SqlError(f"view '{name}' names {len(names)} columns but its query returns {len(rel.fields)}", span_of(stmt))
+        rel = _renamed(rel, names)
+    program.views[name] = lp.View(name, rel, query.sql(program.dialect))
+    program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))
+
+
+def _renamed(rel: lp.Relation, names: list[str]) -> lp.Relation:
+    from compiler.logical.scalar import Col
+
+    fields = tuple(lp.Field(n, f.type) for n, f in zip(names, rel.fields, strict=True))
+    return lp.Project(fields, rel, tuple(Col(f.type, i) for i, f in enumerate(rel.fields)))
+
+
+_POSITION = re.compile(r"Line: (\d+), Col: (\d+)")
+
+
+def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
+    """Resolve and qualify every name with sqlglot's optimizer."""
+    _refuse_unknown_tables(query, program)
+    try:
+        return qualify(
+            query.copy(),
+            schema=program.catalog.sqlglot_schema(),
+            dialect=program.dialect,
+            validate_qualify_columns=True,
+        )
+    except OptimizeError as e:
+        message = str(e)
+        m = _POSITION.search(message)
+        text = _POSITION.sub("", message).strip().rstrip(".")
+        raise SqlError(_friendly(text), _span(int(m.group(1)), int(m.group(2))) if m else span_of(query)) from None
+
+
+def _friendly(message: str) -> str:
+    m = re.match(r"Column '(.+)' could not be resolved", message)
+    if m:
+        return f"column '{m.group(1)}' cannot be resolved"
+    return message[0].lower() + message[1:] if message else "cannot resolve names"
+
+
+def _refuse_unknown_tables(query: exp.Expression, program: Program) -> None:
+    cte_names = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    for table in query.find_all(exp.Table):
+        name = table.name.lower()
+        if name and name not in program.catalog.tables and name not in cte_names:
+            raise SqlError(f"table or view '{table.name}' does not exist", span_of(table))

@@ -1,0 +1,124 @@
+"""Type promotion rules of the dialects (Spark 4 by default, SQLite for sqllogictest).
+
+sqlglot's annotate_types gives a first answer; these rules decide the types the runtime
+computes in, so that results match the engine the view is written for (Spark's decimal
+precision rules, integer widths, SQLite's 64-bit integers).
+"""
+
+from __future__ import annotations
+
+from compiler.logical.scalar import Call, Lit, Scalar
+from compiler.types import BIGINT, DOUBLE, INT, INTEGER_KINDS, NULL, STRING, SqlType, decimal
+
+_INT_RANK = {k: i for i, k in enumerate(INTEGER_KINDS)}
+# Digits needed to hold every value of an integer kind as a decimal (Spark's rule).
+_INT_AS_DECIMAL = {"TINYINT": (3, 0), "SMALLINT": (5, 0), "INT": (10, 0), "BIGINT": (20, 0)}
+
+
+class TypeMismatch(Exception):
+    """Two types have no common type; the binder turns this into a positioned SqlError."""
+
+
+def as_decimal(t: SqlType) -> tuple[int, int]:
+    if t.is_decimal:
+        assert t.precision is not None and t.scale is not None
+        return t.precision, t.scale
+    return _INT_AS_DECIMAL[t.kind]
+
+
+def common_type(a: SqlType, b: SqlType) -> SqlType:
+    """The type both sides of a comparison, CASE, COALESCE or set operation become."""
+    if a == b:
+        return a
+    if a == NULL:
+        return b
+    if b == NULL:
+        return a
+    if a.is_integer and b.is_integer:
+        return a if _INT_RANK[a.kind] >= _INT_RANK[b.kind] else b
+    if a.is_numeric and b.is_numeric:
+        if a.is_float or b.is_float:
+            return DOUBLE
+        (p1, s1), (p2, s2) = as_decimal(a), as_decimal(b)
+        scale = max(s1, s2)
+        return decimal(max(p1 - s1, p2 - s2) + scale, scale)
+    if {a.kind, b.kind} <= {"DATE", "TIMESTAMP"}:
+        return SqlType("TIMESTAMP")
+    if a == STRING and b.kind in ("DATE", "TIMESTAMP"):
+        return b
+    if b == STRING and a.kind in ("DATE", "TIMESTAMP"):
+        return a
+    if (a == STRING and b.is_numeric) or (b == STRING and a.is_numeric):
+        return DOUBLE
+    raise TypeMismatch(f"{a} and {b} have no common type")
+
+
+def arithmetic_type(op: str, a: SqlType, b: SqlType, dialect: str) -> SqlType:
+    """Result type of a + b, a - b, a * b, a / b or a % b (Spark's decimal rules)."""
+    if a == NULL and b == NULL:
+        a = b = INT
+    a = b if a == NULL else a
+    b = a if b == NULL else b
+    if not (a.is_numeric and b.is_numeric):
+        if a == STRING or b == STRING:
+            return DOUBLE
+        raise TypeMismatch(f"cannot apply '{op}' to {a} and {b}")
+    if a.is_float or b.is_float:
+        return DOUBLE
+    if op == "/" and dialect != "sqlite" and not (a.is_decimal or b.is_decimal):
+        return DOUBLE  # Spark: `/` on integers is true division in DOUBLE
+    if a.is_integer and b.is_integer:
+        if dialect == "sqlite":
+            return BIGINT
+        return common_type(a, b)
+    (p1, s1), (p2, s2) = as_decimal(a), as_decimal(b)
+    if op in ("+", "-"):
+        scale = max(s1, s2)
+        return _bounded_decimal(max(p1 - s1, p2 - s2) + scale + 1, scale)
+    if op == "*":
+        return _bounded_decimal(p1 + p2 + 1, s1 + s2)
+    if op == "/":
+        scale = max(6, s1 + p2 + 1)
+        return _bounded_decimal(p1 - s1 + s2 + scale, scale)
+    # %: Spark's remainder keeps the narrower integral part
+    scale = max(s1, s2)
+    return _bounded_decimal(min(p1 - s1, p2 - s2) + scale, scale)
+
+
+def _bounded_decimal(precision: int, scale: int) -> SqlType:
+    """Spark's adjustment when a decimal result needs more than 38 digits."""
+    if precision <= 38:
+        return decimal(precision, scale)
+    integral = precision - scale
+    min_scale = min(scale, 6)
+    scale = max(38 - integral, min_scale)
+    return decimal(38, scale)
+
+
+def sum_type(t: SqlType) -> SqlType:
+    if t.is_integer or t == NULL:
+        return BIGINT
+    if t.is_decimal:
+        p, s = as_decimal(t)
+        return decimal(p + 10, s)
+    if t.is_float:
+        return DOUBLE
+    raise TypeMismatch(f"SUM needs a numeric argument, not {t}")
+
+
+def avg_type(t: SqlType) -> SqlType:
+    if t.is_decimal:
+        p, s = as_decimal(t)
+        return decimal(p + 4, s + 4)
+    if t.is_numeric or t == NULL:
+        return DOUBLE
+    raise TypeMismatch(f"AVG needs a numeric argument, not {t}")
+
+
+def coerce(expr: Scalar, target: SqlType) -> Scalar:
+    """`expr` as `target`, adding a cast only where the type differs."""
+    if expr.type == target:
+        return expr
+    if isinstance(expr, Lit) and expr.value is None:
+        return Lit(target, None)
+    return Call(target, "cast", (expr,))

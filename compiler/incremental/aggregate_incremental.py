@@ -1,0 +1,27 @@
+"""(↑Agg ∘ G_p)^Δ: re-evaluate only the groups present in the change.
+
+Grouping G_p is linear (§7.3), so it commutes with I; the aggregate over each group is
+then made incremental as D ∘ ↑Agg ∘ I restricted to the keys of the change (§7.4).
+COUNT, SUM and AVG keep one running sum per group (§7.2: they are linear); MIN and MAX
+keep the group's value multiset, so deleting the current minimum is exact.
+
+Before: %1 = aggregate(I(%0))
+After:  %1 = I(aggregate_incremental(%0))
+"""
+
+from __future__ import annotations
+
+from compiler.circuit import operators as op
+from compiler.circuit.circuit import Circuit
+from compiler.incremental.incrementalize import all_columns
+from compiler.incremental.push_integral_linear import integrated_inputs
+
+
+def aggregate_incremental(c: Circuit, o: op.Operator) -> int | None:
+    if not isinstance(o, op.Aggregate):
+        return None
+    inner = integrated_inputs(c, o)
+    if inner is None:
+        return None
+    changes = c.add(op.AggregateIncremental(inner, o.types, o.group, o.aggs, o.is_global))
+    return c.add(op.Integrate((changes,), o.types, all_columns(o.types)))

@@ -1,0 +1,26 @@
+"""(↑distinct)^Δ = ↑H(z⁻¹(I(d)), d) (Prop 4.7).
+
+H looks only at the rows present in the change d, so a step costs O(|d| log |state|).
+
+Before: %1 = distinct(I(%0))
+After:  %1 = I(distinct_h(z⁻¹(I %0), %0))
+"""
+
+from __future__ import annotations
+
+from compiler.circuit import operators as op
+from compiler.circuit.circuit import Circuit
+from compiler.incremental.incrementalize import all_columns
+from compiler.incremental.join_bilinear import delayed_integral
+from compiler.incremental.push_integral_linear import integrated_inputs
+
+
+def distinct_incremental(c: Circuit, o: op.Operator) -> int | None:
+    if not isinstance(o, op.Distinct):
+        return None
+    inner = integrated_inputs(c, o)
+    if inner is None:
+        return None
+    (d,) = inner
+    h = c.add(op.DistinctIncremental((delayed_integral(c, d, all_columns(o.types)), d), o.types))
+    return c.add(op.Integrate((h,), o.types, all_columns(o.types)))

@@ -1,0 +1,39 @@
+"""Q(I(x)) ↦ I(Q(x)) for linear, time-invariant Q.
+
+Law: Q ∘ I = I ∘ Q^Δ (Prop 3.2, push/pull), and Q^Δ = Q when Q is LTI (Thm 3.3).
+For several inputs, Prop 3.2's add rule gives (a + b)^Δ = a^Δ + b^Δ.
+
+Before: %1 = integrate(%0); %2 = filter[#0 > 2](%1)
+After:  %1 = filter[#0 > 2](%0); %2 = integrate(%1)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from compiler.circuit import operators as op
+from compiler.circuit.circuit import Circuit
+from compiler.incremental.incrementalize import all_columns
+
+LINEAR_LIFTED = (op.Map, op.Filter, op.Plus, op.Negate)
+
+
+def integrated_inputs(c: Circuit, o: op.Operator) -> tuple[int, ...] | None:
+    """The x_i of an operator whose inputs are all I(x_i), else None."""
+    inner: list[int] = []
+    for i in o.inputs:
+        src = c[i]
+        if not isinstance(src, op.Integrate):
+            return None
+        inner.append(src.inputs[0])
+    return tuple(inner)
+
+
+def push_integral_through_linear(c: Circuit, o: op.Operator) -> int | None:
+    if not isinstance(o, LINEAR_LIFTED):
+        return None
+    inner = integrated_inputs(c, o)
+    if inner is None:
+        return None
+    changes = c.add(dataclasses.replace(o, inputs=inner))
+    return c.add(op.Integrate((changes,), o.types, all_columns(o.types)))

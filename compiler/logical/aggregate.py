@@ -1,0 +1,37 @@
+"""Aggregate calls of a GROUP BY, shared by the logical plan and the circuit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compiler.types import SqlType
+
+AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max")
+# Aggregates whose value is a sum over rows, so a change touches a group in O(1):
+# DBSP §7.2 (a_SUM, a_COUNT are linear). MIN and MAX need the group's multiset.
+LINEAR_AGGREGATES = ("count_star", "count", "sum", "avg")
+
+
+@dataclass(frozen=True, slots=True)
+class AggCall:
+    """`fn` over input column `arg` (None for COUNT(*)), typed as SQL says.
+
+    SQL semantics: COUNT(*) counts rows; COUNT(x) counts non-NULL x; SUM, AVG, MIN and
+    MAX ignore NULLs and give NULL when no non-NULL value is left. `distinct` applies
+    the aggregate to the distinct non-NULL values of the group.
+    """
+
+    fn: str
+    arg: int | None
+    type: SqlType
+    distinct: bool = False
+
+    def __post_init__(self) -> None:
+        if self.fn not in AGGREGATES:
+            raise ValueError(f"unknown aggregate {self.fn!r}")
+
+    def __str__(self) -> str:
+        if self.fn == "count_star":
+            return "count(*)"
+        d = "distinct " if self.distinct else ""
+        return f"{self.fn}({d}#{self.arg})"

@@ -1,0 +1,106 @@
+"""The bound, typed logical plan: relational algebra over bags.
+
+Every node knows its output fields. Scalars inside a node refer to the columns of the
+node's input by position (for `Join`, the left columns then the right ones).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compiler.logical.aggregate import AggCall
+from compiler.logical.scalar import Scalar
+from compiler.types import SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    type: SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    fields: tuple[Field, ...]
+
+    @property
+    def types(self) -> tuple[SqlType, ...]:
+        return tuple(f.type for f in self.fields)
+
+
+@dataclass(frozen=True, slots=True)
+class Scan(Relation):
+    """A base table or an earlier view of the same program, by name."""
+
+    name: str
+    is_view: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Filter(Relation):
+    input: Relation
+    predicate: Scalar
+
+
+@dataclass(frozen=True, slots=True)
+class Project(Relation):
+    input: Relation
+    exprs: tuple[Scalar, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Join(Relation):
+    """Inner join on `left_keys[i] = right_keys[i]` (SQL `=`: NULL never matches).
+
+    No keys is a cross join. Non-equi conditions become a Filter above the Join.
+    """
+
+    left: Relation
+    right: Relation
+    left_keys: tuple[int, ...]
+    right_keys: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate(Relation):
+    """GROUP BY `group` columns of the input; output is group columns then aggregates."""
+
+    input: Relation
+    group: tuple[int, ...]
+    aggs: tuple[AggCall, ...]
+    is_global: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Distinct(Relation):
+    input: Relation
+
+
+@dataclass(frozen=True, slots=True)
+class UnionAll(Relation):
+    inputs: tuple[Relation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Except(Relation):
+    """Set difference: distinct rows of `left` that are not in `right` (NULLs equal)."""
+
+    left: Relation
+    right: Relation
+
+
+@dataclass(frozen=True, slots=True)
+class Intersect(Relation):
+    """Set intersection: distinct rows in both inputs (NULLs equal)."""
+
+    left: Relation
+    right: Relation
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A named view of the program and its plan."""
+
+    name: str
+    plan: Relation
+    sql: str

@@ -1,0 +1,143 @@
+"""Typed scalar expressions of the logical plan.
+
+A scalar is evaluated once per row of its input relation; `Col(i)` names the input's
+i-th column. The binder picks the function name so that the dialect's semantics are
+explicit in the IR (Spark's `/` and SQLite's `/` are different functions), and the
+runtime compiles each function once into a whole-column kernel.
+
+Function catalogue (`Call.fn`), with SQL three-valued logic throughout: unless said
+otherwise a NULL argument gives NULL.
+
+Arithmetic (operands are already cast to the result type by the binder, except the
+noted ones):
+  add, sub, mul            integer kinds raise on overflow of the result type (Spark ANSI)
+  neg
+  div                      true division; DOUBLE or DECIMAL result; divisor 0 raises
+  div_or_null              true division; divisor 0 gives NULL (try_divide, SQLite reals)
+  int_div                  truncating integer division (Spark `div`); divisor 0 raises
+  int_div_or_null          truncating integer division; divisor 0 gives NULL (SQLite)
+  mod                      remainder with the dividend's sign; divisor 0 raises
+  mod_or_null              remainder; divisor 0 gives NULL
+  abs
+Comparison (operands cast to a common type by the binder):
+  eq, ne, lt, le, gt, ge
+  null_safe_eq             never NULL: NULL <=> NULL is true
+Logic (Kleene):
+  and, or (variadic), not
+  is_null, is_not_null     never NULL
+  is_true, is_false        never NULL (IS TRUE / IS FALSE)
+Conditionals:
+  case                     args = (cond1, val1, cond2, val2, ..., else); a NULL condition
+                           counts as false
+  coalesce (variadic)
+  nullif                   nullif(a, b) = CASE WHEN a = b THEN NULL ELSE a END
+Conversion:
+  cast                     to Call.type; invalid string input raises (Spark ANSI)
+  try_cast                 to Call.type; invalid input gives NULL
+Strings:
+  like                     args = (value, pattern); SQL LIKE with % and _ and \\ escape
+  concat (variadic)        NULL if any argument is NULL
+  upper, lower, length (characters), trim, ltrim, rtrim
+  substring                args = (s, pos[, len]); 1-based, SQL semantics for pos <= 0
+  replace                  args = (s, search, replacement)
+  left, right              args = (s, n)
+Numbers:
+  round                    args = (x[, digits]); half away from zero
+  floor, ceil
+  greatest, least (variadic; NULLs skipped, as Spark)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.types import BOOLEAN, SqlType
+
+FUNCTIONS = frozenset(
+    """add sub mul neg div div_or_null int_div int_div_or_null mod mod_or_null abs
+    eq ne lt le gt ge null_safe_eq and or not is_null is_not_null is_true is_false
+    case coalesce nullif cast try_cast like concat upper lower length trim ltrim rtrim
+    substring replace left right round floor ceil greatest least""".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    """Base class: every scalar knows its SQL result type."""
+
+    type: SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class Col(Scalar):
+    """The value of the input relation's column `index`."""
+
+    index: int
+
+    def __str__(self) -> str:
+        return f"#{self.index}"
+
+
+@dataclass(frozen=True, slots=True)
+class Lit(Scalar):
+    """A constant: int, float, Decimal, str, bool, date, datetime, or None for NULL."""
+
+    value: Any
+
+    def __str__(self) -> str:
+        if self.value is None:
+            return f"NULL::{self.type}"
+        if isinstance(self.value, str):
+            return "'" + self.value.replace("'", "''") + "'"
+        if isinstance(self.value, bool):
+            return "TRUE" if self.value else "FALSE"
+        return str(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Scalar):
+    """Function `fn` from the catalogue above applied to `args`."""
+
+    fn: str
+    args: tuple[Scalar, ...]
+
+    def __post_init__(self) -> None:
+        if self.fn not in FUNCTIONS:
+            raise ValueError(f"unknown scalar function {self.fn!r}")
+
+    def __str__(self) -> str:
+        inner = ", ".join(str(a) for a in self.args)
+        if self.fn in ("cast", "try_cast"):
+            return f"{self.fn}({inner} AS {self.type})"
+        return f"{self.fn}({inner})"
+
+
+def columns_used(expr: Scalar) -> frozenset[int]:
+    """The input columns an expression reads."""
+    if isinstance(expr, Col):
+        return frozenset((expr.index,))
+    if isinstance(expr, Call):
+        out: frozenset[int] = frozenset()
+        for arg in expr.args:
+            out |= columns_used(arg)
+        return out
+    return frozenset()
+
+
+def remap_columns(expr: Scalar, mapping: dict[int, int]) -> Scalar:
+    """Renumber column references, e.g. to move a predicate across a projection."""
+    if isinstance(expr, Col):
+        return Col(expr.type, mapping[expr.index])
+    if isinstance(expr, Call):
+        return Call(expr.type, expr.fn, tuple(remap_columns(a, mapping) for a in expr.args))
+    return expr
+
+
+def conjunction(parts: list[Scalar]) -> Scalar:
+    """AND of the parts; TRUE for none."""
+    if not parts:
+        return Lit(BOOLEAN, True)
+    if len(parts) == 1:
+        return parts[0]
+    return Call(BOOLEAN, "and", tuple(parts))

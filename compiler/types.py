@@ -1,0 +1,77 @@
+"""SQL types of the logical plan and their mapping to columnar (polars) dtypes.
+
+The compiler decides every column's SQL type once, at bind time; the runtime only
+follows it. Kinds are the Spark type names, so dumps read like Spark DDL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+INTEGER_KINDS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
+FLOAT_KINDS = ("FLOAT", "DOUBLE")
+KINDS = (*INTEGER_KINDS, *FLOAT_KINDS, "DECIMAL", "STRING", "BOOLEAN", "DATE", "TIMESTAMP", "NULL")
+
+# Value range of each integer kind, used for Spark's ANSI overflow checks.
+INTEGER_BOUNDS = {
+    "TINYINT": (-(2**7), 2**7 - 1),
+    "SMALLINT": (-(2**15), 2**15 - 1),
+    "INT": (-(2**31), 2**31 - 1),
+    "BIGINT": (-(2**63), 2**63 - 1),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SqlType:
+    """A SQL type: a kind from KINDS, plus precision and scale for DECIMAL."""
+
+    kind: str
+    precision: int | None = None
+    scale: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown SQL type kind {self.kind!r}")
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in INTEGER_KINDS
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind in FLOAT_KINDS
+
+    @property
+    def is_decimal(self) -> bool:
+        return self.kind == "DECIMAL"
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.is_integer or self.is_float or self.is_decimal
+
+    def sql(self) -> str:
+        if self.kind == "DECIMAL":
+            return f"DECIMAL({self.precision},{self.scale})"
+        return self.kind
+
+    def __str__(self) -> str:
+        return self.sql()
+
+
+TINYINT = SqlType("TINYINT")
+SMALLINT = SqlType("SMALLINT")
+INT = SqlType("INT")
+BIGINT = SqlType("BIGINT")
+FLOAT = SqlType("FLOAT")
+DOUBLE = SqlType("DOUBLE")
+STRING = SqlType("STRING")
+BOOLEAN = SqlType("BOOLEAN")
+DATE = SqlType("DATE")
+TIMESTAMP = SqlType("TIMESTAMP")
+NULL = SqlType("NULL")
+
+
+def decimal(precision: int, scale: int) -> SqlType:
+    """DECIMAL(p, s), with p capped at Spark's maximum of 38."""
+    precision = min(precision, 38)
+    return SqlType("DECIMAL", precision, min(scale, precision))

@@ -1,0 +1,148 @@
+"""A compiled program plus its running state: the API every front end uses.
+
+    p = Pipeline.from_sql(ddl_and_views, dialect="spark")
+    out = p.step({"t": ZSet.from_rows([(1, "x")], p.table_types("t"))})
+    out["v"]            # the view's output delta for this step, a consolidated ZSet
+
+A step is atomic: if any table's change or any view's evaluation fails, `step`
+raises a `DbspcError` and every table, view and operator state is as it was.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from compiler.circuit import operators as op
+from compiler.circuit.circuit import Circuit
+from compiler.compile import Compiled, compile_sql
+from compiler.errors import InputError
+from compiler.frontend.program import Program
+from compiler.types import SqlType
+from runtime.executor import Executor
+from runtime.trace import Trace
+from runtime.zset import WEIGHT, ZSet, col_name
+
+
+class Pipeline:
+    def __init__(self, compiled: Compiled) -> None:
+        self.program: Program = compiled.program
+        self.circuit: Circuit = compiled.circuit
+        self.incremental = compiled.circuit.incremental
+        self.executor = Executor(self.circuit, _operator_views(self.circuit))
+        # The integrated inputs: validate deletes, answer DELETE ... WHERE, and feed the
+        # lifted circuit in --non-incremental mode.
+        self.tables: dict[str, Trace] = {
+            name: Trace(t.types, tuple(range(len(t.types)))) for name, t in self.program.tables.items()
+        }
+        self._previous: dict[str, ZSet] = {}
+        self.steps = 0
+
+    @staticmethod
+    def from_sql(text: str, dialect: str = "spark", incremental: bool = True) -> Pipeline:
+        return Pipeline(compile_sql(text, dialect, incremental))
+
+    # -- schema ----------------------------------------------------------------------------
+
+    def table_types(self, table: str) -> tuple[SqlType, ...]:
+        return self.program.tables[table].types
+
+    def table_columns(self, table: str) -> tuple[str, ...]:
+        return self.program.tables[table].names
+
+    def view_names(self) -> list[str]:
+        return list(self.program.views)
+
+    def view_columns(self, view: str) -> tuple[str, ...]:
+        return tuple(f.name for f in self.program.views[view].plan.fields)
+
+    def view_types(self, view: str) -> tuple[SqlType, ...]:
+        return self.program.views[view].plan.types
+
+    def table_contents(self, table: str) -> ZSet:
+        return self.tables[table].snapshot()
+
+    # -- stepping --------------------------------------------------------------------------
+
+    def step(self, changes: dict[str, ZSet]) -> dict[str, ZSet]:
+        """Apply one batch of changes per table; returns each view's output delta."""
+        checked = {name: self._checked(name, z) for name, z in changes.items()}
+        if self.incremental:
+            outputs = self.executor.step(checked)
+        else:
+            outputs = self._step_from_scratch(checked)
+        for name, z in checked.items():
+            self.tables[name].insert(z)
+        self.steps += 1
+        return {name: outputs[name] for name in self.program.views}
+
+    def _step_from_scratch(self, changes: dict[str, ZSet]) -> dict[str, ZSet]:
+        """The lifted circuit reads whole tables; D happens here, on its outputs."""
+        snapshots = {}
+        for name, trace in self.tables.items():
+            now = trace.snapshot()
+            if name in changes:
+                now = ZSet.concat([now, changes[name]], now.types).consolidate()
+            snapshots[name] = now
+        contents = self.executor.step(snapshots)
+        deltas = {}
+        for name, now in contents.items():
+            before = self._previous.get(name, ZSet.empty(now.types))
+            deltas[name] = ZSet.concat([now, before.negate()], now.types).consolidate()
+        self._previous = contents
+        return deltas
+
+    def _checked(self, table: str, change: ZSet) -> ZSet:
+        """Reject a change with the wrong schema or deleting rows that are not there."""
+        schema = self.program.tables.get(table)
+        if schema is None:
+            raise InputError(f"table '{table}' does not exist")
+        if change.types != schema.types:
+            got = ", ".join(t.sql() for t in change.types)
+            want = ", ".join(f"{c.name} {c.type.sql()}" for c in schema.columns)
+            raise InputError(f"change for table '{table}' has columns ({got}); the table has ({want})")
+        change = change.consolidate()
+        not_null = [col_name(i) for i, c in enumerate(schema.columns) if not c.nullable]
+        if not_null and change.frame.height:
+            bad = change.frame.filter(pl.col(WEIGHT) > 0).filter(pl.any_horizontal(pl.col(not_null).is_null()))
+            if bad.height:
+                cols = [c.name for c in schema.columns if not c.nullable]
+                raise InputError(f"NULL inserted into NOT NULL column(s) {', '.join(cols)} of table '{table}'")
+        deletes = change.frame.filter(pl.col(WEIGHT) < 0)
+        if deletes.height:
+            self._check_deletes(table, change, deletes)
+        return change
+
+    def _check_deletes(self, table: str, change: ZSet, deletes: pl.DataFrame) -> None:
+        cols = change.columns
+        present = self.tables[table].lookup(deletes.select(cols), cols)
+        merged = deletes.join(present, on=cols, how="left", nulls_equal=True, suffix="_have")
+        short = merged.filter(pl.col(WEIGHT) + pl.col(f"{WEIGHT}_have").fill_null(0) < 0)
+        if short.height:
+            row = short.row(0)
+            names = self.table_columns(table)
+            shown = ", ".join(f"{n}={_show(v)}" for n, v in zip(names, row[: len(names)], strict=True))
+            raise InputError(
+                f"cannot delete {short.height} row(s) from table '{table}' that are not there, "
+                f"e.g. ({shown})"
+            )
+
+
+def _show(v: object) -> str:
+    return "NULL" if v is None else repr(v)
+
+
+def _operator_views(circuit: Circuit) -> dict[int, str]:
+    """For error messages: the first view (in definition order) each operator feeds."""
+    names: dict[int, str] = {}
+    for name, out in circuit.outputs().items():
+        stack = [out]
+        while stack:
+            n = stack.pop()
+            if n in names:
+                continue
+            names[n] = f"view '{name}'"
+            stack.extend(circuit[n].inputs)
+    return names
+
+
+__all__ = ["Pipeline", "op"]

@@ -1,0 +1,54 @@
+"""Printing output deltas: an aligned table for people, JSON lines for programs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import math
+from typing import Any
+
+from runtime.zset import ZSet
+
+
+def json_value(v: Any) -> Any:
+    """NULL is null; decimals, dates and timestamps are strings; non-finite floats too."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else str(v)
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    if isinstance(v, dt.datetime):
+        return v.isoformat(sep=" ")
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    return str(v)
+
+
+def text_value(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    j = json_value(v)
+    return j if isinstance(j, str) else json.dumps(j)
+
+
+def jsonl_lines(step: int, view: str, delta: ZSet) -> list[str]:
+    return [
+        json.dumps({"step": step, "view": view, "row": [json_value(v) for v in row], "weight": w})
+        for row, w in delta.to_rows()
+    ]
+
+
+def table_lines(step: int, view: str, columns: tuple[str, ...], delta: ZSet) -> list[str]:
+    rows = [[text_value(v) for v in row] + [f"{w:+d}"] for row, w in delta.to_rows()]
+    header = [*columns, "weight"]
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    out = [f"-- step {step}: view {view} ({len(rows)} change{'s' if len(rows) != 1 else ''})"]
+    if rows:
+        out.append(" | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+        for r in rows:
+            out.append(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return out

@@ -1,0 +1,204 @@
+"""Scripts: a program, then steps of INSERT / DELETE / UPDATE, run through a Pipeline.
+
+    CREATE TABLE t (a INT, b STRING);
+    CREATE VIEW v AS SELECT ...;
+    -- step
+    INSERT INTO t VALUES (1, 'x');
+    -- step
+    DELETE FROM t WHERE a = 1;
+
+Each `-- step` line starts a step. A step's statements become one Z-set batch per table;
+a DELETE or UPDATE sees the rows present at that moment, earlier statements of the same
+step included.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import polars as pl
+from sqlglot import exp
+
+from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
+from compiler.frontend.positions import span_of
+from compiler.frontend.program import parse_statements
+from compiler.frontend.type_rules import TypeMismatch, coerce
+from compiler.logical.scalar import Lit, Scalar
+from compiler.types import SqlType
+from runtime.expressions import evaluate
+from runtime.pipeline import Pipeline
+from runtime.zset import WEIGHT, ZSet, col_name
+
+_STEP_LINE = re.compile(r"^\s*--\s*step\b.*$", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass
+class Script:
+    """The program text and the text of each step, padded so positions stay true."""
+
+    program: str
+    steps: list[str]
+
+
+def split_script(text: str) -> Script:
+    marks = list(_STEP_LINE.finditer(text))
+    if not marks:
+        return Script(text, [])
+    program = text[: marks[0].start()]
+    steps = []
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        # blank out everything before the step so sqlglot reports file positions
+        prefix = re.sub(r"[^\n]", "", text[: m.end()])
+        steps.append(prefix + text[m.end() : end])
+    return Script(program, steps)
+
+
+@dataclass
+class ScriptRun:
+    pipeline: Pipeline
+    outputs: list[dict[str, ZSet]] = field(default_factory=list)
+    # integrated table contents after each step, for the oracles
+    tables: list[dict[str, ZSet]] = field(default_factory=list)
+
+
+def run_script(text: str, dialect: str = "spark", incremental: bool = True, keep_tables: bool = False) -> ScriptRun:
+    script = split_script(text)
+    pipeline = Pipeline.from_sql(script.program, dialect, incremental)
+    run = ScriptRun(pipeline)
+    for step_text in script.steps:
+        changes = step_changes(pipeline, step_text)
+        run.outputs.append(pipeline.step(changes))
+        if keep_tables:
+            run.tables.append({t: pipeline.table_contents(t) for t in pipeline.program.tables})
+    return run
+
+
+def step_changes(pipeline: Pipeline, text: str) -> dict[str, ZSet]:
+    """One step's statements as one consolidated change per table."""
+    dialect = pipeline.program.dialect
+    pending: dict[str, list[ZSet]] = {}
+    for stmt in parse_statements(text, dialect):
+        table = _target_table(stmt, pipeline)
+        current = lambda t=table: _current(pipeline, t, pending.get(t, []))  # noqa: E731
+        if isinstance(stmt, exp.Insert):
+            change = _insert(stmt, pipeline, table)
+        elif isinstance(stmt, exp.Delete):
+            change = _delete(stmt, pipeline, table, current())
+        elif isinstance(stmt, exp.Update):
+            change = _update(stmt, pipeline, table, current())
+        else:
+            raise UnsupportedSql("a step holds INSERT, DELETE and UPDATE statements", span_of(stmt))
+        pending.setdefault(table, []).append(change)
+    return {t: ZSet.concat(parts, pipeline.table_types(t)).consolidate() for t, parts in pending.items()}
+
+
+def _target_table(stmt: exp.Expression, pipeline: Pipeline) -> str:
+    target = stmt.this
+    if isinstance(target, exp.Schema):
+        target = target.this
+    if not isinstance(target, exp.Table):
+        raise UnsupportedSql(f"cannot change '{stmt.sql()[:40]}'", span_of(stmt))
+    name = target.name.lower()
+    if name not in pipeline.program.tables:
+        raise SqlError(f"table '{target.name}' does not exist", span_of(target))
+    return name
+
+
+def _current(pipeline: Pipeline, table: str, pending: list[ZSet]) -> ZSet:
+    now = pipeline.table_contents(table)
+    return ZSet.concat([now, *pending], now.types).consolidate()
+
+
+def _insert(stmt: exp.Insert, pipeline: Pipeline, table: str) -> ZSet:
+    schema = pipeline.program.tables[table]
+    names = list(schema.names)
+    target = stmt.this
+    if isinstance(target, exp.Schema) and target.expressions:
+        names = [c.name.lower() for c in target.expressions]
+        unknown = [n for n in names if n not in schema.names]
+        if unknown:
+            raise SqlError(f"table '{table}' has no column '{unknown[0]}'", span_of(target))
+    values = stmt.expression
+    if not isinstance(values, exp.Values):
+        raise UnsupportedSql("INSERT takes a VALUES list in scripts", span_of(stmt))
+    scope = ScalarScope({}, pipeline.program.dialect, context="VALUES")
+    position = {n: i for i, n in enumerate(names)}
+    columns: list[list[Scalar]] = [[] for _ in schema.columns]
+    for row in values.expressions:
+        items = row.expressions if isinstance(row, exp.Tuple) else [row]
+        if len(items) != len(names):
+            raise SqlError(f"INSERT INTO {table} gives {len(items)} values for {len(names)} columns", span_of(row))
+        for j, c in enumerate(schema.columns):
+            node = items[position[c.name]] if c.name in position else None
+            value = bind_scalar(node, scope) if node is not None else Lit(c.type, None)
+            columns[j].append(_coerced(value, c.type, node))
+    return _rows_to_zset(columns, schema.types, f"INSERT INTO {table}")
+
+
+def _coerced(value: Scalar, t: SqlType, node: exp.Expression | None) -> Scalar:
+    try:
+        return coerce(value, t)
+    except TypeMismatch as e:
+        raise SqlError(str(e), span_of(node)) from None
+
+
+def _rows_to_zset(columns: list[list[Scalar]], types: tuple[SqlType, ...], what: str) -> ZSet:
+    n = len(columns[0]) if columns else 0
+    frame = pl.DataFrame({"_": [0] * n})
+    exprs_by_row = [[columns[j][i] for j in range(len(columns))] for i in range(n)]
+    if all(isinstance(e, Lit) for row in exprs_by_row for e in row):
+        rows = [[e.value for e in row if isinstance(e, Lit)] for row in exprs_by_row]
+        return ZSet.from_rows(rows, types)
+    parts = [evaluate(frame.head(1), row, what) for row in exprs_by_row]
+    out = pl.concat(parts, how="vertical_relaxed").with_columns(pl.lit(1, pl.Int64).alias(WEIGHT))
+    return ZSet.from_frame(out, types)
+
+
+def _matching(stmt: exp.Expression, pipeline: Pipeline, table: str, current: ZSet) -> pl.DataFrame:
+    """The rows of `current` (with weights) the statement's WHERE selects."""
+    where = stmt.args.get("where")
+    if where is None:
+        return current.frame
+    scope = _table_scope(pipeline, table)
+    pred = bind_scalar(where.this, scope)
+    if pred.type.kind not in ("BOOLEAN", "NULL"):
+        raise SqlError("WHERE needs a BOOLEAN condition", span_of(where))
+    keep = evaluate(current.frame, [pred], f"WHERE of {stmt.key.upper()} on {table}")
+    return current.frame.filter(keep[col_name(0)].fill_null(False))
+
+
+def _table_scope(pipeline: Pipeline, table: str) -> ScalarScope:
+    schema = pipeline.program.tables[table]
+    cols: dict[tuple[str, str], tuple[int, SqlType]] = {}
+    for i, c in enumerate(schema.columns):
+        cols[(table, c.name)] = (i, c.type)
+        cols[("", c.name)] = (i, c.type)
+    return ScalarScope(cols, pipeline.program.dialect, context="WHERE")
+
+
+def _delete(stmt: exp.Delete, pipeline: Pipeline, table: str, current: ZSet) -> ZSet:
+    rows = _matching(stmt, pipeline, table, current)
+    return ZSet(rows.with_columns(-pl.col(WEIGHT)), current.types)
+
+
+def _update(stmt: exp.Update, pipeline: Pipeline, table: str, current: ZSet) -> ZSet:
+    """UPDATE = delete the matching rows + insert them with the new values."""
+    rows = _matching(stmt, pipeline, table, current)
+    schema = pipeline.program.tables[table]
+    scope = _table_scope(pipeline, table)
+    from compiler.logical.scalar import Col
+
+    exprs: list[Scalar] = [Col(c.type, i) for i, c in enumerate(schema.columns)]
+    for assignment in stmt.expressions:
+        name = assignment.this.name.lower()
+        if name not in schema.names:
+            raise SqlError(f"table '{table}' has no column '{name}'", span_of(assignment))
+        j = schema.names.index(name)
+        exprs[j] = _coerced(bind_scalar(assignment.expression, scope), schema.columns[j].type, assignment)
+    new = evaluate(rows, exprs, f"UPDATE {table}")
+    deleted = ZSet(rows.with_columns(-pl.col(WEIGHT)), current.types)
+    inserted = ZSet.from_frame(new.with_columns(rows[WEIGHT]), current.types)
+    return ZSet.concat([deleted, inserted], current.types)
