@@ -108,9 +108,28 @@ class Call(Scalar):
 
     def __str__(self) -> str:
         inner = ", ".join(str(a) for a in self.args)
+        symbol = _INFIX.get(self.fn)
+        if symbol is not None:
+            return "(" + f" {symbol} ".join(str(a) for a in self.args) + ")"
         if self.fn in ("cast", "try_cast"):
             return f"{self.fn}({inner} AS {self.type})"
         return f"{self.fn}({inner})"
+
+
+_INFIX = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "eq": "=",
+    "ne": "<>",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "and": "AND",
+    "or": "OR",
+    "null_safe_eq": "<=>",
+}
 
 
 def columns_used(expr: Scalar) -> frozenset[int]:

@@ -1,0 +1,32 @@
+# Two commands set everything up on a fresh machine:
+#   make demo   creates .venv, installs dbspc, and runs the example views through a few steps
+#   make test   creates .venv, installs dbspc with its test tools, and runs the whole test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint bench setup check-java
+
+$(BIN)/dbspc: pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "dbspc needs Python 3.11 or newer")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	@touch $(BIN)/dbspc
+
+setup: $(BIN)/dbspc
+
+check-java:
+	@command -v java >/dev/null 2>&1 || { echo "error: java not found. Spark needs Java 17: apt-get install -y openjdk-17-jre-headless"; exit 1; }
+
+demo: setup
+	$(BIN)/dbspc compile examples/orders.sql
+	$(BIN)/dbspc run examples/orders.sql
+
+test: setup check-java
+	$(BIN)/ruff check compiler runtime cli.py tests bench
+	$(BIN)/mypy compiler runtime
+	$(BIN)/python -m pytest -n 2 --dist loadgroup tests
+
+bench: setup
+	$(BIN)/python bench/join_groupby.py
