@@ -41,9 +41,11 @@ def main() -> None:
 @DIALECT
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "dot"]), default="text", show_default=True)
 @click.option("--non-incremental", is_flag=True, help="Print the lifted circuit, before incrementalization.")
-def compile(file: str, dialect: str, fmt: str, non_incremental: bool) -> None:
-    """Print the circuit of every view in FILE."""
+@click.option("--no-report", is_flag=True, help="Omit the incrementality report after a text dump.")
+def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report: bool) -> None:
+    """Print the circuit of every view in FILE, with its state and cost per change."""
     from compiler.circuit.dump import to_dot, to_json, to_text
+    from compiler.circuit.report import to_report
     from compiler.compile import compile_sql
     from runtime.script import split_script
 
@@ -51,6 +53,8 @@ def compile(file: str, dialect: str, fmt: str, non_incremental: bool) -> None:
     compiled = _guarded(file, lambda: compile_sql(text, dialect, incremental=not non_incremental))
     render = {"text": to_text, "json": to_json, "dot": to_dot}[fmt]
     click.echo(render(compiled.circuit), nl=False)
+    if fmt == "text" and not no_report:
+        click.echo(to_report(compiled.circuit), nl=False)
 
 
 @main.command()

@@ -174,8 +174,29 @@ _COMPARE = {exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "g
 
 
 def _compare(fn: str, a: Scalar, b: Scalar) -> Scalar:
+    # Compare a column with a constant in the column's own type when the constant
+    # converts exactly (Spark's unwrap-cast rule): `amount >= 100`, not a widened cast.
+    for column, const in ((a, b), (b, a)):
+        if isinstance(const, Lit) and not isinstance(column, Lit) and column.type.is_numeric:
+            exact = _exact_literal(const, column.type)
+            if exact is not None:
+                pair = (column, exact) if column is a else (exact, column)
+                return Call(BOOLEAN, fn, pair)
     t = common_type(a.type, b.type)
     return Call(BOOLEAN, fn, (coerce(a, t), coerce(b, t)))
+
+
+def _exact_literal(lit: Lit, t: SqlType) -> Lit | None:
+    if lit.value is None or isinstance(lit.value, bool) or not lit.type.is_numeric:
+        return None
+    try:
+        converted = coerce(lit, t)
+    except TypeMismatch:
+        return None
+    if not isinstance(converted, Lit) or converted.value is None:
+        return None
+    same = dec.Decimal(str(converted.value)) == dec.Decimal(str(lit.value))
+    return converted if same else None
 
 
 def _bind_compare(node: exp.Binary, scope: ScalarScope) -> Scalar:

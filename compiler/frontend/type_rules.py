@@ -7,8 +7,11 @@ precision rules, integer widths, SQLite's 64-bit integers).
 
 from __future__ import annotations
 
+import decimal
+
 from compiler.logical.scalar import Call, Lit, Scalar
-from compiler.types import BIGINT, DOUBLE, INT, INTEGER_KINDS, NULL, STRING, SqlType, decimal
+from compiler.types import BIGINT, DOUBLE, INT, INTEGER_BOUNDS, INTEGER_KINDS, NULL, STRING, SqlType
+from compiler.types import decimal as decimal_type
 
 _INT_RANK = {k: i for i, k in enumerate(INTEGER_KINDS)}
 # Digits needed to hold every value of an integer kind as a decimal (Spark's rule).
@@ -41,7 +44,7 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
             return DOUBLE
         (p1, s1), (p2, s2) = as_decimal(a), as_decimal(b)
         scale = max(s1, s2)
-        return decimal(max(p1 - s1, p2 - s2) + scale, scale)
+        return decimal_type(max(p1 - s1, p2 - s2) + scale, scale)
     if {a.kind, b.kind} <= {"DATE", "TIMESTAMP"}:
         return SqlType("TIMESTAMP")
     if a == STRING and b.kind in ("DATE", "TIMESTAMP"):
@@ -88,11 +91,11 @@ def arithmetic_type(op: str, a: SqlType, b: SqlType, dialect: str) -> SqlType:
 def _bounded_decimal(precision: int, scale: int) -> SqlType:
     """Spark's adjustment when a decimal result needs more than 38 digits."""
     if precision <= 38:
-        return decimal(precision, scale)
+        return decimal_type(precision, scale)
     integral = precision - scale
     min_scale = min(scale, 6)
     scale = max(38 - integral, min_scale)
-    return decimal(38, scale)
+    return decimal_type(38, scale)
 
 
 def sum_type(t: SqlType) -> SqlType:
@@ -100,7 +103,7 @@ def sum_type(t: SqlType) -> SqlType:
         return BIGINT
     if t.is_decimal:
         p, s = as_decimal(t)
-        return decimal(p + 10, s)
+        return decimal_type(p + 10, s)
     if t.is_float:
         return DOUBLE
     raise TypeMismatch(f"SUM needs a numeric argument, not {t}")
@@ -109,7 +112,7 @@ def sum_type(t: SqlType) -> SqlType:
 def avg_type(t: SqlType) -> SqlType:
     if t.is_decimal:
         p, s = as_decimal(t)
-        return decimal(p + 4, s + 4)
+        return decimal_type(p + 4, s + 4)
     if t.is_numeric or t == NULL:
         return DOUBLE
     raise TypeMismatch(f"AVG needs a numeric argument, not {t}")
@@ -119,6 +122,29 @@ def coerce(expr: Scalar, target: SqlType) -> Scalar:
     """`expr` as `target`, adding a cast only where the type differs."""
     if expr.type == target:
         return expr
-    if isinstance(expr, Lit) and expr.value is None:
-        return Lit(target, None)
+    if isinstance(expr, Lit):
+        folded = _fold_literal(expr, target)
+        if folded is not None:
+            return folded
     return Call(target, "cast", (expr,))
+
+
+def _fold_literal(lit: Lit, target: SqlType) -> Lit | None:
+    """Numeric literals convert at compile time, so dumps show `#2 >= 100.00`."""
+    v = lit.value
+    if v is None:
+        return Lit(target, None)
+    if isinstance(v, bool) or not isinstance(v, (int, float, decimal.Decimal)):
+        return None
+    if (target.is_float and not isinstance(v, decimal.Decimal)) or (target.is_float and lit.type.is_decimal):
+        return Lit(target, float(v))
+    if target.is_integer and isinstance(v, int):
+        low, high = INTEGER_BOUNDS[target.kind]
+        return Lit(target, v) if low <= v <= high else None
+    if target.is_decimal and isinstance(v, (int, decimal.Decimal)):
+        assert target.precision is not None and target.scale is not None
+        q = decimal.Decimal(v).quantize(decimal.Decimal(1).scaleb(-target.scale), rounding=decimal.ROUND_HALF_UP)
+        if len(q.as_tuple().digits) > target.precision:
+            return None
+        return Lit(target, q)
+    return None
