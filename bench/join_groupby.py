@@ -1,0 +1,133 @@
+"""Benchmark: incremental step of a join + GROUP BY view against DuckDB recomputing it.
+
+In one run, for base tables of 1M and 10M order rows, it loads the tables, then applies
+change steps of 1,000 rows (half inserts, half deletes of present rows) and reports:
+  - the median (and p90) incremental step time at each size, and their ratio;
+  - DuckDB's full recomputation of the same view on the same data, and the speed-up.
+
+    .venv/bin/python bench/join_groupby.py [--sizes 1000000 10000000] [--steps 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from runtime.pipeline import Pipeline  # noqa: E402
+from runtime.zset import WEIGHT, ZSet  # noqa: E402
+
+PROGRAM = """
+CREATE TABLE orders (id BIGINT, customer_id INT, amount DOUBLE);
+CREATE TABLE customers (id INT, region INT);
+CREATE VIEW revenue AS
+SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total
+FROM orders o JOIN customers c ON o.customer_id = c.id
+GROUP BY c.region;
+"""
+QUERY = """
+SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total
+FROM orders o JOIN customers c ON o.customer_id = c.id
+GROUP BY c.region
+"""
+CUSTOMERS = 100_000
+REGIONS = 1_000
+CHANGE = 1_000
+
+
+def orders_frame(ids: np.ndarray, rng: np.random.Generator) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "c0": ids.astype(np.int64),
+            "c1": rng.integers(0, CUSTOMERS, len(ids)).astype(np.int32),
+            "c2": np.round(rng.random(len(ids)) * 100, 2),
+            WEIGHT: np.ones(len(ids), dtype=np.int64),
+        }
+    )
+
+
+def run_size(n: int, steps: int, seed: int = 7) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    p = Pipeline.from_sql(PROGRAM)
+    customers = pl.DataFrame(
+        {
+            "c0": np.arange(CUSTOMERS, dtype=np.int32),
+            "c1": rng.integers(0, REGIONS, CUSTOMERS).astype(np.int32),
+            WEIGHT: np.ones(CUSTOMERS, dtype=np.int64),
+        }
+    )
+    orders = orders_frame(np.arange(n), rng)
+    t0 = time.perf_counter()
+    p.step({"customers": ZSet.from_frame(customers, p.table_types("customers"))})
+    chunk = 1_000_000
+    for start in range(0, n, chunk):
+        p.step({"orders": ZSet.from_frame(orders.slice(start, chunk), p.table_types("orders"))})
+    load = time.perf_counter() - t0
+
+    live = orders  # the current contents, to pick deletions of present rows
+    next_id = n
+    times = []
+    for _ in range(steps):
+        k = CHANGE // 2
+        gone = live.sample(k, seed=int(rng.integers(1 << 30)))
+        new = orders_frame(np.arange(next_id, next_id + k), rng)
+        next_id += k
+        change = pl.concat([gone.with_columns(pl.lit(-1, pl.Int64).alias(WEIGHT)), new])
+        z = ZSet.from_frame(change, p.table_types("orders"))
+        t = time.perf_counter()
+        p.step({"orders": z})
+        times.append(time.perf_counter() - t)
+        live = pl.concat([live.join(gone.select("c0"), on="c0", how="anti"), new])
+
+    con = duckdb.connect()
+    con.register("orders_df", live.drop(WEIGHT).rename({"c0": "id", "c1": "customer_id", "c2": "amount"}))
+    con.register("customers_df", customers.drop(WEIGHT).rename({"c0": "id", "c1": "region"}))
+    con.execute("CREATE TABLE orders AS SELECT * FROM orders_df")
+    con.execute("CREATE TABLE customers AS SELECT * FROM customers_df")
+    con.execute(QUERY).fetchall()  # warm up
+    recompute = []
+    for _ in range(5):
+        t = time.perf_counter()
+        con.execute(QUERY).fetchall()
+        recompute.append(time.perf_counter() - t)
+    times.sort()
+    return {
+        "rows": n,
+        "load_s": load,
+        "step_median_ms": statistics.median(times) * 1e3,
+        "step_p90_ms": times[int(0.9 * (len(times) - 1))] * 1e3,
+        "step_max_ms": times[-1] * 1e3,
+        "duckdb_ms": statistics.median(recompute) * 1e3,
+        "state_rows": p.executor.state_rows(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--steps", type=int, default=20)
+    args = parser.parse_args()
+    results = [run_size(n, args.steps) for n in args.sizes]
+    print(f"change per step: {CHANGE} rows (half deletes); {args.steps} steps per size")
+    print("| orders rows | load (s) | step median (ms) | step p90 (ms) | step max (ms) | DuckDB recompute (ms) | speed-up |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        print(
+            f"| {r['rows']:,} | {r['load_s']:.1f} | {r['step_median_ms']:.1f} | {r['step_p90_ms']:.1f} "
+            f"| {r['step_max_ms']:.1f} | {r['duckdb_ms']:.1f} | {r['duckdb_ms'] / r['step_median_ms']:.0f}x |"
+        )
+    if len(results) >= 2:
+        ratio = results[-1]["step_median_ms"] / results[0]["step_median_ms"]
+        print(f"step time ratio {results[-1]['rows']:,} / {results[0]['rows']:,} rows: {ratio:.2f} (target <= 1.5)")
+
+
+if __name__ == "__main__":
+    main()
