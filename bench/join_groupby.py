@@ -22,8 +22,8 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from runtime.pipeline import Pipeline  # noqa: E402
-from runtime.zset import WEIGHT, ZSet  # noqa: E402
+from runtime.pipeline import Pipeline
+from runtime.zset import WEIGHT, ZSet
 
 PROGRAM = """
 CREATE TABLE orders (id BIGINT, customer_id INT, amount DOUBLE);
@@ -117,7 +117,10 @@ def main() -> None:
     args = parser.parse_args()
     results = [run_size(n, args.steps) for n in args.sizes]
     print(f"change per step: {CHANGE} rows (half deletes); {args.steps} steps per size")
-    print("| orders rows | load (s) | step median (ms) | step p90 (ms) | step max (ms) | DuckDB recompute (ms) | speed-up |")
+    print(
+        "| orders rows | load (s) | step median (ms) | step p90 (ms) | step max (ms) "
+        "| DuckDB recompute (ms) | speed-up |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.errors import SqlError, Span
+from compiler.errors import Span, SqlError
 from compiler.types import SqlType
 
 
@@ -42,6 +42,4 @@ class Catalog:
 
     def sqlglot_schema(self) -> dict[str, dict[str, str]]:
         """The mapping sqlglot's qualify and annotate_types expect."""
-        return {
-            name: {c.name: c.type.sql() for c in t.columns} for name, t in sorted(self.tables.items())
-        }
+        return {name: {c.name: c.type.sql() for c in t.columns} for name, t in sorted(self.tables.items())}

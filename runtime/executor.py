@@ -9,7 +9,6 @@ it was: the same step can be retried after the input is fixed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Union
 
 from compiler.circuit import operators as op
 from compiler.circuit.circuit import Circuit
@@ -18,15 +17,18 @@ from runtime.kernels.aggregate import IncrementalAggregate, aggregate
 from runtime.kernels.distinct import distinct, distinct_delta
 from runtime.kernels.join import join, join_with_trace
 from runtime.kernels.linear import filter_rows, map_rows, negate, plus
+from runtime.nested import DEFAULT_MAX_ITERATIONS, IncrementalScope, evaluate_scope
 from runtime.trace import Trace
 from runtime.zset import ZSet
 
-Value = Union[ZSet, Trace]
+Value = ZSet | Trace | list[ZSet]  # a list: the results of a recursion scope
 Commit = Callable[[], None]
 
 
 class Executor:
-    def __init__(self, circuit: Circuit, names: dict[int, str] | None = None) -> None:
+    def __init__(
+        self, circuit: Circuit, names: dict[int, str] | None = None, max_iterations: int = DEFAULT_MAX_ITERATIONS
+    ) -> None:
         circuit.validate()
         self.circuit = circuit
         live = circuit.live()
@@ -35,6 +37,10 @@ class Executor:
         self.names = names or {}
         self.traces: dict[int, Trace] = {}
         self.aggregates: dict[int, IncrementalAggregate] = {}
+        self.scopes: dict[int, IncrementalScope] = {}
+        self.max_iterations = max_iterations
+        # inner iterations each scope ran at the last step (the from-scratch count when lifted)
+        self.iterations: dict[int, int] = {}
         for n in self.order:
             o = circuit[n]
             if isinstance(o, op.Integrate):
@@ -42,9 +48,9 @@ class Executor:
             elif isinstance(o, op.AggregateIncremental):
                 src = circuit[o.inputs[0]]
                 self.aggregates[n] = IncrementalAggregate(src.types, o.group, o.aggs, o.types, o.is_global)
-            elif isinstance(o, op.Differentiate | op.Delay) and not isinstance(
-                circuit[o.inputs[0]], op.Integrate
-            ):
+            elif isinstance(o, op.ScopeIncremental):
+                self.scopes[n] = IncrementalScope(o, self.names.get(n, "view"), max_iterations)
+            elif isinstance(o, op.Differentiate | op.Delay) and not isinstance(circuit[o.inputs[0]], op.Integrate):
                 raise InternalCompilerError(f"%{n} {o.kind} of a plain stream is not supported by the runtime")
         self.steps = 0
 
@@ -68,7 +74,11 @@ class Executor:
 
     def state_rows(self) -> int:
         """Rows held in all integrals and aggregate states."""
-        return sum(len(t) for t in self.traces.values()) + sum(a.state_size() for a in self.aggregates.values())
+        return (
+            sum(len(t) for t in self.traces.values())
+            + sum(a.state_size() for a in self.aggregates.values())
+            + sum(s.state_rows() for s in self.scopes.values())
+        )
 
     def _evaluate(self, n: int, values: dict[int, Value], inputs: dict[str, ZSet], commits: list[Commit]) -> Value:
         o = self.circuit[n]
@@ -87,8 +97,8 @@ class Executor:
         if isinstance(o, op.Negate):
             return negate(_zset(args[0]))
         if isinstance(o, op.Integrate):
-            trace, change = self.traces[n], _zset(args[0])
-            commits.append(lambda: trace.insert(change))
+            trace, delta = self.traces[n], _zset(args[0])
+            commits.append(lambda: trace.insert(delta))
             return trace
         if isinstance(o, op.Delay):
             # z⁻¹(I x): the trace as of the end of the previous step (commits come later)
@@ -96,13 +106,26 @@ class Executor:
         if isinstance(o, op.Join):
             return _join(o, args[0], args[1])
         if isinstance(o, op.DistinctIncremental):
-            state, change = args
+            state = args[0]
             assert isinstance(state, Trace)
-            return distinct_delta(state, _zset(change))
+            return distinct_delta(state, _zset(args[1]))
         if isinstance(o, op.AggregateIncremental):
             out, commit = self.aggregates[n].step(_zset(args[0]))
             commits.append(commit)
             return out
+        if isinstance(o, op.ScopeIncremental):
+            scope = self.scopes[n]
+            results, commit = scope.step([_zset(a) for a in args])
+            self.iterations[n] = scope.last_iterations
+            commits.append(commit)
+            return results
+        if isinstance(o, op.Scope):
+            results, count = evaluate_scope(o, [_zset(a) for a in args], what, self.max_iterations)
+            self.iterations[n] = count
+            return results
+        if isinstance(o, op.ScopeOutput):
+            assert isinstance(args[0], list)
+            return args[0][o.index]
         if isinstance(o, op.Distinct):
             return distinct(_zset(args[0]))
         if isinstance(o, op.Aggregate):

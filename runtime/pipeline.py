@@ -122,8 +122,7 @@ class Pipeline:
             names = self.table_columns(table)
             shown = ", ".join(f"{n}={_show(v)}" for n, v in zip(names, row[: len(names)], strict=True))
             raise InputError(
-                f"cannot delete {short.height} row(s) from table '{table}' that are not there, "
-                f"e.g. ({shown})"
+                f"cannot delete {short.height} row(s) from table '{table}' that are not there, e.g. ({shown})"
             )
 
 

@@ -42,7 +42,8 @@ def polars_dtype(t: SqlType) -> pl.DataType:
         "NULL": pl.Null(),
     }
     if t.kind == "DECIMAL":
-        return pl.Decimal(t.precision, t.scale)
+        assert t.precision is not None
+        return pl.Decimal(t.precision, t.scale or 0)
     return mapping[t.kind]
 
 

@@ -199,3 +199,116 @@ class NestedIntegral(Operator):
 
     kind: ClassVar[str] = "nested_integral"
     linear: ClassVar[bool] = True
+
+
+# -- recursion: nested scopes (DBSP §5, §6) ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeInput(Operator):
+    """Inside a scope: the scope's input `index`.
+
+    In the lifted scope it is ↑I(δ0(x)), the outer value held constant over the inner
+    clock; in the incremental scope it is δ0(Δx), the outer change at inner time 0.
+    """
+
+    index: int
+    kind: ClassVar[str] = "scope_input"
+    linear: ClassVar[bool] = True
+
+    def params(self) -> str:
+        return str(self.index)
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback(Operator):
+    """Lowering placeholder for a recursive reference; becomes z⁻¹ of the result."""
+
+    index: int
+    kind: ClassVar[str] = "feedback"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope(Operator):
+    """A nested circuit iterated to its fixpoint at every outer step (§5.1).
+
+    `body` is the inner arena (ids index into it); the inner z⁻¹ nodes carry the feedback
+    edges. `results[k]` is the inner node holding CTE `names[k]`. The outer value is a
+    tuple of results, read with `ScopeOutput`.
+    """
+
+    body: tuple[Operator, ...]
+    results: tuple[int, ...]
+    names: tuple[str, ...]
+    kind: ClassVar[str] = "scope"
+
+    def params(self) -> str:
+        return ", ".join(self.names)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeIncremental(Operator):
+    """Circuit (6.1): ΔO = ↑∫(fix α.(↑(↑T)^Δ)^Δ(↑δ0(ΔI), ↑z⁻¹α)).
+
+    Its inner operators are doubly incremental and keep, for every inner iteration, the
+    state of earlier outer steps, so each outer step only works on what changed.
+    """
+
+    body: tuple[Operator, ...]
+    results: tuple[int, ...]
+    names: tuple[str, ...]
+    kind: ClassVar[str] = "scope_incremental"
+    stateful: ClassVar[bool] = True
+
+    def params(self) -> str:
+        return ", ".join(self.names)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeOutput(Operator):
+    """Result `index` of a scope (the ∫ at the scope's exit). Linear."""
+
+    index: int
+    name: str
+    kind: ClassVar[str] = "scope_output"
+    linear: ClassVar[bool] = True
+
+    def params(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class JoinNested(Operator):
+    """The doubly incremental join inside an incremental scope, four terms (§6):
+    a⋈I(↑I b) + z⁻¹(I a)⋈↑I b + ↑z⁻¹(↑I a)⋈I b + z⁻¹(↑z⁻¹(I(↑I a)))⋈b."""
+
+    left_keys: tuple[int, ...]
+    right_keys: tuple[int, ...]
+    kind: ClassVar[str] = "join_nested"
+    stateful: ClassVar[bool] = True
+
+    def params(self) -> str:
+        return Join.params(self)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class DistinctNested(Operator):
+    """(↑(↑distinct)^Δ)^Δ: distinct over a doubly differenced stream; it looks only at
+    the rows changed in the current outer step."""
+
+    kind: ClassVar[str] = "distinct_nested"
+    stateful: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateNested(Operator):
+    """(↑(↑Agg)^Δ)^Δ: re-aggregates only the groups changed in the current outer step."""
+
+    group: tuple[int, ...]
+    aggs: tuple[AggCall, ...]
+    is_global: bool
+    kind: ClassVar[str] = "aggregate_nested"
+    stateful: ClassVar[bool] = True
+
+    def params(self) -> str:
+        return Aggregate.params(self)  # type: ignore[arg-type]

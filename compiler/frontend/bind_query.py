@@ -45,10 +45,11 @@ class QueryBinder:
         if with_ is not None:
             ctes = dict(ctes)
             if with_.args.get("recursive"):
-                raise UnsupportedSql("WITH RECURSIVE is not supported yet", span_of(with_))
-            for cte in with_.expressions:
-                name = cte.alias_or_name.lower()
-                ctes[name] = self._rename(self.bind(cte.this, ctes), cte)
+                ctes.update(bind_recursive_with(self, with_, ctes))
+            else:
+                for cte in with_.expressions:
+                    name = cte.alias_or_name.lower()
+                    ctes[name] = self._rename(self.bind(cte.this, ctes), cte)
         if isinstance(node, exp.Select):
             return self._bind_select(node, ctes)
         if isinstance(node, (exp.Union, exp.Intersect, exp.Except)):
@@ -100,7 +101,8 @@ class QueryBinder:
     def _bind_select(self, sel: exp.Select, ctes: dict[str, lp.Relation]) -> lp.Relation:
         self._refuse_unsupported_clauses(sel)
         items = self._from_items(sel, ctes)
-        conjuncts = _split_and(sel.args.get("where").this) if sel.args.get("where") else []
+        where = sel.args.get("where")
+        conjuncts = _split_and(where.this) if where is not None else []
         for join in sel.args.get("joins") or []:
             if join.args.get("on") is not None:
                 conjuncts += _split_and(join.args["on"])
@@ -127,7 +129,12 @@ class QueryBinder:
         return out
 
     def _refuse_unsupported_clauses(self, sel: exp.Select) -> None:
-        for key, what in (("limit", "LIMIT"), ("offset", "OFFSET"), ("qualify", "QUALIFY"), ("laterals", "LATERAL VIEW")):
+        for key, what in (
+            ("limit", "LIMIT"),
+            ("offset", "OFFSET"),
+            ("qualify", "QUALIFY"),
+            ("laterals", "LATERAL VIEW"),
+        ):
             value = sel.args.get(key)
             if value:
                 node = value[0] if isinstance(value, list) else value
@@ -224,12 +231,8 @@ class QueryBinder:
         joined: lp.Relation = lp.Join(fields, left2, right2, lk_idx, rk_idx)
         if len(left2.fields) != len(left.fields) or len(right2.fields) != len(item.relation.fields):
             # drop the computed key columns again, keeping the FROM column numbering
-            keep = list(range(len(left.fields))) + [
-                len(left2.fields) + i for i in range(len(item.relation.fields))
-            ]
-            joined = lp.Project(
-                tuple(fields[i] for i in keep), joined, tuple(Col(fields[i].type, i) for i in keep)
-            )
+            keep = list(range(len(left.fields))) + [len(left2.fields) + i for i in range(len(item.relation.fields))]
+            joined = lp.Project(tuple(fields[i] for i in keep), joined, tuple(Col(fields[i].type, i) for i in keep))
         return joined, rest
 
     def _apply_filters(
@@ -287,9 +290,7 @@ class QueryBinder:
                 pre_names.append(f"arg{len(aggs)}")
             aggs.append(call)
             agg_keys.append(key)
-        pre_rel = lp.Project(
-            tuple(lp.Field(n, e.type) for n, e in zip(pre_names, pre, strict=True)), rel, tuple(pre)
-        )
+        pre_rel = lp.Project(tuple(lp.Field(n, e.type) for n, e in zip(pre_names, pre, strict=True)), rel, tuple(pre))
         fields = pre_rel.fields[:n_group] + tuple(lp.Field(k, a.type) for k, a in zip(agg_keys, aggs, strict=True))
         agg_rel = lp.Aggregate(fields, pre_rel, tuple(range(n_group)), tuple(aggs), is_global=n_group == 0)
         for j, key in enumerate(agg_keys):
@@ -306,10 +307,12 @@ class QueryBinder:
             inner = inner.expressions[0]
         if isinstance(node, exp.Count) and (inner is None or isinstance(inner, exp.Star)):
             return AggCall("count_star", None, BIGINT), None
-        if any(isinstance(n, AGGREGATE_NODES) for n in inner.walk() if n is not inner) or isinstance(inner, AGGREGATE_NODES):
+        if any(isinstance(n, AGGREGATE_NODES) for n in inner.walk() if n is not inner) or isinstance(
+            inner, AGGREGATE_NODES
+        ):
             raise SqlError("aggregate calls cannot be nested", span_of(node))
         arg = bind_scalar(inner, scope)
-        fn = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}[type(node)]
+        fn = _AGG_NAMES[type(node)]
         try:
             t = {"count": lambda: BIGINT, "sum": lambda: sum_type(arg.type), "avg": lambda: avg_type(arg.type)}.get(
                 fn, lambda: arg.type
@@ -320,6 +323,14 @@ class QueryBinder:
             arg = coerce(arg, t)
         return AggCall(fn, arg_index, t, distinct), arg
 
+
+_AGG_NAMES: dict[type[exp.Expression], str] = {
+    exp.Count: "count",
+    exp.Sum: "sum",
+    exp.Avg: "avg",
+    exp.Min: "min",
+    exp.Max: "max",
+}
 
 # -- helpers -------------------------------------------------------------------------------
 
@@ -343,7 +354,7 @@ def _with_key_columns(rel: lp.Relation, keys: list[Scalar]) -> tuple[lp.Relation
     """Key expressions that are not plain columns are computed into extra columns."""
     if all(isinstance(k, Col) for k in keys):
         return rel, tuple(k.index for k in keys if isinstance(k, Col))
-    exprs = [Col(f.type, i) for i, f in enumerate(rel.fields)]
+    exprs: list[Scalar] = [Col(f.type, i) for i, f in enumerate(rel.fields)]
     idx: list[int] = []
     for k in keys:
         if isinstance(k, Col):
@@ -367,9 +378,7 @@ def _aliases_of(node: exp.Expression) -> set[str]:
     return {c.table.lower() for c in node.find_all(exp.Column)}
 
 
-def _equi_sides(
-    c: exp.Expression, left: set[str], right: str
-) -> tuple[exp.Expression, exp.Expression] | None:
+def _equi_sides(c: exp.Expression, left: set[str], right: str) -> tuple[exp.Expression, exp.Expression] | None:
     """(left side, right side) if `c` is an equality between the two join inputs."""
     if not isinstance(c, exp.EQ):
         return None
@@ -411,4 +420,7 @@ def _aggregate_calls(nodes: list[exp.Expression]) -> list[exp.Expression]:
     return found
 
 
-__all__ = ["QueryBinder", "columns_used"]
+from compiler.frontend.bind_recursive import bind_recursive_with  # noqa: E402  (mutual import)
+
+__all__ = ["QueryBinder", "cast_to", "columns_used"]
+cast_to = _cast_to

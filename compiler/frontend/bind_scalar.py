@@ -112,7 +112,7 @@ def _bind_paren(node: exp.Paren, scope: ScalarScope) -> Scalar:
     return bind_scalar(node.this, scope)
 
 
-def _args(node: exp.Expression, scope: ScalarScope) -> tuple[Scalar, Scalar]:
+def _args(node: exp.Expression | exp.Binary, scope: ScalarScope) -> tuple[Scalar, Scalar]:
     return bind_scalar(node.this, scope), bind_scalar(node.expression, scope)
 
 

@@ -83,7 +83,9 @@ def table_schema(create: exp.Create, dialect: str) -> TableSchema:
             raise SqlError(f"column '{cname}' of table '{name}' needs a type", span_of(coldef))
         not_null = any(
             isinstance(c.args.get("kind"), (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint))
-            and not (isinstance(c.args.get("kind"), exp.NotNullColumnConstraint) and c.args["kind"].args.get("allow_null"))
+            and not (
+                isinstance(c.args.get("kind"), exp.NotNullColumnConstraint) and c.args["kind"].args.get("allow_null")
+            )
             for c in coldef.args.get("constraints") or []
         )
         columns.append(Column(cname, sql_type(kind, dialect), nullable=not not_null))

@@ -11,7 +11,7 @@ from sqlglot.errors import OptimizeError, ParseError, TokenError
 from sqlglot.optimizer.qualify import qualify
 
 from compiler.catalog import Catalog, Column, TableSchema
-from compiler.errors import SqlError, Span, UnsupportedSql
+from compiler.errors import Span, SqlError, UnsupportedSql
 from compiler.frontend.bind_query import QueryBinder
 from compiler.frontend.ddl import table_schema
 from compiler.frontend.positions import span_of
@@ -33,7 +33,7 @@ class Program:
 def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
     """sqlglot statements, with parse errors turned into positioned SqlErrors."""
     try:
-        return [s for s in sqlglot.parse(text, read=dialect) if s is not None]
+        return [s for s in sqlglot.parse(text, read=dialect) if isinstance(s, exp.Expression)]
     except ParseError as e:
         first = e.errors[0] if e.errors else {}
         desc = str(first.get("description") or e).split(". Line")[0]
@@ -89,7 +89,9 @@ def add_view(program: Program, stmt: exp.Create) -> None:
     if columns:
         names = [c.name.lower() for c in columns]
         if len(names) != len(rel.fields):
-            raise SqlError(f"view '{name}' names {len(names)} columns but its query returns {len(rel.fields)}", span_of(stmt))
+            raise SqlError(
+                f"view '{name}' names {len(names)} columns but its query returns {len(rel.fields)}", span_of(stmt)
+            )
         rel = _renamed(rel, names)
     program.views[name] = lp.View(name, rel, query.sql(program.dialect))
     program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))
@@ -111,7 +113,7 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     try:
         return qualify(
             query.copy(),
-            schema=program.catalog.sqlglot_schema(),
+            schema=dict(program.catalog.sqlglot_schema()),  # type: ignore[arg-type]
             dialect=program.dialect,
             validate_qualify_columns=True,
         )

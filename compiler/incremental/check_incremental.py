@@ -17,7 +17,7 @@ _READS_STATE = (op.Join, op.DistinctIncremental)
 def check_incremental(c: Circuit) -> Circuit:
     consumers = c.consumers()
     for n, o in enumerate(c.nodes):
-        if isinstance(o, (op.Differentiate, op.Distinct, op.Aggregate)):
+        if isinstance(o, (op.Differentiate, op.Distinct, op.Aggregate, op.Scope)):
             raise InternalCompilerError(f"%{n} {o.kind} survived incrementalization")
         if isinstance(o, op.Integrate):
             for user in consumers[n]:

@@ -13,6 +13,7 @@ from compiler.incremental.distinct_incremental import distinct_incremental
 from compiler.incremental.incrementalize import incrementalize
 from compiler.incremental.join_bilinear import join_bilinear
 from compiler.incremental.push_integral_linear import push_integral_through_linear
+from compiler.incremental.recursion_incremental import recursion_incremental
 from compiler.incremental.rewrite import rebuild
 
 # Rules that move an integral past one operator. Each applies to a disjoint set of
@@ -23,6 +24,7 @@ PUSH_RULES = (
     join_bilinear,
     distinct_incremental,
     aggregate_incremental,
+    recursion_incremental,
     cancel_differentiate_integrate,
 )
 

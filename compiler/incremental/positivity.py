@@ -10,15 +10,14 @@ from compiler.circuit import operators as op
 from compiler.circuit.circuit import Circuit
 
 _KEEPS_POSITIVE = (op.Map, op.Filter, op.Plus, op.Join, op.Output)
-_ALWAYS_POSITIVE = (op.Source, op.Distinct, op.Aggregate)
+# A scope's results are fixpoints of positive bodies: sets (UNION) or bags (UNION ALL).
+_ALWAYS_POSITIVE = (op.Source, op.Distinct, op.Aggregate, op.ScopeOutput)
 
 
 def positive_nodes(c: Circuit) -> set[int]:
     positive: set[int] = set()
     for n in c.topological_order():
         o = c[n]
-        if isinstance(o, _ALWAYS_POSITIVE) or (
-            isinstance(o, _KEEPS_POSITIVE) and all(i in positive for i in o.inputs)
-        ):
+        if isinstance(o, _ALWAYS_POSITIVE) or (isinstance(o, _KEEPS_POSITIVE) and all(i in positive for i in o.inputs)):
             positive.add(n)
     return positive

@@ -15,7 +15,7 @@ from compiler.circuit import operators as op
 from compiler.circuit.circuit import Circuit
 from compiler.incremental.incrementalize import all_columns
 
-LINEAR_LIFTED = (op.Map, op.Filter, op.Plus, op.Negate)
+LINEAR_LIFTED = (op.Map, op.Filter, op.Plus, op.Negate, op.ScopeOutput)
 
 
 def integrated_inputs(c: Circuit, o: op.Operator) -> tuple[int, ...] | None:

@@ -104,3 +104,26 @@ class View:
     name: str
     plan: Relation
     sql: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecursiveRef(Relation):
+    """Inside a recursive WITH: the previous iterate of the group's CTE `index`."""
+
+    name: str
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Fixpoint(Relation):
+    """The least fixpoint of a group of mutually recursive CTEs (DBSP §5).
+
+    `bodies[k]` defines CTE `names[k]` in terms of `RecursiveRef`s to the group; the
+    group is evaluated as the Kleene sequence X_i = bodies(X_{i-1}) from X_{-1} = 0,
+    which for UNION is the least fixpoint of Datalog (Thm 5.4). This relation is the
+    value of CTE `output`; every reference to the group shares one scope.
+    """
+
+    names: tuple[str, ...]
+    bodies: tuple[Relation, ...]
+    output: int

@@ -16,10 +16,15 @@ from compiler.logical.scalar import Col
 
 
 class Lowering:
-    def __init__(self, program_tables: dict[str, lp.Relation | None]) -> None:
+    """Lowers into `circuit`. Inside a recursion scope, `parent` is the enclosing
+    lowering: loop-invariant parts (no recursive reference) are lowered there and enter
+    the scope as its inputs, so the loop body holds only what depends on the iterate."""
+
+    def __init__(self, parent: Lowering | None = None) -> None:
         self.circuit = Circuit()
-        self.views: dict[str, int] = {}
-        self._tables = program_tables
+        self.views: dict[str, int] = parent.views if parent else {}
+        self.parent = parent
+        self.scope_inputs: list[int] = []  # outer node of each ScopeInput
 
     def view(self, view: lp.View) -> int:
         node = self.relation(view.plan)
@@ -27,10 +32,34 @@ class Lowering:
         return self.circuit.add(op.Output((node,), view.plan.types, view.name))
 
     def relation(self, rel: lp.Relation) -> int:
+        if self.parent is not None and not reads_iterate(rel):
+            outer = self.parent.relation(rel)
+            if outer not in self.scope_inputs:
+                self.scope_inputs.append(outer)
+            return self.circuit.add(op.ScopeInput((), rel.types, self.scope_inputs.index(outer)))
         lower = _LOWERINGS.get(type(rel))
         if lower is None:
             raise InternalCompilerError(f"no lowering for {type(rel).__name__}")
         return lower(self, rel)
+
+
+def reads_iterate(rel: lp.Relation) -> bool:
+    """Whether a relation depends on the iterate of an enclosing recursion."""
+    if isinstance(rel, lp.RecursiveRef):
+        return True
+    if isinstance(rel, lp.Fixpoint):
+        return False  # a complete inner recursion is loop-invariant unless it says otherwise
+    return any(reads_iterate(c) for c in children(rel))
+
+
+def children(rel: lp.Relation) -> list[lp.Relation]:
+    if isinstance(rel, (lp.Filter, lp.Project, lp.Aggregate, lp.Distinct)):
+        return [rel.input]
+    if isinstance(rel, (lp.Join, lp.Except, lp.Intersect)):
+        return [rel.left, rel.right]
+    if isinstance(rel, lp.UnionAll):
+        return list(rel.inputs)
+    return []
 
 
 def lower_scan(ctx: Lowering, rel: lp.Scan) -> int:
@@ -104,7 +133,51 @@ def lower_intersect(ctx: Lowering, rel: lp.Intersect) -> int:
     return ctx.circuit.add(op.Plus((a, neg), rel.types))
 
 
+def lower_recursive_ref(ctx: Lowering, rel: lp.RecursiveRef) -> int:
+    """A recursive reference reads the previous iterate: z⁻¹ on the feedback edge."""
+    if ctx.parent is None:
+        raise InternalCompilerError(f"recursive reference to '{rel.name}' outside its scope")
+    return ctx.circuit.add(op.Feedback((), rel.types, rel.index))
+
+
+def lower_fixpoint(ctx: Lowering, rel: lp.Fixpoint) -> int:
+    """WITH RECURSIVE ↦ a nested scope (§5.1): inputs enter through δ0, the iterate
+    feeds back through z⁻¹, and the scope's value is the fixpoint (∫ at the exit)."""
+    inner = Lowering(parent=ctx)
+    results = tuple(inner.relation(body) for body in rel.bodies)
+    body = close_feedback(inner.circuit, results)
+    scope = ctx.circuit.add(op.Scope(tuple(inner.scope_inputs), (), body, results, rel.names))
+    return ctx.circuit.add(op.ScopeOutput((scope,), rel.types, rel.output, rel.names[rel.output]))
+
+
+def close_feedback(inner: Circuit, results: tuple[int, ...]) -> tuple[op.Operator, ...]:
+    """Replace each Feedback placeholder by z⁻¹ of its CTE's result node."""
+    body: list[op.Operator] = []
+    for o in inner.nodes:
+        if isinstance(o, op.Feedback):
+            body.append(op.Delay((results[o.index],), o.types))
+        else:
+            body.append(o)
+    validate_body(tuple(body))
+    return tuple(body)
+
+
+def validate_body(body: tuple[op.Operator, ...]) -> None:
+    """Every cycle of a scope passes through its z⁻¹ (Cor 2.12)."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(range(len(body)))
+    for i, o in enumerate(body):
+        if not isinstance(o, op.Delay):
+            g.add_edges_from((src, i) for src in o.inputs)
+    if not nx.is_directed_acyclic_graph(g):
+        raise InternalCompilerError("a scope has a cycle without a delay")
+
+
 _LOWERINGS: dict[type, Callable[..., int]] = {
+    lp.RecursiveRef: lower_recursive_ref,
+    lp.Fixpoint: lower_fixpoint,
     lp.Scan: lower_scan,
     lp.Filter: lower_filter,
     lp.Project: lower_project,
@@ -119,7 +192,7 @@ _LOWERINGS: dict[type, Callable[..., int]] = {
 
 def lower_views(views: list[lp.View]) -> Circuit:
     """One circuit for all views of a program, so views share their common parts."""
-    ctx = Lowering({})
+    ctx = Lowering()
     for v in views:
         ctx.view(v)
     return ctx.circuit

@@ -1,0 +1,43 @@
+"""Recursion made incremental: the lifted scope becomes circuit (6.1).
+
+Two steps of the paper meet here. The cycle rule (Prop 3.2) turns the naive loop into
+semi-naive evaluation over inner changes, circuit (5.1); lifting the whole scope over the
+outer clock (Prop 6.2) and incrementalizing again gives
+ΔO = ↑∫(fix α.(↑(↑T)^Δ)^Δ(↑δ0(ΔI), ↑z⁻¹α)): linear operators stay as they are (Thm 3.3,
+twice), joins become the 4-term nested join, distinct and aggregates their doubly
+incremental versions, which read only what changed in the current outer step.
+
+Before: %2 = scope[r](I(%0), I(%1)) { ... join ... distinct ... }
+After:  %2 = I(scope_incremental[r](%0, %1) { ... join_nested ... distinct_nested ... })
+"""
+
+from __future__ import annotations
+
+from compiler.circuit import operators as op
+from compiler.circuit.circuit import Circuit
+from compiler.errors import InternalCompilerError
+from compiler.incremental.push_integral_linear import integrated_inputs
+
+
+def nested_incremental(o: op.Operator) -> op.Operator:
+    """One inner operator's doubly incremental version (↑(↑Q)^Δ)^Δ."""
+    if isinstance(o, op.Join):
+        return op.JoinNested(o.inputs, o.types, o.left_keys, o.right_keys)
+    if isinstance(o, op.Distinct):
+        return op.DistinctNested(o.inputs, o.types)
+    if isinstance(o, op.Aggregate):
+        return op.AggregateNested(o.inputs, o.types, o.group, o.aggs, o.is_global)
+    if o.linear or isinstance(o, op.Delay):
+        return o  # LTI operators and the inner z⁻¹ are their own incremental version
+    raise InternalCompilerError(f"no nested incremental form for {o.kind}")
+
+
+def recursion_incremental(c: Circuit, o: op.Operator) -> int | None:
+    if not isinstance(o, op.Scope):
+        return None
+    inner = integrated_inputs(c, o)
+    if inner is None:
+        return None
+    body = tuple(nested_incremental(b) for b in o.body)
+    scope = c.add(op.ScopeIncremental(inner, (), body, o.results, o.names))
+    return c.add(op.Integrate((scope,), (), ()))

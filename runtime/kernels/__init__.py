@@ -1,0 +1,1 @@
+"""Whole-batch kernels of the non-linear DBSP operators: join, distinct, aggregate."""

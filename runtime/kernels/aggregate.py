@@ -1,0 +1,464 @@
+"""GROUP BY with SQL aggregates, full and incremental (DBSP §7.2-7.4).
+
+DBSP §7.3 turns GROUP BY into an indexed Z-set G_p(a)[k] = Σ_{p(x)=k} a[x]·x, and §7.4
+applies the aggregate per group, Agg(g) = Σ_k a(k, g[k]), re-evaluating only the groups
+a change touches. Two kinds of per-group state serve the aggregates:
+
+* linear (§7.2: a_COUNT and a_SUM are linear): COUNT(*), COUNT(x), SUM(x), AVG(x). A
+  group's state is a row of running sums (rows, non-NULL count, sum); the state after a
+  change is old state + the change's contribution, O(1) per touched group.
+* multiset: MIN/MAX and the DISTINCT variants need the group's values, so each group
+  keeps its value multiset (group.., value) with weights; touched groups are
+  re-evaluated from it, which survives deleting the current minimum.
+
+Weights are multiplicities: a row of weight 3 counts three times in COUNT and SUM.
+Exact kinds (integers, decimals) are summed as unscaled Int128 integers, so SUM and AVG
+are exact and order-independent; floats are summed over their finite values with
+separate counts of +inf, -inf and NaN, so retracting an infinity or a NaN restores the
+finite sum. The Int128 sum wraps silently only past ~1.7e38, far beyond DECIMAL(38).
+"""
+
+from __future__ import annotations
+
+import decimal as _decimal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from compiler.errors import RuntimeSqlError
+from compiler.logical.aggregate import AggCall
+from compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
+from runtime.trace import Trace
+from runtime.zset import WEIGHT, ZSet, col_name, polars_dtype
+
+_N = "__n"  # rows in the group (Σ weights): COUNT(*) and group liveness
+
+
+def _g(i: int) -> str:
+    return f"__g{i}"
+
+
+def _v(arg: int) -> str:
+    return f"__v{arg}"
+
+
+def _i128(value: int) -> pl.Expr:
+    return pl.lit(value, dtype=pl.Int128)
+
+
+@dataclass(frozen=True, slots=True)
+class _Agg:
+    """One aggregate call with its types resolved and its intermediate columns named."""
+
+    index: int
+    call: AggCall
+    in_type: SqlType | None
+    out_type: SqlType
+
+    @property
+    def linear(self) -> bool:
+        return self.call.fn == "count_star" or (self.call.fn in ("count", "sum", "avg") and not self.call.distinct)
+
+    @property
+    def needs_sum(self) -> bool:
+        return self.call.fn in ("sum", "avg")
+
+    @property
+    def is_float(self) -> bool:
+        return self.in_type is not None and self.in_type.is_float
+
+    @property
+    def in_scale(self) -> int:
+        """Scale of the unscaled integer that represents an exact input value."""
+        t = self.in_type
+        return (t.scale or 0) if t is not None and t.is_decimal else 0
+
+    # Intermediate column names (per aggregate, so duplicates never clash).
+    @property
+    def k(self) -> str:
+        return f"__k{self.index}"  # non-NULL values (distinct ones for DISTINCT)
+
+    @property
+    def s(self) -> str:
+        return f"__s{self.index}"  # sum: unscaled Int128, or finite Float64 sum
+
+    @property
+    def pinf(self) -> str:
+        return f"__pinf{self.index}"
+
+    @property
+    def ninf(self) -> str:
+        return f"__ninf{self.index}"
+
+    @property
+    def nan(self) -> str:
+        return f"__nan{self.index}"
+
+    @property
+    def m(self) -> str:
+        return f"__m{self.index}"  # MIN / MAX value
+
+
+def _sum_parts(a: _Agg, v: pl.Expr, w: pl.Expr) -> list[pl.Expr]:
+    """Aggregation expressions for the (k, s[, ±inf, NaN]) parts of Σ w·v over non-NULL v."""
+    parts = [pl.when(v.is_not_null()).then(w).otherwise(0).sum().cast(pl.Int64).alias(a.k)]
+    if not a.needs_sum:
+        return parts
+    if a.is_float:
+        vf = v.cast(pl.Float64)
+        parts += [
+            pl.when(vf.is_finite()).then(vf * w.cast(pl.Float64)).otherwise(0.0).sum().alias(a.s),
+            pl.when(vf == float("inf")).then(w).otherwise(0).sum().cast(pl.Int64).alias(a.pinf),
+            pl.when(vf == float("-inf")).then(w).otherwise(0).sum().cast(pl.Int64).alias(a.ninf),
+            pl.when(vf.is_nan()).then(w).otherwise(0).sum().cast(pl.Int64).alias(a.nan),
+        ]
+    else:
+        t = a.in_type
+        unscaled = v.to_physical() if t is not None and t.is_decimal else v.cast(pl.Int128)
+        parts.append((unscaled.cast(pl.Int128) * w.cast(pl.Int128)).sum().alias(a.s))
+    return parts
+
+
+def _group_agg(frame: pl.DataFrame, keys: list[str], exprs: list[pl.Expr]) -> pl.DataFrame:
+    """group_by(keys).agg(exprs); with no keys, one row even for an empty frame."""
+    if not keys:
+        return frame.select(exprs)
+    return frame.group_by(keys).agg(exprs)
+
+
+def _join_groups(left: pl.DataFrame, right: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Attach per-group columns; NULL group keys are one group (null-safe)."""
+    if not keys:
+        return pl.concat([left, right], how="horizontal")
+    return left.join(right, on=keys, how="left", nulls_equal=True)
+
+
+def _rescale(s: pl.Expr, num_pow: int, den: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """round_half_up(s · 10^num_pow / den) in Int128 (den > 0), and a flag that the
+    quotient is too large to compute without wrapping (the caller reports overflow).
+
+    Splits |s| = q·den + r so no intermediate exceeds |result| or r·10^num_pow.
+    """
+    scale = _i128(10**num_pow)
+    a = s.abs()
+    q = a // den
+    r = a % den
+    frac = r * scale
+    up = ((frac % den) * _i128(2) >= den).cast(pl.Int128)
+    result = s.sign() * (q * scale + frac // den + up)
+    huge = q > _i128(10**38 // 10**num_pow)
+    return result, huge
+
+
+def _unscaled_to_decimal(unscaled: pl.Expr, t: SqlType) -> pl.Expr:
+    """Int128 unscaled value at t's scale -> DECIMAL(t) holding the same digits."""
+    scale = t.scale or 0
+    as_dec = unscaled.cast(pl.Decimal(38, 0))
+    if scale:
+        unit = _decimal.Decimal(1).scaleb(-scale)
+        as_dec = as_dec * pl.lit(unit, dtype=pl.Decimal(38, scale))
+    return as_dec.cast(polars_dtype(t))
+
+
+class _Plan:
+    """The resolved shape of one GROUP BY: columns, state layout and output formulas."""
+
+    def __init__(
+        self,
+        input_types: Sequence[SqlType],
+        group: Sequence[int],
+        aggs: Sequence[AggCall],
+        out_types: Sequence[SqlType],
+        is_global: bool,
+    ) -> None:
+        if len(out_types) != len(group) + len(aggs):
+            raise ValueError("aggregate: out_types must cover the group columns and aggregates")
+        if is_global and group:
+            raise ValueError("a global aggregate has no group columns")
+        self.input_types = tuple(input_types)
+        self.group = tuple(group)
+        self.out_types = tuple(out_types)
+        self.is_global = is_global
+        self.gnames = [_g(i) for i in range(len(group))]
+        self.group_types = [self.input_types[c] for c in self.group]
+        self.aggs = [
+            _Agg(i, call, None if call.arg is None else self.input_types[call.arg], out_types[len(group) + i])
+            for i, call in enumerate(aggs)
+        ]
+        self.args = sorted({a.call.arg for a in self.aggs if a.call.arg is not None})
+        # Columns that need the per-group multiset of values, and their aggregates.
+        self.mset_aggs: dict[int, list[_Agg]] = {}
+        for a in self.aggs:
+            if not a.linear and a.call.arg is not None:
+                self.mset_aggs.setdefault(a.call.arg, []).append(a)
+        # Linear state row: group.., rows, then each linear aggregate's running parts.
+        self.state_cols: list[tuple[str, SqlType]] = [(_N, BIGINT)]
+        for a in self.aggs:
+            if not a.linear or a.call.fn == "count_star":
+                continue
+            self.state_cols.append((a.k, BIGINT))
+            if a.needs_sum:
+                if a.is_float:
+                    self.state_cols += [(a.s, DOUBLE), (a.pinf, BIGINT), (a.ninf, BIGINT), (a.nan, BIGINT)]
+                else:
+                    # DECIMAL(38,0) is an exact container for the Int128 running sum.
+                    self.state_cols.append((a.s, decimal(38, 0)))
+        self.state_types = [*self.group_types, *(t for _, t in self.state_cols)]
+        self.state_names = [*self.gnames, *(name for name, _ in self.state_cols)]
+
+    # -- shaping -------------------------------------------------------------------
+
+    def work(self, batch: pl.DataFrame) -> pl.DataFrame:
+        """Project a batch (c0.., w) to the group columns, the aggregated columns and w."""
+        cols = [pl.col(col_name(c)).alias(_g(i)) for i, c in enumerate(self.group)]
+        cols += [pl.col(col_name(arg)).alias(_v(arg)) for arg in self.args]
+        return batch.select([*cols, pl.col(WEIGHT)])
+
+    def to_trace_frame(self, state: pl.DataFrame, weight: int) -> pl.DataFrame:
+        """Internal state columns -> c0.., w, for the state trace."""
+        return state.select(
+            [pl.col(name).alias(col_name(i)) for i, name in enumerate(self.state_names)]
+            + [pl.lit(weight, dtype=pl.Int64).alias(WEIGHT)]
+        )
+
+    def from_trace_frame(self, stored: pl.DataFrame) -> pl.DataFrame:
+        """c0.. of the state trace -> internal state columns (Int128 running sums)."""
+        exprs = []
+        for i, (name, t) in enumerate(zip(self.state_names, self.state_types, strict=True)):
+            e = pl.col(col_name(i))
+            if i >= len(self.gnames) and t.is_decimal:
+                e = e.cast(pl.Int128)  # scale 0: exact
+            exprs.append(e.alias(name))
+        return stored.select(exprs)
+
+    # -- evaluation ----------------------------------------------------------------
+
+    def linear_state(self, work: pl.DataFrame) -> pl.DataFrame:
+        """Per-group Σ over the batch of each linear part (a group's contribution)."""
+        w = pl.col(WEIGHT)
+        exprs = [w.sum().cast(pl.Int64).alias(_N)]
+        for a in self.aggs:
+            if a.linear and a.call.fn != "count_star":
+                assert a.call.arg is not None
+                exprs += _sum_parts(a, pl.col(_v(a.call.arg)), w)
+        return _group_agg(work, self.gnames, exprs)
+
+    def add_states(self, parts: list[pl.DataFrame]) -> pl.DataFrame:
+        """old state + contribution: the state is linear in the input (§7.2)."""
+        frame = pl.concat(parts, how="vertical")
+        sums = [pl.col(name).sum().alias(name) for name, _ in self.state_cols]
+        return _group_agg(frame, self.gnames, sums)
+
+    def mset_eval(self, arg: int, mset: pl.DataFrame) -> pl.DataFrame:
+        """Evaluate arg's multiset aggregates over (group.., value, w>0) rows."""
+        v = pl.col(_v(arg))
+        exprs: list[pl.Expr] = []
+        for a in self.mset_aggs[arg]:
+            if a.call.fn == "min":
+                exprs.append(v.min().alias(a.m))
+            elif a.call.fn == "max":
+                # NaN is the largest float (Spark); polars' max would skip it.
+                exprs.append((v.nan_max() if a.is_float else v.max()).alias(a.m))
+            else:  # DISTINCT count / sum / avg: every distinct value once
+                exprs += _sum_parts(a, v, pl.lit(1, dtype=pl.Int64))
+        return _group_agg(mset, self.gnames, exprs)
+
+    def finalize(self, state: pl.DataFrame) -> pl.DataFrame:
+        """Per-group intermediate columns -> output rows c0.., w=1 (SQL semantics).
+
+        Raises RuntimeSqlError on overflow of the result type (Spark ANSI).
+        """
+        exprs: list[pl.Expr] = [pl.col(g) for g in self.gnames]
+        checks: list[tuple[pl.Expr, str]] = []
+        for a in self.aggs:
+            expr, check = self._output(a)
+            exprs.append(expr.alias(f"__o{a.index}"))
+            if check is not None:
+                checks.append(check)
+        if checks and state.height:
+            flags = state.select([c.any().alias(f"__chk{i}") for i, (c, _) in enumerate(checks)]).row(0)
+            for flag, (_, message) in zip(flags, checks, strict=True):
+                if flag:
+                    raise RuntimeSqlError(message)
+        if not self.is_global:
+            state = state.filter(pl.col(_N) != 0)  # an empty group disappears
+        out = state.select(exprs)
+        names = [*self.gnames, *(f"__o{a.index}" for a in self.aggs)]
+        out = out.select(
+            [pl.col(name).alias(col_name(i)) for i, name in enumerate(names)]
+            + [pl.lit(1, dtype=pl.Int64).alias(WEIGHT)]
+        )
+        return ZSet.from_frame(out, self.out_types).frame
+
+    def _output(self, a: _Agg) -> tuple[pl.Expr, tuple[pl.Expr, str] | None]:
+        fn, out = a.call.fn, a.out_type
+        if fn == "count_star":
+            return pl.col(_N), None
+        k = pl.col(a.k).fill_null(0)
+        if fn == "count":
+            return k, None
+        if fn in ("min", "max"):
+            return pl.col(a.m), None
+        some = k > 0
+        if a.is_float:
+            s = pl.col(a.s)
+            total = (
+                pl.when((pl.col(a.nan) > 0) | ((pl.col(a.pinf) > 0) & (pl.col(a.ninf) > 0)))
+                .then(float("nan"))
+                .when(pl.col(a.pinf) > 0)
+                .then(float("inf"))
+                .when(pl.col(a.ninf) > 0)
+                .then(float("-inf"))
+                .otherwise(s)
+            )
+            value = total if fn == "sum" else total / k.cast(pl.Float64)
+            return pl.when(some).then(value), None
+        s = pl.col(a.s)  # exact: unscaled Int128 at in_scale
+        if not out.is_decimal:
+            as_float = s.cast(pl.Float64) / float(10**a.in_scale)
+            if fn == "avg" or out.is_float:
+                value = as_float / k.cast(pl.Float64) if fn == "avg" else as_float
+                return pl.when(some).then(value), None
+            if a.in_scale:  # exotic: decimal summed into an integer type, rounded half up
+                s, _ = _rescale(s, 0, _i128(10**a.in_scale))
+            lo, hi = INTEGER_BOUNDS[out.kind]
+            bad = some & ((s < _i128(lo)) | (s > _i128(hi)))
+            return pl.when(some).then(s), (bad, "integer overflow in SUM")
+        # Decimal result: exact, rounded half up to the output scale.
+        out_scale, limit = out.scale or 0, _i128(10 ** (out.precision or 38))
+        up = max(0, out_scale - a.in_scale)
+        down = _i128(10 ** max(0, a.in_scale - out_scale))
+        den = down if fn == "sum" else down * pl.when(some).then(k).otherwise(1).cast(pl.Int128)
+        unscaled, huge = _rescale(s, up, den)
+        bad = some & (huge | (unscaled.abs() >= limit))
+        name = "SUM" if fn == "sum" else "AVG"
+        return (
+            pl.when(some).then(_unscaled_to_decimal(unscaled, out)),
+            (bad, f"decimal overflow in {name}"),
+        )
+
+
+def _mset_of(plan: _Plan, arg: int, work: pl.DataFrame) -> pl.DataFrame:
+    """The (group.., value, w) rows of `arg` that carry weight; NULL values never count."""
+    return work.filter(pl.col(_v(arg)).is_not_null()).select([*plan.gnames, _v(arg), WEIGHT])
+
+
+def _positive_values(plan: _Plan, arg: int, rows: pl.DataFrame) -> pl.DataFrame:
+    """Consolidate (group.., value) and keep the values present (weight > 0)."""
+    keys = [*plan.gnames, _v(arg)]
+    return rows.group_by(keys).agg(pl.col(WEIGHT).sum()).filter(pl.col(WEIGHT) > 0)
+
+
+def aggregate(
+    batch: ZSet,
+    group: Sequence[int],
+    aggs: Sequence[AggCall],
+    out_types: Sequence[SqlType],
+    is_global: bool,
+) -> ZSet:
+    """Full (non-incremental) GROUP BY over a positive batch: Agg(G_p(batch)), §7.3-7.4.
+
+    A global aggregate (no GROUP BY) yields exactly one row, even for empty input.
+    """
+    plan = _Plan(batch.types, group, aggs, out_types, is_global)
+    work = plan.work(batch.frame.filter(pl.col(WEIGHT) != 0))
+    state = plan.linear_state(work)
+    for arg in plan.mset_aggs:
+        values = _positive_values(plan, arg, _mset_of(plan, arg, work))
+        state = _join_groups(state, plan.mset_eval(arg, values), plan.gnames)
+    return ZSet(plan.finalize(state), plan.out_types)
+
+
+class IncrementalAggregate:
+    """(↑Agg ∘ G_p)^Δ = D ∘ ↑Agg ∘ G_p ∘ I (§7.4), evaluated on the touched groups only.
+
+    State: the linear per-group running sums (Trace keyed by group), one value
+    multiset per column that MIN/MAX/DISTINCT aggregate (Trace of (group.., value)
+    keyed by group), and the currently emitted output rows (Trace keyed by group),
+    which the next change retracts. `step` reads state only; its `commit` writes it.
+    """
+
+    def __init__(
+        self,
+        input_types: Sequence[SqlType],
+        group: Sequence[int],
+        aggs: Sequence[AggCall],
+        out_types: Sequence[SqlType],
+        is_global: bool,
+    ) -> None:
+        self._plan = _Plan(input_types, group, aggs, out_types, is_global)
+        p = self._plan
+        gkey = tuple(range(len(p.group)))
+        self._state = Trace(p.state_types, gkey)
+        self._msets = {arg: Trace([*p.group_types, p.input_types[arg]], gkey) for arg in p.mset_aggs}
+        self._out = Trace(p.out_types, gkey)
+        self._started = False
+
+    def state_size(self) -> int:
+        return len(self._state) + sum(len(t) for t in self._msets.values()) + len(self._out)
+
+    def _fetch(self, trace: Trace, keys: pl.DataFrame) -> pl.DataFrame:
+        """The stored rows of the touched groups (for a global aggregate: all of them)."""
+        if not self._plan.gnames:
+            return trace.snapshot().frame
+        return trace.lookup(keys, self._plan.gnames)
+
+    def step(self, delta: ZSet) -> tuple[ZSet, Callable[[], None]]:
+        """The output change for input change `delta`, and the closure that commits it.
+
+        Old rows of touched groups are retracted (-1) and their new rows inserted (+1);
+        an unchanged group cancels out. Nothing is mutated until commit() runs.
+        """
+        p = self._plan
+        d = ZSet.from_frame(delta.frame, p.input_types).consolidate()
+        first = not self._started
+        if d.frame.height == 0 and not (first and p.is_global):
+            return ZSet.empty(p.out_types), self._mark_started
+        work = p.work(d.frame)
+        keys = work.select(p.gnames).unique() if p.gnames else work.head(0)
+
+        old_state = p.from_trace_frame(self._fetch(self._state, keys))
+        new_state = p.add_states([old_state, p.linear_state(work)])
+
+        merged = new_state
+        mset_deltas: list[tuple[Trace, pl.DataFrame]] = []
+        for arg, trace in self._msets.items():
+            dm = _mset_of(p, arg, work)
+            old_m = self._fetch(trace, keys)
+            old_m = old_m.select(
+                [pl.col(col_name(i)).alias(g) for i, g in enumerate(p.gnames)]
+                + [pl.col(col_name(len(p.gnames))).alias(_v(arg)), pl.col(WEIGHT)]
+            )
+            values = _positive_values(p, arg, pl.concat([old_m, dm], how="vertical"))
+            merged = _join_groups(merged, p.mset_eval(arg, values), p.gnames)
+            mset_deltas.append((trace, dm))
+
+        new_out = p.finalize(merged)  # may raise: nothing has been mutated yet
+        old_out = self._fetch(self._out, keys)
+        out_delta = ZSet.concat(
+            [ZSet(new_out, p.out_types), ZSet(old_out, p.out_types).negate()], p.out_types
+        ).consolidate()
+
+        state_change = pl.concat(
+            [
+                p.to_trace_frame(old_state, -1),
+                p.to_trace_frame(new_state.filter(pl.col(_N) != 0), 1),
+            ],
+            how="vertical",
+        )
+
+        def commit() -> None:
+            self._state.insert(ZSet(state_change, tuple(p.state_types)))
+            for trace, dm in mset_deltas:
+                renamed = dm.select(
+                    [pl.col(c).alias(col_name(i)) for i, c in enumerate(dm.columns[:-1])] + [pl.col(WEIGHT)]
+                )
+                trace.insert(ZSet(renamed, trace.types))
+            self._out.insert(out_delta)
+            self._started = True
+
+        return out_delta, commit
+
+    def _mark_started(self) -> None:
+        self._started = True

@@ -1,0 +1,50 @@
+"""DISTINCT on Z-sets and its incremental form (DBSP §4, Prop 4.7)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from runtime.trace import Trace
+from runtime.zset import WEIGHT, ZSet
+
+_OLD = "__old"
+
+
+def distinct(batch: ZSet) -> ZSet:
+    """distinct(m)[x] = 1 if m[x] > 0 else 0 (DBSP §4)."""
+    z = batch.consolidate()
+    frame = z.frame.filter(pl.col(WEIGHT) > 0).with_columns(pl.lit(1, dtype=pl.Int64).alias(WEIGHT))
+    return ZSet(frame, batch.types)
+
+
+def distinct_delta(old: Trace, delta: ZSet) -> ZSet:
+    """(↑distinct)^Δ = ↑H(z⁻¹(I d), d), DBSP Prop 4.7, with i = the contents of `old`:
+
+        H(i, d)[x] = -1 if i[x] > 0 and (i+d)[x] <= 0
+                     +1 if i[x] <= 0 and (i+d)[x] > 0
+                      0 otherwise.
+
+    Only the rows present in `d` are examined (one indexed lookup each), so the cost is
+    O(|d| log |i|). `old` must be keyed by all columns; it is not modified (the caller
+    inserts `delta` when the step commits).
+    """
+    types = delta.types
+    if old.key != tuple(range(len(types))):
+        raise ValueError("distinct_delta needs a trace keyed by all its columns")
+    d = delta.consolidate()
+    if d.frame.height == 0:
+        return ZSet.empty(types)
+    cols = d.columns
+    stored = old.lookup(d.frame, cols)
+    if cols:
+        stored = stored.rename({WEIGHT: _OLD})
+        # Null-safe: a row with NULLs is the same Z-set element as its stored copy.
+        both = d.frame.join(stored, on=cols, how="left", nulls_equal=True)
+    else:
+        # Zero columns: the only element is the empty row.
+        both = d.frame.with_columns(pl.lit(int(stored[WEIGHT].sum()), dtype=pl.Int64).alias(_OLD))
+    i = pl.col(_OLD).fill_null(0)
+    new = i + pl.col(WEIGHT)
+    h = pl.when((i > 0) & (new <= 0)).then(-1).when((i <= 0) & (new > 0)).then(1).otherwise(0)
+    out = both.select([*cols, h.cast(pl.Int64).alias(WEIGHT)]).filter(pl.col(WEIGHT) != 0)
+    return ZSet(out, types)

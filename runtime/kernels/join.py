@@ -1,0 +1,144 @@
+"""Equi-joins of Z-sets (DBSP Table 1: JOIN ON a.c1 = b.c2 is ⋈, bilinear).
+
+(a ⋈ b)[(x, y)] = a[x] · b[y] for every pair whose keys are equal, so the output weight
+is the product of the input weights. Being bilinear, ⋈ is incrementalised by Thm 3.4:
+Δ(a⋈b) = Δa⋈Δb + z⁻¹(I a)⋈Δb + Δa⋈z⁻¹(I b); `join_with_trace` computes one
+Δ ⋈ I-term by probing the other side's indexed integral (a `Trace`), so a step costs
+O(|Δ| log |state| + matches) rather than a scan of the state.
+
+SQL equality: a NULL in any key column matches nothing (unlike the traces' own
+null-safe key equality, which GROUP BY and DISTINCT need).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from compiler.types import SqlType
+from runtime.trace import Trace
+from runtime.zset import WEIGHT, ZSet, col_name
+
+_LW = "__lw"
+_RW = "__rw"
+
+
+def _side(frame: pl.DataFrame, prefix: str, weight: str) -> pl.DataFrame:
+    """Rename c_i -> {prefix}{i} and w -> weight, so both sides' names are disjoint."""
+    n = len(frame.columns) - 1
+    return frame.select([pl.col(col_name(i)).alias(f"{prefix}{i}") for i in range(n)] + [pl.col(WEIGHT).alias(weight)])
+
+
+def _drop_null_keys(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    if not keys:
+        return frame
+    return frame.filter(pl.all_horizontal([pl.col(k).is_not_null() for k in keys]))
+
+
+def _common_dtype(a: pl.DataType, b: pl.DataType) -> pl.DataType:
+    """A dtype both key columns can be compared in (the compiler normally unifies them)."""
+    if a == b:
+        return a
+    if a.is_integer() and b.is_integer():
+        return pl.Int64()
+    if a.is_numeric() and b.is_numeric():
+        return pl.Float64()
+    return a
+
+
+def _assemble(joined: pl.DataFrame, n_left: int, n_right: int, out_types: Sequence[SqlType]) -> ZSet:
+    """Left columns, then right columns, renumbered c0..; weight = product."""
+    cols = [pl.col(f"__l{i}").alias(col_name(i)) for i in range(n_left)]
+    cols += [pl.col(f"__r{j}").alias(col_name(n_left + j)) for j in range(n_right)]
+    frame = joined.select([*cols, (pl.col(_LW) * pl.col(_RW)).alias(WEIGHT)])
+    return ZSet.from_frame(frame, out_types).consolidate()
+
+
+def _equi_join(
+    left: pl.DataFrame,
+    right: pl.DataFrame,
+    left_on: Sequence[str],
+    right_on: Sequence[str],
+) -> pl.DataFrame:
+    """Inner join on already renamed, null-free keys; cross product when there are none."""
+    if not left_on:
+        return left.join(right, how="cross")
+    casts_l: list[pl.Expr] = []
+    casts_r: list[pl.Expr] = []
+    lk: list[str] = []
+    rk: list[str] = []
+    for i, (a, b) in enumerate(zip(left_on, right_on, strict=True)):
+        dtype = _common_dtype(left.schema[a], right.schema[b])
+        # Join on cast copies, so the output keeps each side's own column types.
+        casts_l.append(pl.col(a).cast(dtype).alias(f"__kl{i}"))
+        casts_r.append(pl.col(b).cast(dtype).alias(f"__kr{i}"))
+        lk.append(f"__kl{i}")
+        rk.append(f"__kr{i}")
+    joined = left.with_columns(casts_l).join(
+        right.with_columns(casts_r), left_on=lk, right_on=rk, how="inner", coalesce=False
+    )
+    return joined
+
+
+def join(
+    left: ZSet,
+    right: ZSet,
+    left_keys: Sequence[int],
+    right_keys: Sequence[int],
+    out_types: Sequence[SqlType],
+) -> ZSet:
+    """left ⋈ right on left[left_keys[i]] = right[right_keys[i]] (SQL: NULL never matches).
+
+    Output: left's columns then right's, weight = product (DBSP Table 1); empty keys
+    give the cross product ×. Consolidated.
+    """
+    if len(left_keys) != len(right_keys):
+        raise ValueError("join needs as many left keys as right keys")
+    n_left, n_right = len(left.types), len(right.types)
+    if left.frame.height == 0 or right.frame.height == 0:
+        return ZSet.empty(out_types)
+    lk = [f"__l{i}" for i in left_keys]
+    rk = [f"__r{j}" for j in right_keys]
+    lf = _drop_null_keys(_side(left.frame, "__l", _LW), lk)
+    rf = _drop_null_keys(_side(right.frame, "__r", _RW), rk)
+    return _assemble(_equi_join(lf, rf, lk, rk), n_left, n_right, out_types)
+
+
+def join_with_trace(
+    delta: ZSet,
+    delta_keys: Sequence[int],
+    trace: Trace,
+    delta_is_left: bool,
+    out_types: Sequence[SqlType],
+) -> ZSet:
+    """delta ⋈ (contents of `trace`), one Δ⋈I term of Thm 3.4.
+
+    The trace's key columns are the other side's join keys, in the order of
+    `delta_keys`. Columns: left side first, then right, whichever side `delta` is.
+    Cost O(|delta| · log|trace| + matches): only trace rows with a probed key are read.
+    """
+    if len(delta_keys) != len(trace.key):
+        raise ValueError("join_with_trace: delta keys and trace key differ in length")
+    if delta.frame.height == 0 or len(trace) == 0:
+        return ZSet.empty(out_types)
+    d_names = [col_name(i) for i in delta_keys]
+    d_frame = _drop_null_keys(delta.frame, d_names)
+    if d_frame.height == 0:
+        return ZSet.empty(out_types)
+    stored = trace.lookup(d_frame, d_names)
+    if stored.height == 0:
+        return ZSet.empty(out_types)
+    # Probes had no NULL key, so the null-safe lookup returned no NULL-keyed row either.
+    d_prefix, t_prefix = ("__l", "__r") if delta_is_left else ("__r", "__l")
+    d_side = _side(d_frame, d_prefix, _LW if delta_is_left else _RW)
+    t_side = _side(stored, t_prefix, _RW if delta_is_left else _LW)
+    d_on = [f"{d_prefix}{i}" for i in delta_keys]
+    t_on = [f"{t_prefix}{k}" for k in trace.key]
+    if delta_is_left:
+        joined = _equi_join(d_side, t_side, d_on, t_on)
+        n_left, n_right = len(delta.types), len(trace.types)
+    else:
+        joined = _equi_join(t_side, d_side, t_on, d_on)
+        n_left, n_right = len(trace.types), len(delta.types)
+    return _assemble(joined, n_left, n_right, out_types)

@@ -1,0 +1,48 @@
+"""Linear operators of DBSP: map, filter, plus, negate.
+
+A linear operator Q satisfies Q(a + b) = Q(a) + Q(b), so it is its own incremental
+version (DBSP Thm 3.3): applied to a change batch it yields the change of its output.
+None of them keeps state; all work on whole columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from compiler.logical.scalar import Scalar
+from compiler.types import SqlType
+from runtime.expressions import evaluate, evaluate_predicate
+from runtime.zset import ZSet
+
+
+def map_rows(batch: ZSet, exprs: Sequence[Scalar], out_types: Sequence[SqlType], what: str) -> ZSet:
+    """Projection: each row becomes the row of `exprs`, with the same weight.
+
+    The result is NOT consolidated: distinct input rows may map to equal output rows
+    (their weights are not merged here); consumers that need a consolidated batch
+    (distinct, aggregates, view outputs) consolidate it themselves.
+    """
+    if len(batch) == 0:
+        return ZSet.empty(out_types)
+    frame = evaluate(batch.frame, exprs, what)
+    return ZSet.from_frame(frame, out_types)
+
+
+def filter_rows(batch: ZSet, predicate: Scalar, what: str) -> ZSet:
+    """Selection: keep the rows where `predicate` is TRUE (NULL and FALSE drop).
+
+    A consolidated input gives a consolidated output.
+    """
+    if len(batch) == 0:
+        return batch
+    return ZSet(evaluate_predicate(batch.frame, predicate, what), batch.types)
+
+
+def plus(parts: Sequence[ZSet], types: Sequence[SqlType]) -> ZSet:
+    """The Z-set sum of the batches, consolidated."""
+    return ZSet.concat(parts, types).consolidate()
+
+
+def negate(batch: ZSet) -> ZSet:
+    """The Z-set negation; consolidated whenever the input is."""
+    return batch.negate()

@@ -1,0 +1,309 @@
+"""Evaluating recursion scopes: the naive fixpoint and the doubly incremental circuit (6.1).
+
+Nested streams are indexed by (t, i): t the outer step, i the inner iteration. The
+incremental scope receives Δδx[t][i], the change of the change, and keeps for every
+stateful inner operator an *iteration trace*: the sum over earlier outer steps of its
+input at each iteration, S[i] = Σ_{t'<t} Δδx[t'][i], stored as rows tagged with i and
+indexed by key. With C[i] = Σ_{i'≤i} Δδx[t][i'] the current step's running sum, every
+corner of the 2-D integral is a lookup: X[t-1][i] = S[≤i], X[t][i] = S[≤i] + C[i].
+
+Termination (seeds digest §1.7): the inner change can be zero for k iterations and
+non-zero at k+1, because an earlier outer step stored state at k+1. The loop runs at
+least as deep as the deepest iteration stored by any earlier step, and then until every
+feedback value is zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import networkx as nx
+import polars as pl
+
+from compiler.circuit import operators as op
+from compiler.errors import InternalCompilerError, RuntimeSqlError
+from compiler.types import INT, SqlType
+from runtime.kernels.aggregate import aggregate
+from runtime.kernels.distinct import distinct
+from runtime.kernels.join import join
+from runtime.kernels.linear import filter_rows, map_rows, negate, plus
+from runtime.trace import Trace
+from runtime.zset import WEIGHT, ZSet, col_name
+
+ITER = "__iter"
+DEFAULT_MAX_ITERATIONS = 100_000
+
+
+def inner_order(body: tuple[op.Operator, ...]) -> list[int]:
+    """Topological order of a scope body; z⁻¹ reads the previous iteration, so its
+    input edge does not order the iteration."""
+    g = nx.DiGraph()
+    g.add_nodes_from(range(len(body)))
+    for n, o in enumerate(body):
+        if not isinstance(o, op.Delay):
+            g.add_edges_from((s, n) for s in o.inputs)
+    return list(nx.lexicographical_topological_sort(g))
+
+
+def _linear(o: op.Operator, args: list[ZSet], what: str) -> ZSet:
+    if isinstance(o, op.Map):
+        return map_rows(args[0], o.exprs, o.types, what)
+    if isinstance(o, op.Filter):
+        return filter_rows(args[0], o.predicate, what)
+    if isinstance(o, op.Plus):
+        return plus(args, o.types)
+    if isinstance(o, op.Negate):
+        return negate(args[0])
+    raise InternalCompilerError(f"{o.kind} is not linear")
+
+
+def _add(a: ZSet, b: ZSet) -> ZSet:
+    return ZSet.concat([a, b], a.types).consolidate()
+
+
+def _diverged(names: tuple[str, ...], limit: int) -> RuntimeSqlError:
+    return RuntimeSqlError(
+        f"recursive CTE {', '.join(repr(n) for n in names)} did not converge within {limit} iterations "
+        "(raise the limit with --max-iterations if it converges later)"
+    )
+
+
+# -- the lifted scope: naive evaluation from scratch ----------------------------------------
+
+
+def evaluate_scope(
+    scope: op.Scope, inputs: list[ZSet], what: str, max_iterations: int = DEFAULT_MAX_ITERATIONS
+) -> tuple[list[ZSet], int]:
+    """The Kleene sequence X_i = body(X_{i-1}) from X_{-1} = 0 until X_i = X_{i-1} (§5).
+
+    Returns the results and the number of iterations it took."""
+    order = inner_order(scope.body)
+    previous: dict[int, ZSet] = {}
+    for iteration in range(max_iterations):
+        values: dict[int, ZSet] = {}
+        for n in order:
+            o = scope.body[n]
+            if isinstance(o, op.ScopeInput):
+                values[n] = inputs[o.index]
+            elif isinstance(o, op.Delay):
+                values[n] = previous.get(o.inputs[0]) or ZSet.empty(o.types)
+            elif isinstance(o, op.Join):
+                values[n] = join(values[o.inputs[0]], values[o.inputs[1]], o.left_keys, o.right_keys, o.types)
+            elif isinstance(o, op.Distinct):
+                values[n] = distinct(values[o.inputs[0]])
+            elif isinstance(o, op.Aggregate):
+                values[n] = aggregate(values[o.inputs[0]], o.group, o.aggs, o.types, o.is_global)
+            else:
+                values[n] = _linear(o, [values[i] for i in o.inputs], what)
+        fed = {o.inputs[0] for o in scope.body if isinstance(o, op.Delay)}
+        converged = all(
+            len(
+                ZSet.concat(
+                    [values[f], (previous.get(f) or ZSet.empty(values[f].types)).negate()], values[f].types
+                ).consolidate()
+            )
+            == 0
+            for f in fed
+        )
+        previous = values
+        if converged:
+            return [values[r].consolidate() for r in scope.results], iteration + 1
+    raise _diverged(scope.names, max_iterations)
+
+
+# -- the incremental scope -------------------------------------------------------------------
+
+
+class IterationTrace:
+    """Σ over earlier outer steps of an operator input, per inner iteration, by key."""
+
+    def __init__(self, types: tuple[SqlType, ...], key: tuple[int, ...]) -> None:
+        self.types = types
+        self.trace = Trace((*types, INT), key)
+        self.depth = -1  # deepest iteration stored
+
+    def rows(self, probe: ZSet, probe_keys: tuple[int, ...], keep: Callable[[pl.Expr], pl.Expr]) -> ZSet:
+        """Stored rows whose key matches a row of `probe`, summed over the iterations
+        `keep(iteration column)` selects."""
+        if len(self.trace) == 0 or len(probe) == 0:
+            return ZSet.empty(self.types)
+        names = [col_name(k) for k in probe_keys]
+        found = self.trace.lookup(probe.frame.select(names).unique(), names)
+        it = col_name(len(self.types))
+        found = found.filter(keep(pl.col(it))).drop(it)
+        return ZSet(found, self.types).consolidate()
+
+    def add(self, changes: list[ZSet]) -> None:
+        parts = []
+        for i, z in enumerate(changes):
+            if len(z):
+                parts.append(z.frame.with_columns(pl.lit(i, pl.Int32).alias(col_name(len(self.types)))))
+                self.depth = max(self.depth, i)
+        if parts:
+            frame = pl.concat(parts, how="vertical_relaxed")
+            cols = [col_name(k) for k in range(len(self.types) + 1)] + [WEIGHT]
+            self.trace.insert(ZSet(frame.select(cols), (*self.types, INT)))
+
+
+@dataclass
+class _Running:
+    """This outer step's inputs of one operator, per iteration, and their running sum."""
+
+    types: tuple[SqlType, ...]
+    per_iteration: list[ZSet] = field(default_factory=list)
+    total: ZSet | None = None
+
+    def before(self) -> ZSet:
+        return self.total if self.total is not None else ZSet.empty(self.types)
+
+    def push(self, change: ZSet) -> ZSet:
+        self.per_iteration.append(change)
+        self.total = _add(self.before(), change)
+        return self.total
+
+
+class IncrementalScope:
+    """Runs a `ScopeIncremental` once per outer step; state commits at the end."""
+
+    def __init__(self, scope: op.ScopeIncremental, what: str, max_iterations: int = DEFAULT_MAX_ITERATIONS) -> None:
+        self.scope = scope
+        self.what = what
+        self.max_iterations = max_iterations
+        self.order = inner_order(scope.body)
+        self.states: dict[tuple[int, int], IterationTrace] = {}
+        for n, o in enumerate(scope.body):
+            if isinstance(o, op.JoinNested):
+                self.states[(n, 0)] = IterationTrace(scope.body[o.inputs[0]].types, o.left_keys)
+                self.states[(n, 1)] = IterationTrace(scope.body[o.inputs[1]].types, o.right_keys)
+            elif isinstance(o, op.DistinctNested):
+                t = scope.body[o.inputs[0]].types
+                self.states[(n, 0)] = IterationTrace(t, tuple(range(len(t))))
+            elif isinstance(o, op.AggregateNested):
+                self.states[(n, 0)] = IterationTrace(scope.body[o.inputs[0]].types, o.group)
+        self.last_iterations = 0
+
+    def depth(self) -> int:
+        return max((s.depth for s in self.states.values()), default=-1)
+
+    def state_rows(self) -> int:
+        return sum(len(s.trace) for s in self.states.values())
+
+    def step(self, inputs: list[ZSet]) -> tuple[list[ZSet], Callable[[], None]]:
+        running: dict[tuple[int, int], _Running] = {k: _Running(s.types) for k, s in self.states.items()}
+        fed = sorted({o.inputs[0] for o in self.scope.body if isinstance(o, op.Delay)})
+        sums = [ZSet.empty(self.scope.body[r].types) for r in self.scope.results]
+        previous: dict[int, ZSet] = {}
+        deepest = self.depth()
+        i = 0
+        while True:
+            values: dict[int, ZSet] = {}
+            for n in self.order:
+                values[n] = self._evaluate(n, i, values, previous, inputs, running)
+            sums = [_add(s, values[r]) for s, r in zip(sums, self.scope.results, strict=True)]
+            if all(len(values[f]) == 0 for f in fed) and (i >= deepest or not self._work_ahead(i, running)):
+                break
+            i += 1
+            if i >= self.max_iterations:
+                raise _diverged(self.scope.names, self.max_iterations)
+            previous = values
+        self.last_iterations = i + 1
+
+        def commit() -> None:
+            for key, r in running.items():
+                self.states[key].add(r.per_iteration)
+
+        return sums, commit
+
+    def _work_ahead(self, i: int, running: dict[tuple[int, int], _Running]) -> bool:
+        """Whether state stored after iteration i can still meet this step's changes.
+
+        With every feedback value zero, later iterations are non-zero only where a stored
+        iteration trace holds rows, at an iteration > i, for a key this step touched: the
+        join's S_a[=j] meets C_b, S_b[=j] meets C_a, and distinct and aggregates meet their
+        own running sums. If none does, the loop may stop before the stored depth."""
+        for (n, side), state in self.states.items():
+            if state.depth <= i:
+                continue
+            o = self.scope.body[n]
+            if isinstance(o, op.JoinNested):
+                probe = running[(n, 1 - side)].before()
+                key = o.right_keys if side == 0 else o.left_keys
+            else:
+                probe = running[(n, 0)].before()
+                key = state.trace.key
+            if len(state.rows(probe, key, lambda it: it > i)):
+                return True
+        return False
+
+    def _evaluate(
+        self,
+        n: int,
+        i: int,
+        values: dict[int, ZSet],
+        previous: dict[int, ZSet],
+        inputs: list[ZSet],
+        running: dict[tuple[int, int], _Running],
+    ) -> ZSet:
+        o = self.scope.body[n]
+        if isinstance(o, op.ScopeInput):
+            # δ0: the outer change enters at inner time 0 only
+            return inputs[o.index] if i == 0 else ZSet.empty(o.types)
+        if isinstance(o, op.Delay):
+            return previous.get(o.inputs[0]) or ZSet.empty(o.types)
+        args = [values[s] for s in o.inputs]
+        if isinstance(o, op.JoinNested):
+            return self._join(n, o, i, args[0], args[1], running)
+        if isinstance(o, op.DistinctNested):
+            return self._distinct(n, i, args[0], running[(n, 0)])
+        if isinstance(o, op.AggregateNested):
+            return self._aggregate(n, o, i, args[0], running[(n, 0)])
+        return _linear(o, args, self.what)
+
+    def _join(
+        self, n: int, o: op.JoinNested, i: int, a: ZSet, b: ZSet, running: dict[tuple[int, int], _Running]
+    ) -> ZSet:
+        """The four terms, with S = stored iteration traces and C = this step's sums:
+        a⋈(S_b[≤i] + C_b[<i] + b) + S_a[=i]⋈(C_b[<i] + b) + C_a[<i]⋈(S_b[=i] + b) + S_a[<i]⋈b."""
+        sa, sb = self.states[(n, 0)], self.states[(n, 1)]
+        ra, rb = running[(n, 0)], running[(n, 1)]
+        ca, cb = ra.before(), rb.before()
+        lk, rk = o.left_keys, o.right_keys
+        cb_b = _add(cb, b)
+        terms = [
+            join(a, _add(sb.rows(a, lk, lambda it: it <= i), cb_b), lk, rk, o.types),
+            join(sa.rows(cb_b, rk, lambda it: it == i), cb_b, lk, rk, o.types),
+            join(ca, _add(sb.rows(ca, lk, lambda it: it == i), b), lk, rk, o.types),
+            join(sa.rows(b, rk, lambda it: it < i), b, lk, rk, o.types),
+        ]
+        ra.push(a)
+        rb.push(b)
+        return plus(terms, o.types)
+
+    def _corners(self, n: int, i: int, d: ZSet, run: _Running, key: tuple[int, ...]) -> list[tuple[ZSet, int]]:
+        """The input's value at the four corners (t,i), (t-1,i), (t,i-1), (t-1,i-1),
+        restricted to the keys changed in this outer step, with their signs."""
+        before = run.before()
+        after = run.push(d)
+        touched = ZSet.concat([before, after], d.types)
+        if len(touched) == 0:
+            return []
+        state = self.states[(n, 0)]
+        s_i = state.rows(touched, key, lambda it: it <= i)
+        s_prev = state.rows(touched, key, lambda it: it < i)
+        # `before` and `after` hold only touched rows, so every corner is restricted alike
+        return [(_add(s_i, after), 1), (s_i, -1), (_add(s_prev, before), -1), (s_prev, 1)]
+
+    def _distinct(self, n: int, i: int, d: ZSet, run: _Running) -> ZSet:
+        """distinct(X[t][i]) − distinct(X[t-1][i]) − distinct(X[t][i-1]) + distinct(X[t-1][i-1])."""
+        key = tuple(range(len(d.types)))
+        parts = [distinct(x).scale(sign) for x, sign in self._corners(n, i, d, run, key)]
+        return plus(parts, d.types) if parts else ZSet.empty(d.types)
+
+    def _aggregate(self, n: int, o: op.AggregateNested, i: int, d: ZSet, run: _Running) -> ZSet:
+        """The same four corners, aggregated per changed group."""
+        parts = [
+            aggregate(x, o.group, o.aggs, o.types, o.is_global).scale(sign)
+            for x, sign in self._corners(n, i, d, run, o.group)
+        ]
+        return plus(parts, o.types) if parts else ZSet.empty(o.types)

@@ -1,0 +1,271 @@
+"""Indexed integrated Z-sets: the state behind I and z^-1∘I (DBSP §2, §4.5).
+
+A `Trace` holds the running sum of every batch inserted so far, Σ_{s≤t} Δ[s] (Def. I in
+DBSP §2: I(s)[t] = Σ_{i≤t} s[i]). Bilinear and non-linear operators only ever ask
+"which stored rows have one of these keys?", so the state is indexed by key: §1.5's
+O(C) / O(C²) bounds for incremental operators assume exactly this kind of indexed
+lookup (a nested loop over the whole state would cost as much as recomputation).
+
+Layout (a "spine", as in differential dataflow's arrangements): a list of runs, oldest
+and largest first. Each run is consolidated (each full row once, no zero weight) and
+sorted by a 64-bit hash of its key columns, kept beside it as a uint64 array. A lookup
+binary-searches every run for the probe hashes, gathers the candidate rows, then drops
+hash collisions with an exact (null-safe) semi-join. Runs merge geometrically, so there
+are O(log |state|) of them and every row is re-merged O(log |state|) times. A merge
+consolidates only the rows that may cancel (equal key hash and full-row hash in both
+runs) and otherwise interleaves the two sorted runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from compiler.types import SqlType
+from runtime.zset import WEIGHT, ZSet, col_name, polars_dtype, schema_of
+
+# Fixed, so that hashes of the same key agree between inserts and probes.
+_HASH_SEED = 0x5EED_DB5
+
+# Merge the newest run into the previous one while the previous is at most this many
+# times larger: run sizes then grow geometrically towards the oldest run.
+_MERGE_FACTOR = 4
+
+
+def _consolidate_frame(frame: pl.DataFrame, types: tuple[SqlType, ...]) -> pl.DataFrame:
+    """Sum the weights of equal rows and drop zeros (Z-set normal form)."""
+    return ZSet(frame, types).consolidate().frame
+
+
+def _gather_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Concatenation of the index ranges [lo[i], hi[i]) without a Python loop."""
+    counts = hi - lo
+    total = int(counts.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    starts = np.repeat(lo, counts)
+    # Position of each output slot inside its own range: arange minus the range's offset.
+    offsets = np.repeat(np.cumsum(counts) - counts, counts)
+    out: np.ndarray = starts + (np.arange(total, dtype=np.int64) - offsets)
+    return out
+
+
+def _sorted_unique(values: np.ndarray, presorted: bool = False) -> np.ndarray:
+    """Distinct values, ascending (np.unique's hash-based path is far slower here)."""
+    v = values if presorted else np.sort(values)
+    if v.size == 0:
+        return v
+    keep = np.empty(v.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(v[1:], v[:-1], out=keep[1:])
+    return v[keep]
+
+
+def _is_in(values: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """Mask of `values` that occur in `members` (a hash set: values need not be sorted)."""
+    if members.size == 0 or values.size == 0:
+        return np.zeros(values.size, dtype=bool)
+    mask = pl.Series(values).is_in(pl.Series(members).implode()).to_numpy()
+    return np.asarray(mask, dtype=bool)
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """A consolidated batch sorted by key hash, with each row's key and full-row hash."""
+
+    hashes: np.ndarray  # uint64 key hashes, ascending
+    row_hashes: np.ndarray  # uint64 hashes of the full rows (to find rows that may cancel)
+    frame: pl.DataFrame  # c0.., w in the same order
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+
+class Trace:
+    """An integrated Z-set over `types`, indexed by the key columns `key`.
+
+    `key=()` is the single-key index: every probe matches every stored row (cross joins,
+    global aggregates). NULL keys compare equal to NULL keys here; callers that need
+    SQL equality (joins) drop NULL keys before probing.
+    """
+
+    def __init__(self, types: Sequence[SqlType], key: tuple[int, ...]) -> None:
+        self._types: tuple[SqlType, ...] = tuple(types)
+        self._key: tuple[int, ...] = tuple(key)
+        for k in self._key:
+            if not 0 <= k < len(self._types):
+                raise ValueError(f"key column {k} out of range for {len(self._types)} columns")
+        self._schema = schema_of(self._types)
+        self._columns = [col_name(i) for i in range(len(self._types))]
+        self._key_names = [col_name(k) for k in self._key]
+        self._key_dtypes = [polars_dtype(self._types[k]) for k in self._key]
+        self._runs: list[_Run] = []
+
+    @property
+    def types(self) -> tuple[SqlType, ...]:
+        return self._types
+
+    @property
+    def key(self) -> tuple[int, ...]:
+        return self._key
+
+    def __len__(self) -> int:
+        """Rows stored (across runs; rows that cancel between runs count until merged)."""
+        return sum(len(run) for run in self._runs)
+
+    @property
+    def run_count(self) -> int:
+        return len(self._runs)
+
+    # -- hashing -------------------------------------------------------------------
+
+    def _hash(self, frame: pl.DataFrame, names: list[str]) -> np.ndarray:
+        if not names:
+            # A zero-column select would have height 0, so size from the frame itself.
+            return np.zeros(frame.height, dtype=np.uint64)
+        return np.asarray(frame.select(names).hash_rows(seed=_HASH_SEED).to_numpy(), dtype=np.uint64)
+
+    def _key_hashes(self, frame: pl.DataFrame) -> np.ndarray:
+        """uint64 hashes of the key columns (named and typed as the trace's) of `frame`:
+        the sort order of a run. With key=() lookups return everything, so any
+        consistent order works: use the full-row hash, which makes merges cheap."""
+        return self._hash(frame, self._key_names if self._key else self._columns)
+
+    def _row_hashes(self, frame: pl.DataFrame, key_hashes: np.ndarray) -> np.ndarray:
+        return key_hashes if not self._key else self._hash(frame, self._columns)
+
+    def _make_run(self, frame: pl.DataFrame) -> _Run | None:
+        """Consolidate `frame` and sort it by key hash; None if nothing is left."""
+        frame = _consolidate_frame(frame, self._types)
+        if frame.height == 0:
+            return None
+        hashes = self._key_hashes(frame)
+        order = np.argsort(hashes, kind="stable")
+        frame = frame[order].select([*self._columns, WEIGHT])
+        hashes = hashes[order]
+        return _Run(hashes, self._row_hashes(frame, hashes), frame)
+
+    # -- updates -------------------------------------------------------------------
+
+    def insert(self, delta: ZSet) -> None:
+        """state := state + delta (the integrator's step, DBSP §2: I = Σ)."""
+        if delta.frame.height == 0:
+            return
+        frame = delta.frame.select([pl.col(name).cast(dtype) for name, dtype in self._schema.items()])
+        run = self._make_run(frame)
+        if run is None:
+            return
+        self._runs.append(run)
+        while len(self._runs) >= 2 and len(self._runs[-2]) <= _MERGE_FACTOR * len(self._runs[-1]):
+            newer = self._runs.pop()
+            older = self._runs.pop()
+            merged = self._merge(older, newer)
+            if merged is not None:
+                self._runs.append(merged)
+
+    def _merge(self, old: _Run, new: _Run) -> _Run | None:
+        """old + new as one consolidated run.
+
+        Only equal full rows consolidate, and they have equal key and row hashes: find
+        the few rows whose key hash occurs in both runs (binary search), narrow them by
+        row hash, group just those and pass the rest through untouched. Both inputs are
+        sorted, so the stable argsort of their concatenation is a linear-time merge of
+        runs, not a full sort.
+        """
+        n_old, n_new = len(old), len(new)
+        uniq = _sorted_unique(new.hashes, presorted=True)
+        lo = np.searchsorted(old.hashes, uniq, side="left")
+        hi = np.searchsorted(old.hashes, uniq, side="right")
+        shared = hi > lo
+        old_idx = _gather_ranges(lo[shared], hi[shared])
+        new_idx = np.flatnonzero(_is_in(new.hashes, uniq[shared]))
+        old_rh, new_rh = old.row_hashes[old_idx], new.row_hashes[new_idx]
+        old_idx = old_idx[_is_in(old_rh, new_rh)]
+        new_idx = new_idx[_is_in(new_rh, old_rh)]
+        if old_idx.size == 0:
+            hashes = np.concatenate([old.hashes, new.hashes])
+            order = np.argsort(hashes, kind="stable")
+            frame = pl.concat([old.frame, new.frame], how="vertical")[order]
+            return _Run(hashes[order], np.concatenate([old.row_hashes, new.row_hashes])[order], frame)
+        touched = pl.concat([old.frame[old_idx], new.frame[new_idx]], how="vertical")
+        touched = _consolidate_frame(touched, self._types).select([*self._columns, WEIGHT])
+        t_hashes = self._key_hashes(touched)
+        old_kept = np.ones(n_old, dtype=bool)
+        old_kept[old_idx] = False
+        new_kept = np.ones(n_new, dtype=bool)
+        new_kept[new_idx] = False
+        # Row indexes into concat(old, new, touched), with their hashes.
+        idx = np.concatenate(
+            [
+                np.flatnonzero(old_kept),
+                n_old + np.flatnonzero(new_kept),
+                n_old + n_new + np.arange(touched.height, dtype=np.int64),
+            ]
+        )
+        if idx.size == 0:
+            return None
+        hashes = np.concatenate([old.hashes[old_kept], new.hashes[new_kept], t_hashes])
+        row_hashes = np.concatenate(
+            [old.row_hashes[old_kept], new.row_hashes[new_kept], self._row_hashes(touched, t_hashes)]
+        )
+        order = np.argsort(hashes, kind="stable")
+        frame = pl.concat([old.frame, new.frame, touched], how="vertical")
+        return _Run(hashes[order], row_hashes[order], frame[idx[order]])
+
+    # -- queries -------------------------------------------------------------------
+
+    def snapshot(self) -> ZSet:
+        """The whole integrated Z-set, consolidated."""
+        frames = [run.frame for run in self._runs]
+        if not frames:
+            return ZSet.empty(self._types)
+        if len(frames) == 1:
+            return ZSet(frames[0], self._types)
+        return ZSet(_consolidate_frame(pl.concat(frames, how="vertical"), self._types), self._types)
+
+    def _probe_keys(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> pl.DataFrame:
+        """Distinct probe keys, renamed to the key's column names and cast to its dtypes.
+
+        A value that does not fit the key dtype can match nothing; a non-strict cast
+        would turn it into NULL (which would then match NULL keys), so drop it instead.
+        """
+        if len(probe_cols) != len(self._key):
+            raise ValueError(f"probe has {len(probe_cols)} key columns, trace key has {len(self._key)}")
+        cast = [
+            pl.col(src).cast(dtype, strict=False).alias(dst)
+            for src, dst, dtype in zip(probe_cols, self._key_names, self._key_dtypes, strict=True)
+        ]
+        lost = [pl.col(dst).is_null() & pl.col(f"__src{i}").is_not_null() for i, dst in enumerate(self._key_names)]
+        keys = probe.select(*cast, *[pl.col(src).alias(f"__src{i}") for i, src in enumerate(probe_cols)])
+        keys = keys.filter(~pl.any_horizontal(lost)) if lost else keys
+        return keys.select(self._key_names).unique()
+
+    def lookup(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> pl.DataFrame:
+        """Stored rows (c0.., w; consolidated, no zero weight) whose key equals, null-safely,
+        the key of some row of `probe`; `probe_cols` name the probe's key columns in the
+        order of the trace's key. Cost O(|probe| · log|state| + matches).
+        """
+        if not self._key:
+            return self.snapshot().frame if probe.height else ZSet.empty(self._types).frame
+        keys = self._probe_keys(probe, probe_cols)
+        if keys.height == 0 or not self._runs:
+            return ZSet.empty(self._types).frame
+        wanted = _sorted_unique(self._key_hashes(keys))
+        parts: list[pl.DataFrame] = []
+        for run in self._runs:
+            lo = np.searchsorted(run.hashes, wanted, side="left")
+            hi = np.searchsorted(run.hashes, wanted, side="right")
+            idx = _gather_ranges(lo, hi)
+            if idx.size:
+                parts.append(run.frame[idx])
+        if not parts:
+            return ZSet.empty(self._types).frame
+        candidates = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
+        # Equal hashes need not mean equal keys: keep only exact (null-safe) matches.
+        found = candidates.join(keys, on=self._key_names, how="semi", nulls_equal=True)
+        if len(parts) > 1:
+            found = _consolidate_frame(found, self._types)
+        return found.select([*self._columns, WEIGHT])

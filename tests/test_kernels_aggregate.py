@@ -1,0 +1,277 @@
+"""GROUP BY aggregates: SQL semantics, and incremental == full recomputation (§7.2-7.4)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler.errors import RuntimeSqlError
+from compiler.logical.aggregate import AggCall
+from compiler.types import BIGINT, DOUBLE, INT, STRING, SqlType, decimal
+from runtime.kernels.aggregate import IncrementalAggregate, aggregate
+from runtime.zset import ZSet
+
+# Input: group g (STRING), group h (INT), int value, double value, decimal value, string value.
+TYPES: list[SqlType] = [STRING, INT, INT, DOUBLE, decimal(6, 2), STRING]
+
+AGGS: list[AggCall] = [
+    AggCall("count_star", None, BIGINT),
+    AggCall("count", 2, BIGINT),
+    AggCall("sum", 2, BIGINT),
+    AggCall("avg", 2, DOUBLE),
+    AggCall("min", 2, INT),
+    AggCall("max", 2, INT),
+    AggCall("count", 2, BIGINT, distinct=True),
+    AggCall("sum", 2, BIGINT, distinct=True),
+    AggCall("sum", 3, DOUBLE),
+    AggCall("avg", 3, DOUBLE),
+    AggCall("min", 3, DOUBLE),
+    AggCall("max", 3, DOUBLE),
+    AggCall("avg", 3, DOUBLE, distinct=True),
+    AggCall("sum", 4, decimal(16, 2)),
+    AggCall("avg", 4, decimal(10, 6)),
+    AggCall("min", 4, decimal(6, 2)),
+    AggCall("avg", 4, decimal(10, 6), distinct=True),
+    AggCall("min", 5, STRING),
+    AggCall("max", 5, STRING),
+    AggCall("count", 5, BIGINT, distinct=True),
+]
+AGG_OUT = [a.type for a in AGGS]
+
+
+def norm(z: ZSet) -> list[tuple[tuple[Any, ...], int]]:
+    """to_rows with NaN made comparable."""
+    return [(tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row), w) for row, w in z.to_rows()]
+
+
+def run(
+    rows: list[tuple[Any, ...]],
+    group: list[int],
+    aggs: list[AggCall],
+    out: list[SqlType],
+    weights: list[int] | None = None,
+    is_global: bool = False,
+) -> list[tuple[tuple[Any, ...], int]]:
+    return aggregate(ZSet.from_rows(rows, TYPES, weights), group, aggs, out, is_global).to_rows()
+
+
+def row(
+    g: str | None,
+    h: int | None = 0,
+    i: int | None = None,
+    d: float | None = None,
+    m: Decimal | None = None,
+    s: str | None = None,
+) -> tuple[Any, ...]:
+    return (g, h, i, d, m, s)
+
+
+def test_group_by_basic_semantics() -> None:
+    rows = [row("a", i=1), row("a", i=None), row("a", i=5), row("b", i=None)]
+    aggs = [
+        AggCall("count_star", None, BIGINT),
+        AggCall("count", 2, BIGINT),
+        AggCall("sum", 2, BIGINT),
+        AggCall("avg", 2, DOUBLE),
+        AggCall("min", 2, INT),
+    ]
+    out = [STRING, BIGINT, BIGINT, BIGINT, DOUBLE, INT]
+    assert run(rows, [0], aggs, out) == [
+        (("a", 3, 2, 6, 3.0, 1), 1),
+        (("b", 1, 0, None, None, None), 1),
+    ]
+
+
+def test_weights_are_multiplicities() -> None:
+    aggs = [
+        AggCall("count_star", None, BIGINT),
+        AggCall("sum", 2, BIGINT),
+        AggCall("count", 2, BIGINT, distinct=True),
+        AggCall("sum", 2, BIGINT, distinct=True),
+    ]
+    out = [STRING, BIGINT, BIGINT, BIGINT, BIGINT]
+    assert run([row("a", i=2), row("a", i=3)], [0], aggs, out, [3, 1]) == [(("a", 4, 9, 2, 5), 1)]
+
+
+def test_null_group_keys_form_one_group() -> None:
+    aggs = [AggCall("count_star", None, BIGINT)]
+    rows = [row(None, None), row(None, None), row(None, 1), row("a", None)]
+    assert run(rows, [0, 1], aggs, [STRING, INT, BIGINT]) == [
+        ((None, None, 2), 1),
+        ((None, 1, 1), 1),
+        (("a", None, 1), 1),
+    ]
+
+
+def test_global_aggregate_on_empty_input() -> None:
+    out = aggregate(ZSet.empty(TYPES), [], AGGS, AGG_OUT, True)
+    # COUNT(*), COUNT(x) and COUNT(DISTINCT x) are 0; everything else is NULL.
+    assert out.to_rows() == [((0, 0, *[None] * 4, 0, *[None] * 12, 0), 1)]
+    assert aggregate(ZSet.empty(TYPES), [0], AGGS, [STRING, *AGG_OUT], False).to_rows() == []
+
+
+def test_float_sum_with_infinities_and_nan() -> None:
+    aggs = [AggCall("sum", 3, DOUBLE), AggCall("max", 3, DOUBLE), AggCall("min", 3, DOUBLE)]
+    out = [STRING, DOUBLE, DOUBLE, DOUBLE]
+    inf = float("inf")
+    got = run(
+        [
+            row("a", d=1.0),
+            row("a", d=inf),
+            row("b", d=inf),
+            row("b", d=-inf),
+            row("c", d=float("nan")),
+            row("c", d=2.0),
+        ],
+        [0],
+        aggs,
+        out,
+    )
+    assert got[0] == (("a", inf, inf, 1.0), 1)
+    assert math.isnan(got[1][0][1]) and got[1][0][2:] == (inf, -inf)
+    assert math.isnan(got[2][0][1]) and math.isnan(got[2][0][2]) and got[2][0][3] == 2.0
+
+
+def test_decimal_sum_and_avg_round_half_up() -> None:
+    aggs = [AggCall("sum", 4, decimal(16, 2)), AggCall("avg", 4, decimal(10, 6)), AggCall("avg", 4, decimal(10, 0))]
+    out = [STRING, decimal(16, 2), decimal(10, 6), decimal(10, 0)]
+    rows = [
+        row("a", m=Decimal("1.00")),
+        row("a", m=Decimal("2.00")),
+        row("a", m=Decimal("2.00")),
+        row("b", m=Decimal("-1.00")),
+        row("b", m=Decimal("-2.00")),
+        row("c", m=Decimal("0.01")),
+        row("c", m=Decimal("0.00")),
+        row("c", m=Decimal("0.00")),
+    ]
+    assert run(rows, [0], aggs, out) == [
+        (("a", Decimal("5.00"), Decimal("1.666667"), Decimal("2")), 1),
+        (("b", Decimal("-3.00"), Decimal("-1.500000"), Decimal("-2")), 1),
+        (("c", Decimal("0.01"), Decimal("0.003333"), Decimal("0")), 1),
+    ]
+
+
+def test_sum_overflow_raises() -> None:
+    types = [BIGINT]
+    big = ZSet.from_rows([(2**62,), (2**62,)], types)
+    with pytest.raises(RuntimeSqlError, match="integer overflow in SUM"):
+        aggregate(big, [], [AggCall("sum", 0, BIGINT)], [BIGINT], True)
+    dec = ZSet.from_rows([(Decimal("600"),), (Decimal("600"),)], [decimal(3, 0)])
+    with pytest.raises(RuntimeSqlError, match="decimal overflow in SUM"):
+        aggregate(dec, [], [AggCall("sum", 0, decimal(3, 0))], [decimal(3, 0)], True)
+
+
+def test_incremental_min_survives_deleting_the_minimum() -> None:
+    aggs = [AggCall("min", 2, INT), AggCall("max", 2, INT)]
+    agg = IncrementalAggregate(TYPES, [0], aggs, [STRING, INT, INT], False)
+    out, commit = agg.step(ZSet.from_rows([row("a", i=1), row("a", i=5), row("a", i=3)], TYPES))
+    commit()
+    assert out.to_rows() == [(("a", 1, 5), 1)]
+    out, commit = agg.step(ZSet.from_rows([row("a", i=1)], TYPES, [-1]))
+    commit()
+    assert out.to_rows() == [(("a", 1, 5), -1), (("a", 3, 5), 1)]
+    out, commit = agg.step(ZSet.from_rows([row("a", i=3), row("a", i=5)], TYPES, [-1, -1]))
+    commit()
+    assert out.to_rows() == [(("a", 3, 5), -1)]  # the group is empty: it disappears
+    assert agg.state_size() == 0
+
+
+def test_incremental_global_emits_empty_row_first() -> None:
+    aggs = [AggCall("count_star", None, BIGINT), AggCall("sum", 2, BIGINT)]
+    agg = IncrementalAggregate(TYPES, [], aggs, [BIGINT, BIGINT], True)
+    out, commit = agg.step(ZSet.empty(TYPES))
+    commit()
+    assert out.to_rows() == [((0, None), 1)]
+    out, commit = agg.step(ZSet.empty(TYPES))
+    commit()
+    assert out.to_rows() == []
+    out, commit = agg.step(ZSet.from_rows([row("a", i=4)], TYPES))
+    commit()
+    assert out.to_rows() == [((0, None), -1), ((1, 4), 1)]
+    out, commit = agg.step(ZSet.from_rows([row("a", i=4)], TYPES, [-1]))
+    commit()
+    assert out.to_rows() == [((0, None), 1), ((1, 4), -1)]
+
+
+def test_step_does_not_mutate_until_commit() -> None:
+    types = [STRING, BIGINT]
+    aggs = [AggCall("sum", 1, BIGINT), AggCall("max", 1, BIGINT)]
+    agg = IncrementalAggregate(types, [0], aggs, [STRING, BIGINT, BIGINT], False)
+    out, commit = agg.step(ZSet.from_rows([("a", 2**62)], types))
+    commit()
+    size = agg.state_size()
+    with pytest.raises(RuntimeSqlError):
+        agg.step(ZSet.from_rows([("a", 2**62)], types))  # overflow: step rejected
+    agg.step(ZSet.from_rows([("a", 1)], types))  # computed, never committed
+    assert agg.state_size() == size
+    out, commit = agg.step(ZSet.from_rows([("a", 2)], types))
+    commit()
+    assert out.to_rows() == [(("a", 2**62, 2**62), -1), (("a", 2**62 + 2, 2**62), 1)]
+
+
+# -- property: integrated incremental output == aggregate(integrated input) ----------
+
+values_i = st.one_of(st.none(), st.integers(-3, 3))
+values_d = st.one_of(st.none(), st.sampled_from([0.5, -1.5, 2.0, float("inf"), float("-inf"), float("nan")]))
+values_m = st.one_of(st.none(), st.sampled_from([Decimal("1.25"), Decimal("-0.50"), Decimal("3.00")]))
+row_st = st.tuples(
+    st.one_of(st.none(), st.sampled_from(["a", "b"])),
+    st.one_of(st.none(), st.integers(0, 1)),
+    values_i,
+    values_d,
+    values_m,
+    st.one_of(st.none(), st.sampled_from(["x", "y", "z"])),
+)
+op_st = st.one_of(
+    st.tuples(st.just("ins"), row_st, st.integers(1, 2)),
+    st.tuples(st.just("del"), st.integers(0, 100), st.integers(1, 2)),
+)
+
+
+def nan_safe(r: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Rows as dict keys: NaN != NaN, so key it by a marker."""
+    return tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in r)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    steps=st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=6),
+    shape=st.sampled_from(["g", "gh", "global", "nogroup"]),
+)
+def test_incremental_equals_full(steps: list[list[tuple[str, Any, int]]], shape: str) -> None:
+    group = {"g": [0], "gh": [0, 1], "global": [], "nogroup": []}[shape]
+    is_global = shape == "global"
+    out_types = [TYPES[c] for c in group] + AGG_OUT
+    agg = IncrementalAggregate(TYPES, group, AGGS, out_types, is_global)
+    current: Counter[tuple[Any, ...]] = Counter()
+    originals: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    total = ZSet.empty(out_types)
+    for ops in steps:
+        change: Counter[tuple[Any, ...]] = Counter()
+        for kind, what, w in ops:
+            if kind == "ins":
+                originals[nan_safe(what)] = what
+                change[nan_safe(what)] += w
+            else:  # delete an existing row, keeping the integrated input positive
+                live = sorted((k for k, n in (current + change).items() if n > 0), key=repr)
+                if live:
+                    victim = live[what % len(live)]
+                    change[victim] -= min(w, (current + change)[victim])
+        rows = [(originals[k], n) for k, n in change.items() if n != 0]
+        delta = ZSet.from_rows([r for r, _ in rows], TYPES, [n for _, n in rows])
+        out, commit = agg.step(delta)
+        commit()
+        current.update(change)
+        current = Counter({k: n for k, n in current.items() if n > 0})
+        total = ZSet.concat([total, out], out_types).consolidate()
+        integrated = ZSet.from_rows([originals[k] for k in current], TYPES, list(current.values()))
+        expected = aggregate(integrated, group, AGGS, out_types, is_global)
+        assert norm(total) == norm(expected)
+        assert all(w == 1 for _, w in total.to_rows())

@@ -1,0 +1,135 @@
+"""Trace: an indexed integrated Z-set; lookups must equal a brute-force filter."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler.types import BIGINT, INT, STRING, SqlType, decimal
+from runtime.trace import Trace
+from runtime.zset import ZSet
+
+TYPES: list[SqlType] = [INT, STRING]
+
+
+def rows_of(frame: pl.DataFrame) -> Counter[tuple[Any, ...]]:
+    """Consolidated {row: weight} of a c0.., w frame."""
+    out: Counter[tuple[Any, ...]] = Counter()
+    for r in frame.iter_rows():
+        out[tuple(r[:-1])] += int(r[-1])
+    return Counter({k: v for k, v in out.items() if v != 0})
+
+
+def test_insert_lookup_and_cancel() -> None:
+    t = Trace(TYPES, (0,))
+    t.insert(ZSet.from_rows([(1, "a"), (2, "b"), (None, "n"), (1, "c")], TYPES))
+    t.insert(ZSet.from_rows([(1, "a")], TYPES, [-1]))
+    found = t.lookup(pl.DataFrame({"k": [1, 3]}), ["k"])
+    assert rows_of(found) == Counter({(1, "c"): 1})
+    assert len(t.snapshot()) == 3
+
+
+def test_null_keys_match_null_probes() -> None:
+    t = Trace(TYPES, (0,))
+    t.insert(ZSet.from_rows([(None, "n"), (1, "x")], TYPES, [2, 1]))
+    found = t.lookup(pl.DataFrame({"k": [None]}, schema={"k": pl.Int32}), ["k"])
+    assert rows_of(found) == Counter({(None, "n"): 2})
+
+
+def test_probe_dtype_does_not_matter() -> None:
+    t = Trace(TYPES, (0,))
+    t.insert(ZSet.from_rows([(7, "x"), (None, "n")], TYPES))
+    probe = pl.DataFrame({"k": [7, 2**40]}, schema={"k": pl.Int64})
+    # 2**40 does not fit INT: it must match nothing, in particular not the NULL key.
+    assert rows_of(t.lookup(probe, ["k"])) == Counter({(7, "x"): 1})
+
+
+def test_decimal_key_with_other_precision() -> None:
+    from decimal import Decimal
+
+    types = [decimal(10, 2), BIGINT]
+    t = Trace(types, (0,))
+    t.insert(ZSet.from_rows([(Decimal("1.50"), 1), (Decimal("2.00"), 2)], types))
+    probe = pl.DataFrame({"k": [Decimal("1.5")]}, schema={"k": pl.Decimal(20, 2)})
+    assert rows_of(t.lookup(probe, ["k"])) == Counter({(Decimal("1.50"), 1): 1})
+
+
+def test_empty_key_returns_everything() -> None:
+    t = Trace(TYPES, ())
+    t.insert(ZSet.from_rows([(1, "a"), (2, "b")], TYPES))
+    assert rows_of(t.lookup(pl.DataFrame({"x": [0]}), [])) == Counter({(1, "a"): 1, (2, "b"): 1})
+    assert t.lookup(pl.DataFrame({"x": []}), []).height == 0
+
+
+def test_runs_merge_geometrically() -> None:
+    t = Trace([BIGINT, BIGINT], (0,))
+    for i in range(200):
+        t.insert(ZSet.from_rows([(i, i)], [BIGINT, BIGINT]))
+    assert len(t) == 200
+    assert t.run_count <= 6  # O(log n) runs
+    found = t.lookup(pl.DataFrame({"k": [5, 150, 999]}), ["k"])
+    assert rows_of(found) == Counter({(5, 5): 1, (150, 150): 1})
+
+
+def test_multi_column_key_and_full_cancel() -> None:
+    t = Trace(TYPES, (1, 0))
+    z = ZSet.from_rows([(1, "a"), (1, "b")], TYPES)
+    t.insert(z)
+    t.insert(z.negate())
+    assert len(t.snapshot()) == 0
+    t.insert(ZSet.from_rows([(1, "a")], TYPES, [3]))
+    probe = pl.DataFrame({"s": ["a", "a"], "i": [1, 2]})
+    assert rows_of(t.lookup(probe, ["s", "i"])) == Counter({(1, "a"): 3})
+
+
+def test_merge_cancels_across_runs() -> None:
+    for key in [(0,), ()]:
+        t = Trace([BIGINT, BIGINT], key)
+        t.insert(ZSet.from_rows([(i % 50, i) for i in range(1000)], [BIGINT, BIGINT]))
+        # Deletes half the rows and adds to others: merged into the big run at once.
+        t.insert(ZSet.from_rows([(i % 50, i) for i in range(0, 1000, 2)], [BIGINT, BIGINT], [-1] * 500))
+        t.insert(ZSet.from_rows([(i % 50, i) for i in range(1, 1000, 4)], [BIGINT, BIGINT], [2] * 250))
+        expected = {(i % 50, i): (3 if i % 4 == 1 else 1) for i in range(1, 1000, 2)}
+        assert dict(rows_of(t.snapshot().frame)) == expected
+        assert t.run_count == 1 and len(t) == 500  # merged, cancelled rows gone
+        probe = pl.DataFrame({"k": [7]})
+        got = t.lookup(probe, ["k"] if key else [])
+        want = {r: w for r, w in expected.items() if not key or r[0] == 7}
+        assert dict(rows_of(got)) == want
+
+
+row_st = st.tuples(st.one_of(st.none(), st.integers(0, 4)), st.one_of(st.none(), st.sampled_from("abc")))
+batch_st = st.lists(st.tuples(row_st, st.integers(-2, 2).filter(bool)), max_size=8)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    batches=st.lists(batch_st, min_size=1, max_size=6),
+    key=st.sampled_from([(0,), (1,), (0, 1), (1, 0), ()]),
+    probes=st.lists(row_st, max_size=4),
+)
+def test_lookup_matches_brute_force(
+    batches: list[list[tuple[tuple[Any, Any], int]]],
+    key: tuple[int, ...],
+    probes: list[tuple[Any, Any]],
+) -> None:
+    t = Trace(TYPES, key)
+    integrated: Counter[tuple[Any, ...]] = Counter()
+    probe = pl.DataFrame(
+        {"p0": [p[0] for p in probes], "p1": [p[1] for p in probes]},
+        schema={"p0": pl.Int64, "p1": pl.String},
+    )
+    probe_cols = [f"p{k}" for k in key]
+    for batch in batches:
+        t.insert(ZSet.from_rows([r for r, _ in batch], TYPES, [w for _, w in batch]))
+        for r, w in batch:
+            integrated[r] += w
+        live = {r: w for r, w in integrated.items() if w != 0}
+        probe_keys = {tuple(p[k] for k in key) for p in probes}
+        expected = {r: w for r, w in live.items() if tuple(r[k] for k in key) in probe_keys}
+        assert dict(rows_of(t.lookup(probe, probe_cols))) == expected
+        assert dict(rows_of(t.snapshot().frame)) == live
