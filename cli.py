@@ -62,14 +62,23 @@ def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report:
 @DIALECT
 @click.option("--output", type=click.Choice(["table", "jsonl"]), default="table", show_default=True)
 @click.option("--non-incremental", is_flag=True, help="Recompute every view from scratch at each step.")
-def run(script: str, dialect: str, output: str, non_incremental: bool) -> None:
+@click.option(
+    "--max-iterations",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Fail a step whose recursive CTE needs more inner iterations than this.",
+)
+def run(script: str, dialect: str, output: str, non_incremental: bool, max_iterations: int | None) -> None:
     """Run SCRIPT's steps and print each step's output delta per view."""
     from runtime.pipeline import Pipeline
     from runtime.render import jsonl_lines, table_lines
     from runtime.script import split_script, step_changes
 
     parts = split_script(_read(script))
-    pipeline = _guarded(script, lambda: Pipeline.from_sql(parts.program, dialect, not non_incremental))
+    from runtime.nested import DEFAULT_MAX_ITERATIONS
+
+    limit = max_iterations or DEFAULT_MAX_ITERATIONS
+    pipeline = _guarded(script, lambda: Pipeline.from_sql(parts.program, dialect, not non_incremental, limit))
     for number, step_text in enumerate(parts.steps, start=1):
         deltas = _guarded(script, lambda t=step_text: pipeline.step(step_changes(pipeline, t)))
         for view in sorted(deltas):

@@ -35,7 +35,7 @@ class Executor:
         self.order = [n for n in circuit.topological_order() if n in live]
         # what a runtime error names: the view an operator feeds
         self.names = names or {}
-        self.traces: dict[int, Trace] = {}
+        self.traces_by_node: dict[int, Trace] = {}
         self.aggregates: dict[int, IncrementalAggregate] = {}
         self.scopes: dict[int, IncrementalScope] = {}
         self.max_iterations = max_iterations
@@ -44,7 +44,7 @@ class Executor:
         for n in self.order:
             o = circuit[n]
             if isinstance(o, op.Integrate):
-                self.traces[n] = Trace(o.types, o.key)
+                self.traces_by_node[n] = Trace(o.types, o.key)
             elif isinstance(o, op.AggregateIncremental):
                 src = circuit[o.inputs[0]]
                 self.aggregates[n] = IncrementalAggregate(src.types, o.group, o.aggs, o.types, o.is_global)
@@ -72,10 +72,31 @@ class Executor:
                 outputs[o.name] = v.consolidate()
         return outputs
 
+    def traces(self) -> dict[str, Trace]:
+        """All operator state by stable names (node ids are deterministic per program)."""
+        out: dict[str, Trace] = {f"n{n}.integrate": t for n, t in self.traces_by_node.items()}
+        for n, agg in self.aggregates.items():
+            out.update({f"n{n}.aggregate.{k}": t for k, t in agg.traces().items()})
+        for n, scope in self.scopes.items():
+            out.update({f"n{n}.scope.{k}": t for k, t in scope.traces().items()})
+        return out
+
+    def meta(self) -> dict[str, object]:
+        return {"steps": self.steps, "aggregates_started": sorted(n for n, a in self.aggregates.items() if a.started)}
+
+    def restored(self, meta: dict[str, object]) -> None:
+        """Finish a restore: the caller has refilled every trace of `traces()`."""
+        self.steps = int(meta["steps"])  # type: ignore[call-overload]
+        started = set(meta["aggregates_started"])  # type: ignore[call-overload]
+        for n, agg in self.aggregates.items():
+            agg.started = n in started
+        for scope in self.scopes.values():
+            scope.restored()
+
     def state_rows(self) -> int:
         """Rows held in all integrals and aggregate states."""
         return (
-            sum(len(t) for t in self.traces.values())
+            sum(len(t) for t in self.traces_by_node.values())
             + sum(a.state_size() for a in self.aggregates.values())
             + sum(s.state_rows() for s in self.scopes.values())
         )
@@ -97,7 +118,7 @@ class Executor:
         if isinstance(o, op.Negate):
             return negate(_zset(args[0]))
         if isinstance(o, op.Integrate):
-            trace, delta = self.traces[n], _zset(args[0])
+            trace, delta = self.traces_by_node[n], _zset(args[0])
             commits.append(lambda: trace.insert(delta))
             return trace
         if isinstance(o, op.Delay):

@@ -183,6 +183,17 @@ class IncrementalScope:
                 self.states[(n, 0)] = IterationTrace(scope.body[o.inputs[0]].types, o.group)
         self.last_iterations = 0
 
+    def traces(self) -> dict[str, Trace]:
+        """Every iteration trace, by a stable name (for checkpoints)."""
+        return {f"{n}.{side}": s.trace for (n, side), s in self.states.items()}
+
+    def restored(self) -> None:
+        """Recompute the stored depth after traces were refilled from a checkpoint."""
+        for s in self.states.values():
+            it = col_name(len(s.types))
+            frame = s.trace.snapshot().frame
+            s.depth = int(frame[it].max()) if frame.height else -1  # type: ignore[arg-type]
+
     def depth(self) -> int:
         return max((s.depth for s in self.states.values()), default=-1)
 

@@ -19,16 +19,17 @@ from compiler.errors import InputError
 from compiler.frontend.program import Program
 from compiler.types import SqlType
 from runtime.executor import Executor
+from runtime.nested import DEFAULT_MAX_ITERATIONS
 from runtime.trace import Trace
 from runtime.zset import WEIGHT, ZSet, col_name
 
 
 class Pipeline:
-    def __init__(self, compiled: Compiled) -> None:
+    def __init__(self, compiled: Compiled, max_iterations: int = DEFAULT_MAX_ITERATIONS) -> None:
         self.program: Program = compiled.program
         self.circuit: Circuit = compiled.circuit
         self.incremental = compiled.circuit.incremental
-        self.executor = Executor(self.circuit, _operator_views(self.circuit))
+        self.executor = Executor(self.circuit, _operator_views(self.circuit), max_iterations)
         # The integrated inputs: validate deletes, answer DELETE ... WHERE, and feed the
         # lifted circuit in --non-incremental mode.
         self.tables: dict[str, Trace] = {
@@ -38,8 +39,10 @@ class Pipeline:
         self.steps = 0
 
     @staticmethod
-    def from_sql(text: str, dialect: str = "spark", incremental: bool = True) -> Pipeline:
-        return Pipeline(compile_sql(text, dialect, incremental))
+    def from_sql(
+        text: str, dialect: str = "spark", incremental: bool = True, max_iterations: int = DEFAULT_MAX_ITERATIONS
+    ) -> Pipeline:
+        return Pipeline(compile_sql(text, dialect, incremental), max_iterations)
 
     # -- schema ----------------------------------------------------------------------------
 
@@ -60,6 +63,27 @@ class Pipeline:
 
     def table_contents(self, table: str) -> ZSet:
         return self.tables[table].snapshot()
+
+    # -- checkpoints -----------------------------------------------------------------------
+
+    def state_traces(self) -> dict[str, Trace]:
+        """Every piece of state of the pipeline, by stable name: the integrated tables and
+        the operators' traces. A checkpoint saves their snapshots; a restore refills a
+        fresh Pipeline of the same program, then calls `restored(meta)`."""
+        out = {f"table.{name}": t for name, t in self.tables.items()}
+        out.update({f"op.{k}": t for k, t in self.executor.traces().items()})
+        return out
+
+    def state_meta(self) -> dict[str, object]:
+        if not self.incremental:
+            raise InputError("only incremental pipelines can be checkpointed")
+        return {"steps": self.steps, "executor": self.executor.meta()}
+
+    def restored(self, meta: dict[str, object]) -> None:
+        self.steps = int(meta["steps"])  # type: ignore[call-overload]
+        executor_meta = meta["executor"]
+        assert isinstance(executor_meta, dict)
+        self.executor.restored(executor_meta)
 
     # -- stepping --------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from compiler.frontend.type_rules import TypeMismatch, coerce
 from compiler.logical.scalar import Lit, Scalar
 from compiler.types import SqlType
 from runtime.expressions import evaluate
+from runtime.nested import DEFAULT_MAX_ITERATIONS
 from runtime.pipeline import Pipeline
 from runtime.zset import WEIGHT, ZSet, col_name
 
@@ -64,9 +65,15 @@ class ScriptRun:
     tables: list[dict[str, ZSet]] = field(default_factory=list)
 
 
-def run_script(text: str, dialect: str = "spark", incremental: bool = True, keep_tables: bool = False) -> ScriptRun:
+def run_script(
+    text: str,
+    dialect: str = "spark",
+    incremental: bool = True,
+    keep_tables: bool = False,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+) -> ScriptRun:
     script = split_script(text)
-    pipeline = Pipeline.from_sql(script.program, dialect, incremental)
+    pipeline = Pipeline.from_sql(script.program, dialect, incremental, max_iterations)
     run = ScriptRun(pipeline)
     for step_text in script.steps:
         changes = step_changes(pipeline, step_text)

@@ -398,6 +398,19 @@ class IncrementalAggregate:
     def state_size(self) -> int:
         return len(self._state) + sum(len(t) for t in self._msets.values()) + len(self._out)
 
+    def traces(self) -> dict[str, Trace]:
+        """Every piece of state, by a stable name (for checkpoints)."""
+        return {"state": self._state, **{f"values{arg}": t for arg, t in self._msets.items()}, "out": self._out}
+
+    @property
+    def started(self) -> bool:
+        """Whether a step has been committed (a global aggregate emits its row at the first)."""
+        return self._started
+
+    @started.setter
+    def started(self, value: bool) -> None:
+        self._started = value
+
     def _fetch(self, trace: Trace, keys: pl.DataFrame) -> pl.DataFrame:
         """The stored rows of the touched groups (for a global aggregate: all of them)."""
         if not self._plan.gnames:
