@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import click
 
-from compiler.errors import DbspcError
+from compiler.errors import DbspcError, Span
 
 T = TypeVar("T")
 DIALECT = click.option("--dialect", default="spark", show_default=True, help="SQL dialect of the input (sqlglot name).")
@@ -22,11 +22,15 @@ def _read(path: str) -> str:
         raise click.ClickException(f"cannot read {path}: {e.strerror}") from None
 
 
-def _guarded(filename: str, action: Callable[[], T]) -> T:
-    """Report user errors as `file:line:col: error: ...` and exit 1, without a traceback."""
+def _guarded(filename: str, action: Callable[[], T], step_span: Span | None = None, step: int = 0) -> T:
+    """Report user errors as `file:line:col: error: ...` and exit 1, without a traceback.
+
+    An error of a step's data (no SQL position of its own) points at its `-- step` line."""
     try:
         return action()
     except DbspcError as e:
+        if e.span is None and step_span is not None:
+            e = type(e)(f"step {step} rejected: {e.message}", step_span)
         click.echo(e.located(filename), err=True)
         sys.exit(1)
 
@@ -80,7 +84,8 @@ def run(script: str, dialect: str, output: str, non_incremental: bool, max_itera
     limit = max_iterations or DEFAULT_MAX_ITERATIONS
     pipeline = _guarded(script, lambda: Pipeline.from_sql(parts.program, dialect, not non_incremental, limit))
     for number, step_text in enumerate(parts.steps, start=1):
-        deltas = _guarded(script, lambda t=step_text: pipeline.step(step_changes(pipeline, t)))
+        marker = Span(parts.step_lines[number - 1], 1)
+        deltas = _guarded(script, lambda t=step_text: pipeline.step(step_changes(pipeline, t)), marker, number)
         for view in sorted(deltas):
             if output == "jsonl":
                 lines = jsonl_lines(number, view, deltas[view])

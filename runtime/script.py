@@ -41,6 +41,7 @@ class Script:
 
     program: str
     steps: list[str]
+    step_lines: list[int] = field(default_factory=list)  # line of each `-- step` marker
 
 
 def split_script(text: str) -> Script:
@@ -49,12 +50,13 @@ def split_script(text: str) -> Script:
         return Script(text, [])
     program = text[: marks[0].start()]
     steps = []
+    lines = [text.count("\n", 0, m.start()) + 1 for m in marks]
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
         # blank out everything before the step so sqlglot reports file positions
         prefix = re.sub(r"[^\n]", "", text[: m.end()])
         steps.append(prefix + text[m.end() : end])
-    return Script(program, steps)
+    return Script(program, steps, lines)
 
 
 @dataclass

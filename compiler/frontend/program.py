@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import OptimizeError, ParseError, TokenError
+from sqlglot.tokens import Token, TokenType
 from sqlglot.optimizer.qualify import qualify
 
 from compiler.catalog import Catalog, Column, TableSchema
@@ -30,16 +33,68 @@ class Program:
     views: dict[str, lp.View] = field(default_factory=dict)
 
 
+# sqlglot logs a warning and falls back to an opaque Command for statements it cannot
+# parse; dbspc reports those itself, as positioned syntax errors.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+
 def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
     """sqlglot statements, with parse errors turned into positioned SqlErrors."""
+    tokens = _tokens(text, dialect)
+    _refuse_trailing_commas(tokens)
     try:
-        return [s for s in sqlglot.parse(text, read=dialect) if isinstance(s, exp.Expression)]
+        statements = [s for s in sqlglot.parse(text, read=dialect) if isinstance(s, exp.Expression)]
     except ParseError as e:
         first = e.errors[0] if e.errors else {}
         desc = str(first.get("description") or e).split(". Line")[0]
         raise SqlError(f"syntax error: {desc}", _span(first.get("line"), first.get("col"))) from None
-    except TokenError as e:
-        raise SqlError(f"syntax error: {e}") from None
+    starts = _statement_starts(tokens)
+    for k, stmt in enumerate(statements):
+        if isinstance(stmt, exp.Command):
+            shown = " ".join(stmt.sql(dialect).split())
+            shown = shown if len(shown) <= 50 else shown[:47] + "..."
+            raise SqlError(f"syntax error: cannot parse '{shown}'", starts[k] if k < len(starts) else None)
+    return statements
+
+
+def _statement_starts(tokens: list[Token]) -> list[Span]:
+    starts: list[Span] = []
+    expect = True
+    for t in tokens:
+        if t.token_type == TokenType.SEMICOLON:
+            expect = True
+        elif expect:
+            starts.append(Span(t.line, max(t.col - len(t.text) + 1, 1)))
+            expect = False
+    return starts
+
+
+def _tokens(text: str, dialect: str) -> list[Token]:
+    try:
+        return list(Dialect.get_or_raise(dialect).tokenize(text))
+    except TokenError:
+        line, col = _unterminated_quote(text)
+        raise SqlError("syntax error: unterminated string or quoted identifier", Span(line, col)) from None
+
+
+def _unterminated_quote(text: str) -> tuple[int, int]:
+    """Where the quote that never closes opens (tokenizer errors carry no position)."""
+    opened: tuple[str, int] | None = None
+    for i, ch in enumerate(text):
+        if opened is None and ch in "'\"`":
+            opened = (ch, i)
+        elif opened is not None and ch == opened[0]:
+            opened = None
+    start = opened[1] if opened else len(text)
+    line = text.count("\n", 0, start) + 1
+    return line, start - (text.rfind("\n", 0, start) + 1) + 1
+
+
+def _refuse_trailing_commas(tokens: list[Token]) -> None:
+    """`SELECT a, FROM t`: sqlglot drops the comma, Spark rejects it (TRAILING_COMMA_IN_SELECT)."""
+    for comma, nxt in zip(tokens, tokens[1:], strict=False):
+        if comma.token_type == TokenType.COMMA and nxt.token_type in (TokenType.FROM, TokenType.R_PAREN):
+            raise SqlError(f"syntax error: trailing comma before '{nxt.text}'", Span(comma.line, comma.col))
 
 
 def _span(line: object, col: object) -> Span | None:
@@ -121,11 +176,17 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
         message = str(e)
         m = _POSITION.search(message)
         text = _POSITION.sub("", message).strip().rstrip(".")
-        raise SqlError(_friendly(text), _span(int(m.group(1)), int(m.group(2))) if m else span_of(query)) from None
+        span = span_of(query)
+        if m:
+            # sqlglot reports the column of the name's last character
+            name = re.match(r"Column '(.+?)' could not be resolved", text)
+            width = len(name.group(1).split(".")[-1]) if name else 1
+            span = Span(int(m.group(1)), max(int(m.group(2)) - width + 1, 1))
+        raise SqlError(_friendly(text), span) from None
 
 
 def _friendly(message: str) -> str:
-    m = re.match(r"Column '(.+)' could not be resolved", message)
+    m = re.match(r"Column '(.+)' could not be resolved", message) or re.match(r"Unknown column: (.+)", message)
     if m:
         return f"column '{m.group(1)}' cannot be resolved"
     return message[0].lower() + message[1:] if message else "cannot resolve names"
