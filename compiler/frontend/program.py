@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from dataclasses import dataclass, field
@@ -10,8 +11,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import OptimizeError, ParseError, TokenError
-from sqlglot.tokens import Token, TokenType
 from sqlglot.optimizer.qualify import qualify
+from sqlglot.tokens import Token, TokenType
 
 from compiler.catalog import Catalog, Column, TableSchema
 from compiler.errors import Span, SqlError, UnsupportedSql
@@ -92,7 +93,7 @@ def _unterminated_quote(text: str) -> tuple[int, int]:
 
 def _refuse_trailing_commas(tokens: list[Token]) -> None:
     """`SELECT a, FROM t`: sqlglot drops the comma, Spark rejects it (TRAILING_COMMA_IN_SELECT)."""
-    for comma, nxt in zip(tokens, tokens[1:], strict=False):
+    for comma, nxt in itertools.pairwise(tokens):
         if comma.token_type == TokenType.COMMA and nxt.token_type in (TokenType.FROM, TokenType.R_PAREN):
             raise SqlError(f"syntax error: trailing comma before '{nxt.text}'", Span(comma.line, comma.col))
 
