@@ -32,7 +32,7 @@ from runtime.nested import DEFAULT_MAX_ITERATIONS
 from runtime.pipeline import Pipeline
 from runtime.zset import WEIGHT, ZSet, col_name
 
-_STEP_LINE = re.compile(r"^\s*--\s*step\b.*$", re.IGNORECASE | re.MULTILINE)
+_STEP_LINE = re.compile(r"^[ \t]*--[ \t]*step[ \t]*$", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass
