@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+import numpy as np
 import polars as pl
 
 from compiler.errors import InternalCompilerError, RuntimeSqlError
@@ -346,11 +347,26 @@ def _division(kind: str, raising: bool) -> Handler:
     return handler
 
 
+def _ieee_divide(pair: pl.Series) -> pl.Series:
+    """Element-wise a / b of a struct series of floats, NULL where either is NULL."""
+    a, b = pair.struct.field("a"), pair.struct.field("b")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.divide(a.to_numpy(), b.to_numpy())
+    nulls = (a.is_null() | b.is_null()).to_numpy()
+    out = pl.Series(q, dtype=a.dtype)
+    return out.scatter(np.flatnonzero(nulls), None) if nulls.any() else out
+
+
 def _true_div(a: pl.Expr, b: pl.Expr, ta: SqlType, t: SqlType) -> pl.Expr:
     """a / b for DOUBLE or DECIMAL results (operands already of the result type)."""
     if not t.is_decimal:
         dtype = polars_dtype(t)
-        return a.cast(dtype) / b.cast(dtype)
+        # polars divides by a broadcast scalar as a product with its reciprocal, which is
+        # not IEEE division (7.0 / 3 would differ in the last bit between a one-row and a
+        # many-row batch, so a retraction would miss its row): divide in numpy instead.
+        return pl.struct(a.cast(dtype).alias("a"), b.cast(dtype).alias("b")).map_batches(
+            _ieee_divide, return_dtype=dtype
+        )
     # polars divides at the dividend's scale rounding half to even; compute a few
     # guard digits more so the final half-up rounding (in `fit`) is right except
     # when the true quotient lies within 1e-(s+k)/2 below a tie.

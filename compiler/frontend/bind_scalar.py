@@ -17,7 +17,7 @@ from sqlglot import exp
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.ddl import sql_type
 from compiler.frontend.positions import span_of
-from compiler.frontend.type_rules import TypeMismatch, arithmetic_type, coerce, common_type
+from compiler.frontend.type_rules import TypeMismatch, arithmetic_type, castable, coerce, common_type
 from compiler.logical.scalar import Call, Col, Lit, Scalar
 from compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, NULL, STRING, TIMESTAMP, SqlType, decimal
 
@@ -49,6 +49,11 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
             return hit
     binder = _BINDERS.get(type(node))
     if binder is None:
+        if isinstance(node, exp.Anonymous):
+            raise UnsupportedSql(f"function {node.name.upper()}() is unknown or not supported", span_of(node))
+        if isinstance(node, exp.Func) and not isinstance(node, AGGREGATE_NODES):
+            name = node.sql_name() if hasattr(node, "sql_name") else type(node).__name__.upper()
+            raise UnsupportedSql(f"function {name}() is not supported yet", span_of(node))
         if isinstance(node, AGGREGATE_NODES):
             raise SqlError(f"aggregate {node.sql(scope.dialect)} is not allowed in {scope.context}", span_of(node))
         raise UnsupportedSql(
@@ -60,8 +65,10 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
         raise SqlError(f"{e} in '{_short(node, scope)}'", span_of(node)) from None
 
 
-def _short(node: exp.Expression, scope: ScalarScope) -> str:
-    text = node.sql(scope.dialect)
+def _short(node: exp.Expression | exp.Binary, scope: ScalarScope) -> str:
+    """The expression as the user wrote it, without the qualification qualify added."""
+    plain = node.copy().transform(lambda n: exp.column(n.name) if isinstance(n, exp.Column) else n)
+    text = plain.sql(scope.dialect)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -119,18 +126,30 @@ def _args(node: exp.Expression | exp.Binary, scope: ScalarScope) -> tuple[Scalar
 _ARITH = {exp.Add: ("+", "add"), exp.Sub: ("-", "sub"), exp.Mul: ("*", "mul")}
 
 
+def _operand_type(x: Scalar, other: Scalar) -> SqlType:
+    """Spark types an integer literal beside a decimal as DECIMAL(digits, 0), not as
+    DECIMAL(10, 0): `d / 3` on DECIMAL(6,3) is DECIMAL(9,6), not DECIMAL(19,14)."""
+    if isinstance(x, Lit) and x.type.is_integer and isinstance(x.value, int) and other.type.is_decimal:
+        return decimal(max(len(str(abs(x.value))), 1), 0)
+    return x.type
+
+
 def _bind_arith(node: exp.Binary, scope: ScalarScope) -> Scalar:
     symbol, fn = _ARITH[type(node)]
     a, b = _args(node, scope)
-    if a.type.kind in ("DATE",) and b.type.is_integer and fn in ("add", "sub"):
-        raise UnsupportedSql("date arithmetic is not supported yet; use date_add", span_of(node))
-    t = arithmetic_type(symbol, a.type, b.type, scope.dialect)
+    temporal = [x for x in (a, b) if x.type.kind in ("DATE", "TIMESTAMP")]
+    if temporal:
+        other = b if temporal[0] is a else a
+        if fn in ("add", "sub") and (other.type.is_integer or other.type.kind in ("DATE", "TIMESTAMP")):
+            raise UnsupportedSql("date and timestamp arithmetic is not supported yet", span_of(node))
+        raise SqlError(f"cannot apply '{symbol}' to {a.type} and {b.type} in '{_short(node, scope)}'", span_of(node))
+    t = arithmetic_type(symbol, _operand_type(a, b), _operand_type(b, a), scope.dialect)
     return Call(t, fn, (coerce(a, t), coerce(b, t)))
 
 
 def _bind_div(node: exp.Div, scope: ScalarScope) -> Scalar:
     a, b = _args(node, scope)
-    t = arithmetic_type("/", a.type, b.type, scope.dialect)
+    t = arithmetic_type("/", _operand_type(a, b), _operand_type(b, a), scope.dialect)
     if scope.dialect == "sqlite":
         # SQLite: integer operands divide with truncation; any divisor 0 gives NULL.
         fn = "int_div_or_null" if t.is_integer else "div_or_null"
@@ -149,11 +168,14 @@ def _bind_int_div(node: exp.IntDiv, scope: ScalarScope) -> Scalar:
 
 def _bind_mod(node: exp.Mod, scope: ScalarScope) -> Scalar:
     a, b = _args(node, scope)
-    t = arithmetic_type("%", a.type, b.type, scope.dialect)
-    if scope.dialect == "sqlite" and not t.is_integer:
-        t = BIGINT  # SQLite's % casts both operands to INTEGER
+    t = arithmetic_type("%", _operand_type(a, b), _operand_type(b, a), scope.dialect)
     fn = "mod_or_null" if scope.dialect == "sqlite" else "mod"
-    return Call(t, fn, (coerce(a, t), coerce(b, t)))
+    if scope.dialect == "sqlite" and not t.is_integer:
+        return Call(BIGINT, fn, (coerce(a, BIGINT), coerce(b, BIGINT)))  # SQLite's % works on INTEGERs
+    # The remainder's type can be narrower than the operands' (Spark): compute in a type
+    # that holds both operands, then the result fits the remainder's type.
+    operands = common_type(a.type, b.type) if t.is_decimal else t
+    return Call(t, fn, (coerce(a, operands), coerce(b, operands)))
 
 
 def _bind_neg(node: exp.Neg, scope: ScalarScope) -> Scalar:
@@ -312,6 +334,8 @@ def _bind_cast(node: exp.Cast, scope: ScalarScope) -> Scalar:
         return folded
     if inner.type == target:
         return inner
+    if not castable(inner.type, target):
+        raise SqlError(f"cannot cast {inner.type} to {target}", span_of(node))
     # sqlglot parses Spark's CAST as TryCast; Spark 4 (ANSI) raises on bad input, so
     # only an explicit TRY_CAST gives NULL.
     explicit_try = isinstance(node, exp.TryCast) and node.sql("spark").upper().startswith("TRY_CAST")
@@ -350,7 +374,9 @@ def _bind_between(node: exp.Between, scope: ScalarScope) -> Scalar:
 
 def _bind_like(node: exp.Like, scope: ScalarScope) -> Scalar:
     a, b = _args(node, scope)
-    return Call(BOOLEAN, "like", (coerce(a, STRING), coerce(b, STRING)))
+    like = Call(BOOLEAN, "like", (coerce(a, STRING), coerce(b, STRING)))
+    # sqlglot keeps `x NOT LIKE p` as one Like node with negate=True
+    return Call(BOOLEAN, "not", (like,)) if node.args.get("negate") else like
 
 
 def _bind_concat(node: exp.Expression, scope: ScalarScope) -> Scalar:

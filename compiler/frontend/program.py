@@ -131,7 +131,8 @@ def add_statement(program: Program, stmt: exp.Expression) -> None:
 
 
 def add_view(program: Program, stmt: exp.Create) -> None:
-    name = stmt.this.name.lower()
+    target = stmt.this.this if isinstance(stmt.this, exp.Schema) else stmt.this  # CREATE VIEW v (x, y)
+    name = target.name.lower()
     query = stmt.expression
     if query is None:
         raise SqlError(f"view '{name}' has no query", span_of(stmt))

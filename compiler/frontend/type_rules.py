@@ -63,8 +63,8 @@ def arithmetic_type(op: str, a: SqlType, b: SqlType, dialect: str) -> SqlType:
     a = b if a == NULL else a
     b = a if b == NULL else b
     if not (a.is_numeric and b.is_numeric):
-        if a == STRING or b == STRING:
-            return DOUBLE
+        if (a == STRING and (b.is_numeric or b == STRING)) or (b == STRING and a.is_numeric):
+            return DOUBLE  # Spark casts the string operand to DOUBLE
         raise TypeMismatch(f"cannot apply '{op}' to {a} and {b}")
     if a.is_float or b.is_float:
         return DOUBLE
@@ -126,7 +126,27 @@ def coerce(expr: Scalar, target: SqlType) -> Scalar:
         folded = _fold_literal(expr, target)
         if folded is not None:
             return folded
+    if not castable(expr.type, target):
+        raise TypeMismatch(f"cannot convert {expr.type} to {target}")
     return Call(target, "cast", (expr,))
+
+
+_TEXTUAL = ("STRING",)
+_TEMPORAL = ("DATE", "TIMESTAMP")
+
+
+def castable(source: SqlType, target: SqlType) -> bool:
+    """The casts Spark allows between the supported types."""
+    s, t = source.kind, target.kind
+    if s == t or s == "NULL":
+        return True
+    if s in _TEXTUAL or t in _TEXTUAL:
+        return True  # everything converts to and from strings
+    if source.is_numeric or s == "BOOLEAN":
+        return target.is_numeric or t == "BOOLEAN"
+    if s in _TEMPORAL:
+        return t in _TEMPORAL
+    return False
 
 
 def _fold_literal(lit: Lit, target: SqlType) -> Lit | None:

@@ -58,6 +58,11 @@ class _Agg:
 
     @property
     def linear(self) -> bool:
+        """Kept as a running sum per group (§7.2). Floating-point SUM and AVG are not:
+        adding and later subtracting 1e17 loses the 0.5 beside it, so they are
+        re-evaluated from the group's value multiset, as recomputation would."""
+        if self.call.fn in ("sum", "avg") and self.is_float:
+            return False
         return self.call.fn == "count_star" or (self.call.fn in ("count", "sum", "avg") and not self.call.distinct)
 
     @property
@@ -260,8 +265,8 @@ class _Plan:
             elif a.call.fn == "max":
                 # NaN is the largest float (Spark); polars' max would skip it.
                 exprs.append((v.nan_max() if a.is_float else v.max()).alias(a.m))
-            else:  # DISTINCT count / sum / avg: every distinct value once
-                exprs += _sum_parts(a, v, pl.lit(1, dtype=pl.Int64))
+            else:  # DISTINCT count / sum / avg count every value once; float SUM/AVG, all copies
+                exprs += _sum_parts(a, v, pl.lit(1, dtype=pl.Int64) if a.call.distinct else pl.col(WEIGHT))
         return _group_agg(mset, self.gnames, exprs)
 
     def finalize(self, state: pl.DataFrame) -> pl.DataFrame:

@@ -1,0 +1,5 @@
+-- title: DECIMAL % DECIMAL
+CREATE TABLE t (id INT, d DECIMAL(6,3));
+CREATE VIEW v AS SELECT id, d % 0.7 AS m FROM t;
+-- step
+INSERT INTO t VALUES (1, 2.345), (2, -1.250);

@@ -1,0 +1,3 @@
+-- title: a function dbspc does not know
+CREATE TABLE t (s STRING);
+CREATE VIEW v AS SELECT frobnicate(s) AS f FROM t;

@@ -1,0 +1,20 @@
+-- title: set operations combined: INTERSECT binds tighter than UNION and EXCEPT, parentheses
+CREATE TABLE a (x INT);
+CREATE TABLE b (x INT);
+CREATE TABLE c (x INT);
+
+CREATE VIEW mixed AS SELECT x FROM a UNION SELECT x FROM b INTERSECT SELECT x FROM c;
+CREATE VIEW paren AS (SELECT x FROM a UNION SELECT x FROM b) EXCEPT SELECT x FROM c;
+CREATE VIEW all_then_distinct AS SELECT DISTINCT x FROM (SELECT x FROM a UNION ALL SELECT x FROM b) s;
+
+-- step
+INSERT INTO a VALUES (1), (2), (2);
+INSERT INTO b VALUES (2), (3), (NULL);
+INSERT INTO c VALUES (3), (4);
+-- step
+INSERT INTO c VALUES (1), (NULL);
+-- step
+DELETE FROM a WHERE x = 2;
+DELETE FROM b WHERE x = 3;
+-- step
+DELETE FROM c;

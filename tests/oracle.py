@@ -1,0 +1,328 @@
+"""Reference engines for the tests: recompute every view from scratch.
+
+`duckdb_views` is the fast oracle and `spark_views` the reference one (Spark SQL is the
+semantics of the default dialect). Both read a program's tables as they are after some
+step (integrated contents, so every weight is positive), run each view's own SQL text in
+definition order, and return each view's rows as consolidated `(row, count)` pairs.
+`assert_same_rows` compares such multisets across engines, value types being what each
+engine returns (Decimal, float, int, date, ...).
+
+Spark vs DuckDB, after sqlglot's transpiling (checked on sqlglot 30.30, duckdb 2.0,
+pyspark 4.3):
+- `/` on integers is double division in both; `7 div 2` becomes DuckDB's `7 // 2`, which
+  truncates toward zero as Spark does (-7 div 2 = -3), and `%` takes the dividend's sign
+  in both.
+- sqlglot writes Spark's `a / b` as `a / NULLIF(b, 0)` (it models Spark's legacy
+  NULL-on-zero) and Spark's CAST as TRY_CAST (legacy NULL-on-bad-input). Spark 4 runs in
+  ANSI mode, where both raise, and DuckDB 2.0 raises on division by zero too, so
+  `_ansi_for_duckdb` undoes both rewrites: a golden that hits either then fails loudly
+  in the oracle instead of agreeing with a wrong NULL.
+- `concat(a, b)` becomes `a || b`; both give NULL when an argument is NULL.
+- AVG of a DECIMAL is a DECIMAL (scale + 4, rounded) in Spark and a DOUBLE in DuckDB;
+  `assert_same_rows` therefore compares a Decimal with a float up to the Decimal's
+  rounding (half a unit in its last place).
+- SUM of integers is BIGINT in Spark and HUGEINT in DuckDB: equal values, different types.
+- CAST of a DECIMAL or DOUBLE to an integer type truncates in Spark and rounds in DuckDB;
+  `_truncating_casts` adds a TRUNC.
+- DuckDB types `smallint_col * 2` as SMALLINT (and overflows at 32000 * 2); Spark widens
+  to INT. Goldens keep such products small.
+- Goldens avoid what still differs: overflow, NaN and -0.0, substring positions <= 0,
+  LIKE escapes, casts of doubles to strings, non-ASCII case mapping (upper('ß') is 'SS'
+  in Spark and dbspc, 'ẞ' in DuckDB), and the scale of DECIMAL results (compared by
+  value here, so a scale difference only shows through rounding).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import duckdb
+import numpy as np
+import polars as pl
+import sqlglot
+from sqlglot import exp
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+
+from compiler.types import SqlType
+from runtime.pipeline import Pipeline
+from runtime.script import ScriptRun
+from runtime.zset import WEIGHT, ZSet, col_name, sort_key
+
+Row = tuple[Any, ...]
+Rows = list[tuple[Row, int]]
+
+# -- table contents --------------------------------------------------------------------
+
+
+def _pipeline(source: ScriptRun | Pipeline) -> Pipeline:
+    return source.pipeline if isinstance(source, ScriptRun) else source
+
+
+def expanded_frame(z: ZSet, names: Sequence[str]) -> pl.DataFrame:
+    """The bag a table's Z-set stands for: each row repeated `weight` times, named columns."""
+    frame = z.consolidate().frame
+    weights = frame[WEIGHT].to_numpy()
+    if len(weights) and int(weights.min()) <= 0:
+        raise ValueError("a table's contents must have positive weights")
+    rows = frame.select(z.columns)[np.repeat(np.arange(frame.height), weights)]
+    return rows.rename({col_name(i): n for i, n in enumerate(names)})
+
+
+def _consolidated(rows: Iterable[Row]) -> Rows:
+    counts: Counter[Row] = Counter(tuple(r) for r in rows)
+    return sorted(counts.items(), key=lambda rw: (tuple(sort_key(v) for v in rw[0]), rw[1]))
+
+
+def _column_list(pipeline: Pipeline, view: str, quote: Callable[[str], str]) -> str:
+    """The view's column names, so views over views see the names dbspc gave them
+    (none when they repeat: both engines refuse a view with a repeated name)."""
+    names = pipeline.view_columns(view)
+    if len(set(names)) != len(names):
+        return ""
+    return " (" + ", ".join(quote(n) for n in names) + ")"
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _dquote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+# -- DuckDB ----------------------------------------------------------------------------
+
+_DUCKDB_TYPES = {
+    "TINYINT": "TINYINT",
+    "SMALLINT": "SMALLINT",
+    "INT": "INTEGER",
+    "BIGINT": "BIGINT",
+    "FLOAT": "REAL",
+    "DOUBLE": "DOUBLE",
+    "STRING": "VARCHAR",
+    "BOOLEAN": "BOOLEAN",
+    "DATE": "DATE",
+    "TIMESTAMP": "TIMESTAMP",
+}
+
+
+def duckdb_type(t: SqlType) -> str:
+    if t.is_decimal:
+        return f"DECIMAL({t.precision},{t.scale})"
+    return _DUCKDB_TYPES[t.kind]
+
+
+def _ansi_for_duckdb(node: exp.Expression) -> exp.Expression:
+    """Undo sqlglot's legacy-Spark rewrites (see the module docstring) for ANSI Spark.
+
+    Spark's parser reads a plain CAST as a TryCast without `safe`, and an explicit
+    TRY_CAST as a TryCast with `safe`; only the first becomes a CAST again.
+    """
+    if isinstance(node, exp.Div) and node.args.get("safe"):
+        node = node.copy()
+        node.set("safe", False)
+        return node
+    if isinstance(node, exp.TryCast) and not node.args.get("safe"):
+        return exp.Cast(this=node.this, to=node.to)
+    return node
+
+
+def _truncating_casts(tree: exp.Expression, schema: Mapping[str, Mapping[str, str]], dialect: str) -> exp.Expression:
+    """Spark's CAST of a DECIMAL or DOUBLE to an integer truncates; DuckDB's rounds.
+
+    Wrap such operands in TRUNC. Finding them needs types, so this qualifies the query
+    with sqlglot (dbspc's own front end does too), and only when there is such a cast,
+    keeping the oracle's other queries independent of that code.
+    """
+    t = exp.DataType.Type
+    integer_types = {t.TINYINT, t.SMALLINT, t.INT, t.BIGINT}
+    casts = [c for c in tree.find_all(exp.Cast) if c.to.this in integer_types]
+    if not casts:
+        return tree
+    catalog = dict(schema)
+    typed = annotate_types(qualify(tree.copy(), schema=catalog, dialect=dialect), schema=catalog, dialect=dialect)
+    for cast in list(typed.find_all(exp.Cast)):
+        operand_type = cast.this.type
+        if (
+            cast.to.this in integer_types
+            and operand_type is not None
+            and (operand_type.is_type(*exp.DataType.REAL_TYPES))
+        ):
+            cast.this.replace(exp.func("TRUNC", cast.this.copy()))
+    return typed
+
+
+def duckdb_sql(sql: str, dialect: str, schema: Mapping[str, Mapping[str, str]] | None = None) -> str:
+    """A view's query, written for DuckDB with the source dialect's semantics.
+
+    `schema` (table -> column -> type) lets it fix up casts to integers.
+    """
+    tree = sqlglot.parse_one(sql, read=dialect)
+    if dialect in ("spark", "databricks"):
+        tree = tree.transform(_ansi_for_duckdb)
+        if schema is not None:
+            tree = _truncating_casts(tree, schema, dialect)
+    return tree.sql(dialect="duckdb")
+
+
+def duckdb_views(source: ScriptRun | Pipeline, tables: Mapping[str, ZSet]) -> dict[str, Rows]:
+    """Every view of the program, computed by DuckDB from the given table contents."""
+    pipeline = _pipeline(source)
+    dialect = pipeline.program.dialect
+    con = duckdb.connect()
+    try:
+        for name, schema in pipeline.program.tables.items():
+            cols = ", ".join(f"{_dquote(c.name)} {duckdb_type(c.type)}" for c in schema.columns)
+            con.execute(f"CREATE TABLE {_dquote(name)} ({cols})")
+            z = tables.get(name)
+            if z is not None and len(z):
+                arrow = expanded_frame(z, schema.names).to_arrow()
+                con.register("__dbspc_rows", arrow)
+                con.execute(f"INSERT INTO {_dquote(name)} SELECT * FROM __dbspc_rows")
+                con.unregister("__dbspc_rows")
+        out: dict[str, Rows] = {}
+        for name, view in pipeline.program.views.items():
+            cols = _column_list(pipeline, name, _dquote)
+            query = duckdb_sql(view.sql, dialect, pipeline.program.catalog.sqlglot_schema())
+            con.execute(f"CREATE VIEW {_dquote(name)}{cols} AS {query}")
+            out[name] = _consolidated(con.execute(f"SELECT * FROM {_dquote(name)}").fetchall())
+        return out
+    finally:
+        con.close()
+
+
+# -- Spark -----------------------------------------------------------------------------
+
+
+def spark_ddl(pipeline: Pipeline, table: str) -> str:
+    """The table's schema as a Spark DDL string (`a INT, b STRING`)."""
+    return ", ".join(f"{_quote(c.name)} {c.type.sql()}" for c in pipeline.program.tables[table].columns)
+
+
+def spark_views(spark: Any, source: ScriptRun | Pipeline, tables: Mapping[str, ZSet]) -> dict[str, Rows]:
+    """Every view of the program, computed by Spark SQL from the given table contents.
+
+    Tables become temp views over DataFrames built from Arrow; the views are temp views
+    made from their own SQL text, in definition order; results come back through Arrow.
+    """
+    pipeline = _pipeline(source)
+    # Every name the program reads is (re)defined below, so temp views left by earlier
+    # calls are never read; listing them to drop them costs about a second a call.
+    for name, schema in pipeline.program.tables.items():
+        z = tables.get(name, ZSet.empty(schema.types))
+        arrow = expanded_frame(z, schema.names).to_arrow()
+        spark.createDataFrame(arrow, schema=spark_ddl(pipeline, name)).createOrReplaceTempView(name)
+    out: dict[str, Rows] = {}
+    for name, view in pipeline.program.views.items():
+        spark.sql(f"CREATE OR REPLACE TEMP VIEW {_quote(name)}{_column_list(pipeline, name, _quote)} AS {view.sql}")
+        table = spark.table(_quote(name)).toArrow()
+        columns = [c.to_pylist() for c in table.columns]
+        out[name] = _consolidated(zip(*columns, strict=True) if columns else [])
+    return out
+
+
+# -- comparing -------------------------------------------------------------------------
+
+
+def _normal(v: Any) -> Any:
+    """A hashable value equal across engines for equal SQL values."""
+    if isinstance(v, bool):
+        return ("bool", v)  # True == 1 == Decimal(1) in Python; SQL keeps them apart
+    if isinstance(v, float) and math.isnan(v):
+        return ("nan",)
+    if isinstance(v, dt.datetime) and v.tzinfo is not None:
+        return v.astimezone(dt.UTC).replace(tzinfo=None)
+    return v  # int, Decimal and float of equal value are equal and hash alike
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, bool)
+
+
+def values_close(a: Any, b: Any) -> bool:
+    """Equal, or numbers equal up to float rounding (1e-9 relative) or Decimal rounding."""
+    a, b = _normal(a), _normal(b)
+    if a == b:
+        return True
+    if not (_number(a) and _number(b)):
+        return False
+    if not (isinstance(a, float) or isinstance(b, float)):
+        return False  # exact numbers compare exactly
+    fa, fb = float(a), float(b)
+    if math.isinf(fa) or math.isinf(fb):
+        return fa == fb
+    slack = 1e-9 * max(abs(fa), abs(fb)) + 1e-300
+    for d in (a, b):
+        if isinstance(d, decimal.Decimal):
+            exponent = d.as_tuple().exponent
+            if isinstance(exponent, int):
+                slack += 0.5 * 10.0**exponent
+    return abs(fa - fb) <= slack
+
+
+def rows_close(a: Row, b: Row) -> bool:
+    return len(a) == len(b) and all(values_close(x, y) for x, y in zip(a, b, strict=True))
+
+
+def _as_rows(rows: ZSet | Sequence[tuple[Row, int]]) -> Rows:
+    return rows.to_rows() if isinstance(rows, ZSet) else [(tuple(r), int(w)) for r, w in rows]
+
+
+def row_differences(
+    ours: ZSet | Sequence[tuple[Row, int]], expected: ZSet | Sequence[tuple[Row, int]], exact: bool = False
+) -> tuple[Rows, Rows]:
+    """(weight only ours has, weight only the expected side has), per row.
+
+    Exactly equal rows cancel first; what is left is paired up by `rows_close` unless
+    `exact`.
+    """
+    balance: dict[Row, int] = {}
+    shown: dict[Row, Row] = {}
+    for sign, side in ((1, _as_rows(ours)), (-1, _as_rows(expected))):
+        for row, w in side:
+            key = tuple(_normal(v) for v in row)
+            balance[key] = balance.get(key, 0) + sign * w
+            shown.setdefault(key, row)
+    extra = [[shown[k], w] for k, w in balance.items() if w > 0]
+    missing = [[shown[k], -w] for k, w in balance.items() if w < 0]
+    if not exact:
+        for e in extra:
+            for m in missing:
+                if e[1] and m[1] and rows_close(e[0], m[0]):
+                    n = min(e[1], m[1])
+                    e[1] -= n
+                    m[1] -= n
+    return (
+        [(r, w) for r, w in extra if w],
+        [(r, w) for r, w in missing if w],
+    )
+
+
+def _show(rows: Rows, limit: int = 25) -> str:
+    lines = [f"    {r!r} x{w}" for r, w in rows[:limit]]
+    if len(rows) > limit:
+        lines.append(f"    ... and {len(rows) - limit} more")
+    return "\n".join(lines)
+
+
+def assert_same_rows(
+    ours: ZSet | Sequence[tuple[Row, int]],
+    expected: ZSet | Sequence[tuple[Row, int]],
+    context: str,
+    exact: bool = False,
+) -> None:
+    """The two multisets of rows are equal (numbers up to rounding unless `exact`)."""
+    extra, missing = row_differences(ours, expected, exact)
+    if extra or missing:
+        parts = [f"{context}: rows differ"]
+        if extra:
+            parts.append(f"  only in dbspc ({len(extra)}):\n{_show(extra)}")
+        if missing:
+            parts.append(f"  only in the oracle ({len(missing)}):\n{_show(missing)}")
+        raise AssertionError("\n".join(parts))
