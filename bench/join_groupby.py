@@ -26,7 +26,7 @@ from runtime.pipeline import Pipeline
 from runtime.zset import WEIGHT, ZSet
 
 PROGRAM = """
-CREATE TABLE orders (id BIGINT, customer_id INT, amount DOUBLE);
+CREATE TABLE orders (id BIGINT, customer_id INT, amount DECIMAL(10,2));
 CREATE TABLE customers (id INT, region INT);
 CREATE VIEW revenue AS
 SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total
@@ -48,7 +48,8 @@ def orders_frame(ids: np.ndarray, rng: np.random.Generator) -> pl.DataFrame:
         {
             "c0": ids.astype(np.int64),
             "c1": rng.integers(0, CUSTOMERS, len(ids)).astype(np.int32),
-            "c2": np.round(rng.random(len(ids)) * 100, 2),
+            # cents as an exact DECIMAL(10,2): money is decimal, and SUM of it is a running sum
+            "c2": pl.Series(rng.integers(0, 10_000, len(ids))).cast(pl.Decimal(10, 0)) / 100,
             WEIGHT: np.ones(len(ids), dtype=np.int64),
         }
     )
