@@ -167,6 +167,7 @@ _POSITION = re.compile(r"Line: (\d+), Col: (\d+)")
 def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     """Resolve and qualify every name with sqlglot's optimizer."""
     _refuse_unknown_tables(query, program)
+    _refuse_expression_subqueries(query)
     try:
         return qualify(
             query.copy(),
@@ -192,6 +193,23 @@ def _friendly(message: str) -> str:
     if m:
         return f"column '{m.group(1)}' cannot be resolved"
     return message[0].lower() + message[1:] if message else "cannot resolve names"
+
+
+def _refuse_expression_subqueries(query: exp.Expression) -> None:
+    """Subqueries inside expressions (scalar, IN, EXISTS) are not supported yet; say so
+    before qualify, which cannot resolve correlated ones."""
+    for node in query.find_all(exp.Exists):
+        raise UnsupportedSql("EXISTS subqueries are not supported yet", span_of(node))
+    for sub in query.find_all(exp.Subquery, exp.Select):
+        parent = sub.parent
+        if isinstance(sub, exp.Select) and not isinstance(parent, exp.In):
+            continue
+        if isinstance(parent, (exp.From, exp.Join, exp.CTE, exp.Union, exp.Intersect, exp.Except)):
+            continue
+        if isinstance(sub, exp.Subquery) and sub.parent is None:
+            continue
+        what = "IN (subquery)" if isinstance(parent, exp.In) else "a subquery in an expression"
+        raise UnsupportedSql(f"{what} is not supported yet; subqueries are supported in FROM", span_of(sub))
 
 
 def _refuse_unknown_tables(query: exp.Expression, program: Program) -> None:
