@@ -7,7 +7,7 @@ from sqlglot import exp
 from compiler.errors import Span
 
 
-def span_of(node: exp.Expression | exp.Binary | None) -> Span | None:
+def span_of(node: exp.Expression | exp.Binary | exp.Query | None) -> Span | None:
     """The earliest token position inside `node`, as a 1-based line and column.
 
     sqlglot records positions on leaf tokens (identifiers, literals), with `col` at the
