@@ -380,8 +380,9 @@ class IncrementalAggregate:
 
     State: the linear per-group running sums (Trace keyed by group), one value
     multiset per column that MIN/MAX/DISTINCT aggregate (Trace of (group.., value)
-    keyed by group), and the currently emitted output rows (Trace keyed by group),
-    which the next change retracts. `step` reads state only; its `commit` writes it.
+    keyed by group). The rows emitted for a group are a function of its state, so the
+    next change retracts them by re-finalizing the old state; no output trace is kept.
+    `step` reads state only; its `commit` writes it.
     """
 
     def __init__(
@@ -397,15 +398,14 @@ class IncrementalAggregate:
         gkey = tuple(range(len(p.group)))
         self._state = Trace(p.state_types, gkey)
         self._msets = {arg: Trace([*p.group_types, p.input_types[arg]], gkey) for arg in p.mset_aggs}
-        self._out = Trace(p.out_types, gkey)
         self._started = False
 
     def state_size(self) -> int:
-        return len(self._state) + sum(len(t) for t in self._msets.values()) + len(self._out)
+        return len(self._state) + sum(len(t) for t in self._msets.values())
 
     def traces(self) -> dict[str, Trace]:
         """Every piece of state, by a stable name (for checkpoints)."""
-        return {"state": self._state, **{f"values{arg}": t for arg, t in self._msets.items()}, "out": self._out}
+        return {"state": self._state, **{f"values{arg}": t for arg, t in self._msets.items()}}
 
     @property
     def started(self) -> bool:
@@ -436,10 +436,14 @@ class IncrementalAggregate:
         work = p.work(d.frame)
         keys = work.select(p.gnames).unique() if p.gnames else work.head(0)
 
-        old_state = p.from_trace_frame(self._fetch(self._state, keys))
+        stored = p.from_trace_frame(self._fetch(self._state, keys))
+        old_state = stored
+        if p.is_global and old_state.height == 0 and not first:
+            # an empty global group is not stored, but its row (COUNT 0) was emitted
+            old_state = p.linear_state(work.head(0))
         new_state = p.add_states([old_state, p.linear_state(work)])
 
-        merged = new_state
+        merged, old_merged = new_state, old_state
         mset_deltas: list[tuple[Trace, pl.DataFrame]] = []
         for arg, trace in self._msets.items():
             dm = _mset_of(p, arg, work)
@@ -450,17 +454,21 @@ class IncrementalAggregate:
             )
             values = _positive_values(p, arg, pl.concat([old_m, dm], how="vertical"))
             merged = _join_groups(merged, p.mset_eval(arg, values), p.gnames)
+            if old_state.height:
+                old_merged = _join_groups(old_merged, p.mset_eval(arg, old_m), p.gnames)
             mset_deltas.append((trace, dm))
 
         new_out = p.finalize(merged)  # may raise: nothing has been mutated yet
-        old_out = self._fetch(self._out, keys)
+        # The rows emitted before are a function of the old state: recompute them rather
+        # than keep (and update) a third trace of output rows.
+        old_out = p.finalize(old_merged) if old_state.height else ZSet.empty(p.out_types).frame
         out_delta = ZSet.concat(
             [ZSet(new_out, p.out_types), ZSet(old_out, p.out_types).negate()], p.out_types
         ).consolidate()
 
         state_change = pl.concat(
             [
-                p.to_trace_frame(old_state, -1),
+                p.to_trace_frame(stored, -1),
                 p.to_trace_frame(new_state.filter(pl.col(_N) != 0), 1),
             ],
             how="vertical",
@@ -473,7 +481,6 @@ class IncrementalAggregate:
                     [pl.col(c).alias(col_name(i)) for i, c in enumerate(dm.columns[:-1])] + [pl.col(WEIGHT)]
                 )
                 trace.insert(ZSet(renamed, trace.types))
-            self._out.insert(out_delta)
             self._started = True
 
         return out_delta, commit
