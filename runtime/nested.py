@@ -59,7 +59,20 @@ def _linear(o: op.Operator, args: list[ZSet], what: str) -> ZSet:
 
 
 def _add(a: ZSet, b: ZSet) -> ZSet:
+    if len(b) == 0:
+        return a
+    if len(a) == 0:
+        return b
     return ZSet.concat([a, b], a.types).consolidate()
+
+
+def _sum(a: ZSet, b: ZSet) -> ZSet:
+    """a + b, not consolidated."""
+    if len(b) == 0:
+        return a
+    if len(a) == 0:
+        return b
+    return ZSet.concat([a, b], a.types)
 
 
 def _diverged(names: tuple[str, ...], limit: int) -> RuntimeSqlError:
@@ -123,16 +136,28 @@ class IterationTrace:
         self.trace = Trace((*types, INT), key)
         self.depth = -1  # deepest iteration stored
 
-    def rows(self, probe: ZSet, probe_keys: tuple[int, ...], keep: Callable[[pl.Expr], pl.Expr]) -> ZSet:
-        """Stored rows whose key matches a row of `probe`, summed over the iterations
-        `keep(iteration column)` selects."""
-        if len(self.trace) == 0 or len(probe) == 0:
-            return ZSet.empty(self.types)
+    def matching(self, probe: ZSet, probe_keys: tuple[int, ...], first: int, last: int) -> pl.DataFrame:
+        """Stored rows (with their iteration column) whose key matches a row of `probe`
+        and whose iteration lies in [first, last]; nothing is looked up when no stored
+        iteration can qualify."""
+        if len(probe) == 0 or first > min(last, self.depth) or last < 0:
+            return pl.DataFrame()
         names = [col_name(k) for k in probe_keys]
         found = self.trace.lookup(probe.frame.select(names).unique(), names)
+        it = pl.col(col_name(len(self.types)))
+        return found.filter((it >= first) & (it <= last))
+
+    def summed(self, found: pl.DataFrame, first: int, last: int) -> ZSet:
+        """The rows of a `matching` result in iterations [first, last], summed over them."""
+        if found.height == 0 or first > last:
+            return ZSet.empty(self.types)
         it = col_name(len(self.types))
-        found = found.filter(keep(pl.col(it))).drop(it)
-        return ZSet(found, self.types).consolidate()
+        rows = found.filter((pl.col(it) >= first) & (pl.col(it) <= last)).drop(it)
+        return ZSet(rows, self.types).consolidate()
+
+    def rows(self, probe: ZSet, probe_keys: tuple[int, ...], first: int, last: int) -> ZSet:
+        """Stored rows matching `probe`, summed over iterations [first, last]."""
+        return self.summed(self.matching(probe, probe_keys, first, last), first, last)
 
     def add(self, changes: list[ZSet]) -> None:
         parts = []
@@ -161,6 +186,9 @@ class _Running:
         self.per_iteration.append(change)
         self.total = _add(self.before(), change)
         return self.total
+
+    def changed(self) -> bool:
+        return any(len(z) for z in self.per_iteration)
 
 
 class IncrementalScope:
@@ -243,7 +271,7 @@ class IncrementalScope:
             else:
                 probe = running[(n, 0)].before()
                 key = state.trace.key
-            if len(state.rows(probe, key, lambda it: it > i)):
+            if state.matching(probe, key, i + 1, state.depth).height:
                 return True
         return False
 
@@ -280,12 +308,13 @@ class IncrementalScope:
         ra, rb = running[(n, 0)], running[(n, 1)]
         ca, cb = ra.before(), rb.before()
         lk, rk = o.left_keys, o.right_keys
-        cb_b = _add(cb, b)
+        # joins are bilinear, so their inputs need not be consolidated: plain sums will do
+        cb_b = _sum(cb, b)
         terms = [
-            join(a, _add(sb.rows(a, lk, lambda it: it <= i), cb_b), lk, rk, o.types),
-            join(sa.rows(cb_b, rk, lambda it: it == i), cb_b, lk, rk, o.types),
-            join(ca, _add(sb.rows(ca, lk, lambda it: it == i), b), lk, rk, o.types),
-            join(sa.rows(b, rk, lambda it: it < i), b, lk, rk, o.types),
+            join(a, _sum(sb.rows(a, lk, 0, i), cb_b), lk, rk, o.types),
+            join(sa.rows(cb_b, rk, i, i), cb_b, lk, rk, o.types),
+            join(ca, _sum(sb.rows(ca, lk, i, i), b), lk, rk, o.types),
+            join(sa.rows(b, rk, 0, i - 1), b, lk, rk, o.types),
         ]
         ra.push(a)
         rb.push(b)
@@ -300,16 +329,51 @@ class IncrementalScope:
         if len(touched) == 0:
             return []
         state = self.states[(n, 0)]
-        s_i = state.rows(touched, key, lambda it: it <= i)
-        s_prev = state.rows(touched, key, lambda it: it < i)
+        found = state.matching(touched, key, 0, i)  # one lookup serves both corners
+        s_i, s_prev = state.summed(found, 0, i), state.summed(found, 0, i - 1)
         # `before` and `after` hold only touched rows, so every corner is restricted alike
         return [(_add(s_i, after), 1), (s_i, -1), (_add(s_prev, before), -1), (s_prev, 1)]
 
     def _distinct(self, n: int, i: int, d: ZSet, run: _Running) -> ZSet:
-        """distinct(X[t][i]) − distinct(X[t-1][i]) − distinct(X[t][i-1]) + distinct(X[t-1][i-1])."""
-        key = tuple(range(len(d.types)))
-        parts = [distinct(x).scale(sign) for x, sign in self._corners(n, i, d, run, key)]
-        return plus(parts, d.types) if parts else ZSet.empty(d.types)
+        """distinct(X[t][i]) − distinct(X[t-1][i]) − distinct(X[t][i-1]) + distinct(X[t-1][i-1]),
+        for the rows changed in this outer step, computed from each row's four weights
+        in one grouping rather than as four Z-sets."""
+        before = run.before()
+        after = run.push(d)
+        if len(before) == 0 and len(after) == 0:
+            return ZSet.empty(d.types)
+        touched = _sum(before, after)
+        state = self.states[(n, 0)]
+        found = state.matching(touched, tuple(range(len(d.types))), 0, i)
+        cols = [col_name(k) for k in range(len(d.types))]
+        w = pl.col(WEIGHT)
+        zero = pl.lit(0, pl.Int64)
+        parts = [
+            after.frame.select(*cols, w.alias("now"), zero.alias("was"), zero.alias("s_i"), zero.alias("s_prev")),
+            before.frame.select(*cols, zero.alias("now"), w.alias("was"), zero.alias("s_i"), zero.alias("s_prev")),
+        ]
+        if found.height:
+            it = pl.col(col_name(len(d.types)))
+            parts.append(
+                found.select(
+                    *cols,
+                    zero.alias("now"),
+                    zero.alias("was"),
+                    w.alias("s_i"),
+                    pl.when(it < i).then(w).otherwise(0).alias("s_prev"),
+                )
+            )
+        weights = pl.concat(parts, how="vertical_relaxed").group_by(cols).agg(pl.all().sum())
+
+        def pos(e: pl.Expr) -> pl.Expr:
+            return (e > 0).cast(pl.Int64)
+
+        s_i, s_prev = pl.col("s_i"), pl.col("s_prev")
+        out = weights.select(
+            *cols,
+            (pos(s_i + pl.col("now")) - pos(s_i) - pos(s_prev + pl.col("was")) + pos(s_prev)).alias(WEIGHT),
+        ).filter(pl.col(WEIGHT) != 0)
+        return ZSet.from_frame(out, d.types)
 
     def _aggregate(self, n: int, o: op.AggregateNested, i: int, d: ZSet, run: _Running) -> ZSet:
         """The same four corners, aggregated per changed group."""

@@ -234,6 +234,10 @@ class Trace:
         """
         if len(probe_cols) != len(self._key):
             raise ValueError(f"probe has {len(probe_cols)} key columns, trace key has {len(self._key)}")
+        if all(probe.schema[src] == dtype for src, dtype in zip(probe_cols, self._key_dtypes, strict=True)):
+            # the common case: the probe's key columns already have the key's types
+            renamed = [pl.col(src).alias(dst) for src, dst in zip(probe_cols, self._key_names, strict=True)]
+            return probe.select(renamed).unique()
         cast = [
             pl.col(src).cast(dtype, strict=False).alias(dst)
             for src, dst, dtype in zip(probe_cols, self._key_names, self._key_dtypes, strict=True)
