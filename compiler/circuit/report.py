@@ -48,6 +48,15 @@ def operator_cost(c: Circuit, node: int) -> Cost:
             parts.append("value multiset per group (MIN/MAX/DISTINCT)")
             time = "O(C log R + size of changed groups)"
         return Cost(", ".join(parts), time)
+    if isinstance(o, op.ScopeIncremental):
+        kinds = [b.kind for b in o.body if b.stateful]
+        counts = ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds)))
+        return Cost(
+            f"per-iteration traces of every earlier step ({counts}), indexed by key",
+            "O(iterations × C log R): each inner iteration touches only the step's changes",
+        )
+    if isinstance(o, op.Scope):
+        return Cost("none", "O(iterations × input): naive fixpoint from scratch")
     if isinstance(o, (op.Distinct, op.Aggregate)):
         return Cost("none", "O(input): recomputed from the snapshot")
     if isinstance(o, op.Delay):
@@ -67,6 +76,6 @@ def to_report(c: Circuit) -> str:
     lines = ["-- incrementality report: state kept and cost per change (C = change size, R = state size)"]
     for r in rows:
         lines.append(f"-- {r[0].ljust(widths[0])}  {r[1].ljust(widths[1])}  {r[2].ljust(widths[2])}  {r[3]}")
-    stateful = sum(1 for n in num if isinstance(c[n], op.Integrate | op.AggregateIncremental))
+    stateful = sum(1 for n in num if isinstance(c[n], op.Integrate | op.AggregateIncremental | op.ScopeIncremental))
     lines.append(f"-- {stateful} stateful operator(s)")
     return "\n".join(lines) + "\n"
