@@ -19,9 +19,10 @@ setup: $(BIN)/dbspc
 check-java:
 	@command -v java >/dev/null 2>&1 || { echo "error: java not found. Spark needs Java 17: apt-get install -y openjdk-17-jre-headless"; exit 1; }
 
-demo: setup
+demo: setup check-java
 	$(BIN)/dbspc compile examples/orders.sql
 	$(BIN)/dbspc run examples/orders.sql
+	$(BIN)/python examples/spark_demo.py
 
 test: setup check-java
 	$(BIN)/ruff check compiler runtime cli.py tests bench

@@ -116,6 +116,10 @@ class Trace:
         """Rows stored (across runs; rows that cancel between runs count until merged)."""
         return sum(len(run) for run in self._runs)
 
+    def runs(self) -> list[pl.DataFrame]:
+        """The consolidated runs, oldest first (for checkpoints that save runs once)."""
+        return [run.frame for run in self._runs]
+
     @property
     def run_count(self) -> int:
         return len(self._runs)

@@ -398,14 +398,21 @@ class IncrementalAggregate:
         gkey = tuple(range(len(p.group)))
         self._state = Trace(p.state_types, gkey)
         self._msets = {arg: Trace([*p.group_types, p.input_types[arg]], gkey) for arg in p.mset_aggs}
+        # A float SUM/AVG recomputed from the multiset can differ in its last bits from
+        # the value emitted before (summation order), so those groups keep the rows they
+        # emitted, to retract exactly them.
+        floating = any(a.call.fn in ("sum", "avg") and a.is_float for a in p.aggs)
+        self._out: Trace | None = Trace(p.out_types, gkey) if floating else None
         self._started = False
 
     def state_size(self) -> int:
-        return len(self._state) + sum(len(t) for t in self._msets.values())
+        out = len(self._out) if self._out is not None else 0
+        return len(self._state) + sum(len(t) for t in self._msets.values()) + out
 
     def traces(self) -> dict[str, Trace]:
         """Every piece of state, by a stable name (for checkpoints)."""
-        return {"state": self._state, **{f"values{arg}": t for arg, t in self._msets.items()}}
+        traces = {"state": self._state, **{f"values{arg}": t for arg, t in self._msets.items()}}
+        return traces | ({"out": self._out} if self._out is not None else {})
 
     @property
     def started(self) -> bool:
@@ -461,7 +468,10 @@ class IncrementalAggregate:
         new_out = p.finalize(merged)  # may raise: nothing has been mutated yet
         # The rows emitted before are a function of the old state: recompute them rather
         # than keep (and update) a third trace of output rows.
-        old_out = p.finalize(old_merged) if old_state.height else ZSet.empty(p.out_types).frame
+        if self._out is not None:
+            old_out = self._fetch(self._out, keys)
+        else:
+            old_out = p.finalize(old_merged) if old_state.height else ZSet.empty(p.out_types).frame
         out_delta = ZSet.concat(
             [ZSet(new_out, p.out_types), ZSet(old_out, p.out_types).negate()], p.out_types
         ).consolidate()
@@ -481,6 +491,8 @@ class IncrementalAggregate:
                     [pl.col(c).alias(col_name(i)) for i, c in enumerate(dm.columns[:-1])] + [pl.col(WEIGHT)]
                 )
                 trace.insert(ZSet(renamed, trace.types))
+            if self._out is not None:
+                self._out.insert(out_delta)
             self._started = True
 
         return out_delta, commit

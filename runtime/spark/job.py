@@ -1,0 +1,442 @@
+"""The refresh protocol: read changes, step the circuit, write outputs, commit, once.
+
+One refresh k, in this order:
+
+1. check every source's schema against the registered one (drift is an error);
+2. read each source's changes since its committed offset (plain tables: write
+   snapshot k, diff it against the committed snapshot);
+3. `Pipeline.step` (atomic: on bad input it raises and changes nothing);
+4. write the sink files of refresh k (names derived from k, so a redo overwrites them);
+5. write the state parts not yet on disk;
+6. switch the manifest (write, fsync, rename): the commit point;
+7. publish the committed outputs to readers, and delete what no manifest names.
+
+Why exactly once: the manifest records, in one atomic rename, the state after refresh k,
+the offsets consumed up to k, and the sink files of refreshes up to k. A crash before
+the rename leaves the previous manifest in force: its state and offsets are from before
+refresh k, so the restarted job reads the same changes again (plus any newer ones) and
+applies them once, overwriting or deleting the files the crashed attempt wrote (readers
+never saw them: they only follow manifests). A crash after the rename leaves refresh k
+committed, and a restart only re-publishes it. Nothing in steps 1-5 is visible to
+anyone, and step 7 is derived from the manifest, so it can be redone at any time.
+
+If a failure happens after step 3 inside a running process (a full disk, say), the
+in-memory pipeline is ahead of the manifest: it is dropped and reloaded from the
+checkpoint before the next refresh.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import pyarrow as pa
+from pyspark.sql import types as T
+
+from compiler.errors import DbspcError, InputError, Span
+from runtime.nested import DEFAULT_MAX_ITERATIONS
+from runtime.pipeline import Pipeline
+from runtime.spark import checkpoint, files, readers
+from runtime.spark.catalog import Column, columns_of, create_table, describe, drift, spark_schema
+from runtime.spark.checkpoint import Manifest, StateStore
+from runtime.spark.engine import Engine
+from runtime.spark.failpoints import failpoint
+from runtime.spark.sinks import Sinks, ViewFiles
+from runtime.spark.sources import (
+    AppendTable,
+    ChangeTable,
+    PlainTable,
+    Source,
+    selection,
+    spark_name,
+    to_zset,
+    where,
+)
+from runtime.spark.sources import (
+    describe as describe_source,
+)
+from runtime.zset import ZSet
+
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_READERS = 8  # sources read at once
+
+
+@dataclass
+class RefreshResult:
+    """What one `refresh()` did."""
+
+    refresh_id: int  # the committed refresh id after the call
+    committed: bool  # False when no source had changes: nothing was written
+    deltas: dict[str, ZSet]  # each view's output delta of this refresh
+    rows_read: dict[str, int] = field(default_factory=dict)  # change rows per table
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
+
+
+class Job:
+    """A compiled program bound to its sources, a checkpoint directory and an output
+    directory, refreshed with `refresh()`. Engine-neutral: SparkPipeline wraps it."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        checkpoint_dir: str | Path,
+        output_dir: str | Path,
+        sources: Sequence[Source],
+        views: Sequence[str],
+        *,
+        dialect: str = "spark",
+        max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        change_log: bool | Sequence[str] = False,
+        on_commit: Callable[[dict[str, Any]], None] | None = None,
+        validate: Callable[[Pipeline], None] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.checkpoint_dir = Path(checkpoint_dir)
+        self.output_dir = Path(output_dir)
+        self.sources = list(sources)
+        self.views = [_statement(v) for v in views]
+        self.dialect = dialect
+        self.max_iterations = max_iterations
+        self.change_log = change_log
+        self.on_commit = on_commit  # after each commit (and on resume): publish it
+        self.validate = validate  # checks the compiled program before anything is read
+        self.manifest: Manifest | None = None
+        self.columns: dict[str, tuple[Column, ...]] = {}
+        self.program: dict[str, Any] = {}
+        self.program_text = ""
+        self._pipeline: Pipeline | None = None
+        self._store = StateStore(self.checkpoint_dir)
+        self._sinks: Sinks | None = None
+        self._lock: IO[bytes] | None = None
+        names = [s.table.lower() for s in self.sources]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise InputError(f"table(s) {', '.join(dupes)} registered by more than one source")
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    @property
+    def pipeline(self) -> Pipeline:
+        self.start()
+        assert self._pipeline is not None
+        return self._pipeline
+
+    @property
+    def refresh_id(self) -> int:
+        return self.manifest.refresh_id if self.manifest else 0
+
+    def start(self) -> None:
+        """Compile the program against the sources' current schemas and resume from the
+        checkpoint, if there is one; tidy whatever an interrupted refresh left behind."""
+        if self._pipeline is not None:
+            return
+        self._take_lock()
+        try:
+            self._start()
+        except BaseException:
+            self.close()  # a job that cannot start does not keep the checkpoint locked
+            raise
+
+    def _start(self) -> None:
+        self.columns = {s.table.lower(): self._columns(s) for s in self.sources}
+        ddl = [create_table(table, cols, self.dialect) for table, cols in self.columns.items()]
+        self.program = {
+            "dialect": self.dialect,
+            "tables": {table: describe(cols) for table, cols in self.columns.items()},
+            "sources": [describe_source(s) for s in self.sources],
+            "views": self.views,
+        }
+        self.program_text = "\n".join([*ddl, *self.views]) + "\n"
+        pipeline = self._compile(len(ddl))
+        if self.validate is not None:
+            self.validate(pipeline)
+        views = {v: pipeline.view_types(v) for v in pipeline.view_names()}
+        for v, types in views.items():
+            _check_view_name(v)
+            spark_schema([f"c{i}" for i in range(len(types))], types, f"view '{v}'")
+        logged = list(views) if self.change_log is True else [v.lower() for v in self.change_log or ()]
+        unknown = sorted(set(logged) - set(views))
+        if unknown:
+            raise InputError(f"change_log names unknown view(s) {', '.join(unknown)}")
+        self._sinks = Sinks(self.output_dir, views, logged)
+        manifest = checkpoint.load_manifest(self.checkpoint_dir)
+        if manifest is not None:
+            digest = checkpoint.program_hash(self.program)
+            checkpoint.check_program(self.checkpoint_dir, manifest, self.program, digest)
+            missing = [
+                run.file
+                for section in manifest.sinks.values()
+                for run in ViewFiles.from_json(section).runs
+                if not (self.output_dir / run.file).exists()
+            ]
+            if missing:
+                raise InputError(
+                    f"the outputs of checkpoint {self.checkpoint_dir} are missing from {self.output_dir} "
+                    f"(e.g. {missing[0]}); resume with the same output directory, or start over with a new checkpoint"
+                )
+            self._store.load(manifest, pipeline.state_traces())
+            pipeline.restored(manifest.pipeline)
+        self.manifest = manifest
+        self._pipeline = pipeline
+        self._collect_garbage()
+        if manifest is not None:
+            self._publish()
+
+    def close(self) -> None:
+        """Release the checkpoint directory (also released when the process ends)."""
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+        self._pipeline = None
+
+    def _take_lock(self) -> None:
+        if self._lock is not None:
+            return
+        self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        lock = open(self.checkpoint_dir / "LOCK", "ab")
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise InputError(f"checkpoint {self.checkpoint_dir} is in use by another running job") from None
+        self._lock = lock
+
+    def _columns(self, spec: Source) -> tuple[Column, ...]:
+        """A source's data columns from the engine's schema; its meta columns checked."""
+        schema = self.engine.schema(spark_name(spec))
+        fields = {f.name.lower(): f for f in schema.fields}
+        checks: list[tuple[str | None, tuple[type, ...], str]] = []
+        if isinstance(spec, (ChangeTable, AppendTable)):
+            checks.append((spec.offset, _INTEGRAL, "an integer offset"))
+        if isinstance(spec, ChangeTable):
+            checks.append((spec.weight, _INTEGRAL, "an integer weight"))
+            checks.append((spec.op, (T.StringType, T.VarcharType, T.CharType), "a string operation"))
+        for name, kinds, what in checks:
+            if name is None:
+                continue
+            found = fields.get(name.lower())
+            if found is None:
+                raise InputError(f"{where(spec)} has no column '{name}' ({what} column is expected)")
+            if not isinstance(found.dataType, kinds):
+                raise InputError(
+                    f"column '{name}' of {where(spec)} is {found.dataType.simpleString()}; {what} column is expected"
+                )
+        columns = columns_of(schema, spec.table, spec.meta_columns())
+        if not columns:
+            raise InputError(f"{where(spec)} has no data columns besides its offset/weight/op columns")
+        return columns
+
+    def _compile(self, ddl_lines: int) -> Pipeline:
+        try:
+            return Pipeline.from_sql(self.program_text, self.dialect, True, self.max_iterations)
+        except DbspcError as e:
+            if e.span is None or e.span.line <= ddl_lines:
+                raise
+            # Positions relative to the views' text, not to the generated DDL before it.
+            raise type(e)(f"in the views: {e.message}", Span(e.span.line - ddl_lines, e.span.col)) from e
+
+    # -- refresh -------------------------------------------------------------------------
+
+    def refresh(self) -> RefreshResult:
+        """Pull every source's changes since the last refresh, step the circuit once,
+        write the outputs and commit. Bad input raises a DbspcError naming the table and
+        columns; then nothing is written and the next refresh starts from the same
+        committed state."""
+        pipeline = self.pipeline
+        sinks = self._sinks
+        assert sinks is not None
+        manifest = self.manifest
+        k = self.refresh_id + 1
+        clock = _Clock()
+        changes, offsets, snapshots, pending = self._read(k)
+        clock.lap("transfer")
+        rows_read = {t: len(z) for t, z in changes.items()}
+        if manifest is not None and not any(rows_read.values()):
+            for path in pending:
+                files.remove(path)
+            empty = {v: ZSet.empty(pipeline.view_types(v)) for v in pipeline.view_names()}
+            return RefreshResult(self.refresh_id, False, empty, rows_read, clock.done())
+        try:
+            deltas = pipeline.step(changes)
+        except DbspcError as e:
+            for path in pending:
+                files.remove(path)
+            raise type(e)(f"refresh {k}: {e.message}{self._context(e.message, offsets)}") from e
+        clock.lap("compute")
+        failpoint("stepped")
+        try:
+            sink_section = sinks.write(k, deltas, manifest.sinks if manifest else {})
+            clock.lap("write_back")
+            state, known = self._store.save(k, pipeline.state_traces())
+            new = Manifest(
+                refresh_id=k,
+                program_hash=checkpoint.program_hash(self.program),
+                program=self.program,
+                offsets=offsets,
+                snapshots=snapshots,
+                state=state,
+                pipeline=pipeline.state_meta(),
+                sinks=sink_section,
+            )
+            checkpoint.commit(self.checkpoint_dir, new)
+        except BaseException:
+            # The pipeline stepped past the committed state: reload before going on.
+            self._pipeline = None
+            raise
+        clock.lap("checkpoint")
+        self.manifest = new
+        self._store.known = known
+        self._publish()
+        self._collect_garbage()
+        clock.lap("publish")
+        return RefreshResult(k, True, deltas, rows_read, clock.done())
+
+    def _read(self, k: int) -> tuple[dict[str, ZSet], dict[str, int | None], dict[str, str], list[Path]]:
+        """Every source's changes for refresh k, with the offsets and snapshots that
+        committing them would record, and the snapshot files written on the way.
+
+        Sources are read concurrently: with Spark each read is a small job whose time is
+        mostly scheduling latency, which overlaps well."""
+        manifest = self.manifest
+        offsets: dict[str, int | None] = dict(manifest.offsets) if manifest else {}
+        snapshots: dict[str, str] = dict(manifest.snapshots) if manifest else {}
+        pending = [
+            self.checkpoint_dir / _snapshot_path(i, k) for i, s in enumerate(self.sources) if isinstance(s, PlainTable)
+        ]
+
+        def fetch(index: int, spec: Source) -> pa.Table:
+            table = spec.table.lower()
+            columns = self.columns[table]
+            now = columns_of(self.engine.schema(spark_name(spec)), spec.table, spec.meta_columns())
+            problem = drift(spec.table, spark_name(spec), columns, now)
+            if problem:
+                raise InputError(problem)
+            if isinstance(spec, PlainTable):
+                old = snapshots.get(table)
+                return self.engine.snapshot_diff(
+                    spark_name(spec),
+                    [c.name for c in columns],
+                    self.checkpoint_dir / _snapshot_path(index, k),
+                    self.checkpoint_dir / old if old else None,
+                )
+            return self.engine.read_after(spark_name(spec), selection(spec, columns), spec.offset, offsets.get(table))
+
+        changes: dict[str, ZSet] = {}
+        try:
+            with ThreadPoolExecutor(max_workers=min(len(self.sources), _READERS)) as pool:
+                futures = [pool.submit(fetch, i, s) for i, s in enumerate(self.sources)]
+                # Wait for every read before looking at any result, so that on an error no
+                # read is still writing a snapshot when the snapshots are removed.
+                wait(futures)
+            for index, (spec, future) in enumerate(zip(self.sources, futures, strict=True)):
+                table = spec.table.lower()
+                changes[table], top = to_zset(spec, future.result(), self.columns[table])
+                if isinstance(spec, PlainTable):
+                    snapshots[table] = _snapshot_path(index, k)
+                elif top is not None:
+                    offsets[table] = top
+                failpoint(f"read {table}")
+        except BaseException:
+            for path in pending:
+                files.remove(path)
+            raise
+        return changes, offsets, snapshots, pending
+
+    def _context(self, message: str, offsets: Mapping[str, int | None]) -> str:
+        """Where the rows of the table an error names came from."""
+        committed = self.manifest.offsets if self.manifest else {}
+        for spec in self.sources:
+            if f"table '{spec.table.lower()}'" not in message:
+                continue
+            if isinstance(spec, PlainTable):
+                return f" (table '{spec.table}' is diffed from Spark table '{spark_name(spec)}')"
+            lo = committed.get(spec.table.lower())
+            span = (
+                f"{spec.offset} > {lo} and <= {offsets.get(spec.table.lower())}"
+                if lo is not None
+                else (f"{spec.offset} <= {offsets.get(spec.table.lower())}")
+            )
+            return f" (read from Spark table '{spark_name(spec)}', rows with {span})"
+        return ""
+
+    # -- outputs ----------------------------------------------------------------------
+
+    def published(self) -> dict[str, Any]:
+        """The committed outputs, as readers see them (see readers.py)."""
+        pipeline = self.pipeline
+        sinks = self._sinks
+        assert sinks is not None
+        sections = self.manifest.sinks if self.manifest else {}
+        views = {}
+        for v in pipeline.view_names():
+            runs = ViewFiles.from_json(sections.get(v)).runs
+            views[v] = {
+                "columns": list(pipeline.view_columns(v)),
+                "types": [t.sql() for t in pipeline.view_types(v)],
+                "runs": [r.to_json() for r in runs],
+                "change_log": v in sinks.change_log,
+                "changes": f"{v}/changes",
+            }
+        return readers.published(self.refresh_id, views)
+
+    def contents(self, view: str) -> ZSet:
+        """A view's committed contents read back with polars (tests, tools)."""
+        sinks = self._sinks
+        assert sinks is not None and self.pipeline is not None
+        return sinks.contents(view.lower(), (self.manifest.sinks if self.manifest else {}).get(view.lower()))
+
+    def _publish(self) -> None:
+        record = self.published()
+        readers.publish(self.output_dir, record)
+        failpoint("published")
+        if self.on_commit is not None:
+            self.on_commit(record)
+
+    def _collect_garbage(self) -> None:
+        manifest = self.manifest
+        sinks = self._sinks
+        assert sinks is not None
+        for root in (self.checkpoint_dir, self.output_dir):
+            for path in root.iterdir():
+                if files.is_temporary(path):
+                    files.remove(path)
+        self._store.collect_garbage(manifest)
+        sinks.collect_garbage(manifest.sinks if manifest else None, self.refresh_id)
+        failpoint("collected")
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.start = self.last = time.perf_counter()
+        self.laps: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = now - self.last
+        self.last = now
+
+    def done(self) -> dict[str, float]:
+        self.laps["total"] = time.perf_counter() - self.start
+        return self.laps
+
+
+def _snapshot_path(index: int, refresh_id: int) -> str:
+    """Where plain table number `index` is snapshotted at refresh `refresh_id`."""
+    return f"snapshots/{index:04d}/r{refresh_id:08d}"
+
+
+def _statement(sql: str) -> str:
+    text = sql.strip()
+    return text if text.endswith(";") else text + ";"
+
+
+def _check_view_name(view: str) -> None:
+    if not view or view.startswith(".") or os.sep in view or view.startswith("_"):
+        raise InputError(f"view name '{view}' cannot name an output directory; rename the view")

@@ -1,0 +1,687 @@
+"""SparkPipeline: the API, the three source kinds, the sinks, checkpoints and bad input.
+
+Spark tests share the session of the `spark` fixture. Sources are parquet directories
+registered as temporary views (named per test) and written batch by batch with pyarrow,
+as an outside writer would. After each refresh every view, read back as a Spark
+DataFrame, is compared with Spark SQL recomputing it from the tables' expected contents
+(a transitive closure computed in Python for the recursive view, which Spark's
+UNION ALL-only recursion cannot express).
+
+Tests that exercise only files (sink runs, incremental state, locks, program checks,
+type mapping) use the pyarrow engine of tests/spark_crash_child.py and need no Spark.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import types as T
+
+from compiler.errors import DbspcError, InputError, RuntimeSqlError
+from compiler.types import SqlType
+from runtime.pipeline import Pipeline
+from runtime.spark import SparkPipeline, checkpoint, read_changes, read_view
+from runtime.spark.catalog import columns_of, create_table, sql_type
+from runtime.spark.job import Job
+from runtime.spark.sinks import Sinks
+from runtime.spark.sources import AppendTable, ChangeTable
+from runtime.zset import ZSet
+from tests import spark_crash_child as child
+from tests.oracle import assert_same_rows, spark_views
+
+spark_test = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+_names = itertools.count()
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+class Sources:
+    """Source tables as parquet directories behind temporary views of the session."""
+
+    def __init__(self, spark: Any, root: Path) -> None:
+        self.spark = spark
+        self.root = root
+        self.prefix = f"src{next(_names)}_"
+        self.files = itertools.count()
+
+    def name(self, table: str) -> str:
+        return self.prefix + table
+
+    def create(self, table: str, schema: pa.Schema) -> str:
+        path = self.root / table
+        path.mkdir(parents=True)
+        pq.write_table(schema.empty_table(), path / "empty.parquet")
+        self.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {self.name(table)} USING parquet OPTIONS (path '{path}')")
+        return self.name(table)
+
+    def add(self, table: str, data: pa.Table) -> Path:
+        path = self.root / table / f"part{next(self.files):04d}.parquet"
+        pq.write_table(data, path)
+        return path
+
+    def replace(self, table: str, data: pa.Table) -> None:
+        for old in (self.root / table).glob("*.parquet"):
+            old.unlink()
+        self.add(table, data)
+
+
+def spark_rows(df: Any) -> list[tuple[tuple[Any, ...], int]]:
+    table = df.toArrow()
+    columns = [c.to_pylist() for c in table.columns]
+    return sorted(Counter(zip(*columns, strict=True)).items(), key=repr)
+
+
+def zset_of(rows: Counter[tuple[Any, ...]], types: tuple[SqlType, ...]) -> ZSet:
+    items = [(r, w) for r, w in rows.items() if w]
+    return ZSet.from_rows([r for r, _ in items], types, [w for _, w in items])
+
+
+def closure(edges: Counter[tuple[Any, ...]]) -> list[tuple[tuple[Any, ...], int]]:
+    """The reach view by its definition: edges, plus (e.src, r.y) where e.dst = r.x."""
+    base = {e for e, w in edges.items() if w > 0}
+    pairs = set(base)
+    while True:
+        more = pairs | {(a, d) for a, b in base for c, d in pairs if b is not None and b == c}
+        if more == pairs:
+            return sorted(((p, 1) for p in pairs), key=repr)
+        pairs = more
+
+
+# -- type mapping (no Spark session needed) --------------------------------------------
+
+
+def test_spark_schema_becomes_ddl() -> None:
+    schema = T.StructType(
+        [
+            T.StructField("id", T.LongType()),
+            T.StructField("tiny", T.ByteType()),
+            T.StructField("small", T.ShortType()),
+            T.StructField("n", T.IntegerType()),
+            T.StructField("f", T.FloatType()),
+            T.StructField("d", T.DoubleType()),
+            T.StructField("price", T.DecimalType(12, 3)),
+            T.StructField("name with space", T.StringType()),
+            T.StructField("code", T.VarcharType(3)),
+            T.StructField("ok", T.BooleanType()),
+            T.StructField("day", T.DateType()),
+            T.StructField("at", T.TimestampType()),
+            T.StructField("version", T.LongType()),
+        ]
+    )
+    ddl = create_table("t", columns_of(schema, "t", exclude=["VERSION"]))
+    assert ddl == (
+        "CREATE TABLE `t` (`id` BIGINT, `tiny` TINYINT, `small` SMALLINT, `n` INT, `f` FLOAT, `d` DOUBLE, "
+        "`price` DECIMAL(12,3), `name with space` STRING, `code` STRING, `ok` BOOLEAN, `day` DATE, `at` TIMESTAMP);"
+    )
+    p = Pipeline.from_sql(ddl + "\nCREATE VIEW v AS SELECT `name with space`, price * 2 AS p2 FROM t;")
+    assert p.view_columns("v") == ("name with space", "p2")
+
+
+@pytest.mark.parametrize(
+    "dtype, fragment",
+    [
+        (T.ArrayType(T.IntegerType()), "array<int>"),
+        (T.BinaryType(), "binary"),
+        (T.MapType(T.StringType(), T.IntegerType()), "map<string,int>"),
+        (T.TimestampNTZType(), "cast TIMESTAMP_NTZ to TIMESTAMP"),
+        (T.StringType("UTF8_LCASE"), "COLLATE UTF8_LCASE"),
+    ],
+)
+def test_unsupported_spark_type_names_table_and_column(dtype: T.DataType, fragment: str) -> None:
+    with pytest.raises(InputError) as err:
+        sql_type(dtype, "orders", "tags")
+    assert "column 'tags' of table 'orders'" in str(err.value)
+    assert fragment in str(err.value)
+
+
+# -- the end-to-end job ------------------------------------------------------------------
+
+ORDERS = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("cust", pa.int32()),
+        ("amount", pa.decimal128(10, 2)),
+        ("placed", pa.date32()),
+        ("note", pa.string()),
+        ("w", pa.int32()),
+        ("v", pa.int64()),
+    ]
+)
+CUSTOMERS = pa.schema([("id", pa.int32()), ("region", pa.string()), ("vip", pa.bool_()), ("batch", pa.int32())])
+EVENTS = pa.schema(
+    [
+        ("k", pa.int32()),
+        ("score", pa.float64()),
+        ("at", pa.timestamp("us", tz="UTC")),
+        ("small", pa.int8()),
+        ("f", pa.float32()),
+        ("op", pa.string()),
+        ("lsn", pa.int64()),
+    ]
+)
+EDGES = pa.schema([("src", pa.int32()), ("dst", pa.int32())])
+
+VIEWS = [
+    """CREATE VIEW revenue AS
+       SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total, MAX(o.placed) AS last_day
+       FROM orders o JOIN customers c ON o.cust = c.id
+       WHERE c.vip OR o.amount > 10
+       GROUP BY c.region""",
+    "CREATE VIEW notes AS SELECT note, cust FROM orders",
+    """CREATE VIEW event_stats AS
+       SELECT small, COUNT(*) AS n, SUM(score) AS s, MIN(at) AS first_at, MAX(f) AS mf FROM events GROUP BY small""",
+    "CREATE VIEW order_count AS SELECT COUNT(*) AS n FROM orders",
+    """CREATE VIEW reach AS WITH RECURSIVE r(x, y) AS (
+         SELECT src, dst FROM edges UNION SELECT e.src, r.y FROM edges e JOIN r ON e.dst = r.x)
+       SELECT x, y FROM r""",
+]
+
+
+def _day(n: int) -> dt.date:
+    return dt.date(2024, 1, 1) + dt.timedelta(days=n)
+
+
+def _at(n: int) -> dt.datetime:
+    return dt.datetime(2024, 3, 1, 12, 0, tzinfo=dt.UTC) + dt.timedelta(minutes=n)
+
+
+BATCHES: list[dict[str, list[tuple[Any, ...]]]] = [
+    {
+        "orders": [
+            (1, 10, Decimal("5.00"), _day(1), "a", 1),
+            (2, 10, Decimal("20.50"), _day(2), "a", 1),
+            (3, 20, Decimal("7.25"), _day(3), None, 1),
+            (4, 30, Decimal("99.99"), _day(4), "b", 2),  # weight 2: the same order twice
+        ],
+        "customers": [(10, "eu", True), (20, "us", False), (30, "us", True)],
+        "events": [
+            (1, 1.5, _at(1), 1, 0.5, "insert"),
+            (2, 2.5, _at(2), 1, 1.5, "INSERT"),
+            (3, None, _at(3), None, None, "insert"),
+        ],
+        "edges": [(1, 2), (2, 3), (2, 3), (None, 4)],
+    },
+    {
+        "orders": [
+            (2, 10, Decimal("20.50"), _day(2), "a", -1),  # update: delete + insert
+            (2, 10, Decimal("21.00"), _day(5), "a", 1),
+            (4, 30, Decimal("99.99"), _day(4), "b", -1),
+            (5, 40, Decimal("1.00"), _day(6), "c", 1),
+        ],
+        "customers": [(40, "apac", False)],
+        "events": [
+            (1, 1.5, _at(1), 1, 0.5, "update_preimage"),
+            (1, 3.0, _at(0), 2, 0.25, "update_postimage"),
+            (3, None, _at(3), None, None, "delete"),
+        ],
+        "edges": [(1, 2), (2, 3), (3, 1), (4, 5)],
+    },
+    {
+        "orders": [(1, 10, Decimal("5.00"), _day(1), "a", -1), (3, 20, Decimal("7.25"), _day(3), None, -1)],
+        "customers": [],
+        "events": [(4, -1.0, _at(9), 2, 2.0, "insert")],
+        "edges": [(1, 2)],
+    },
+]
+
+
+def _write_batch(src: Sources, i: int, batch: dict[str, list[tuple[Any, ...]]]) -> None:
+    def table(schema: pa.Schema, rows: list[tuple[Any, ...]]) -> pa.Table:
+        return pa.table({f.name: [r[j] for r in rows] for j, f in enumerate(schema)}, schema=schema)
+
+    src.add("orders", table(ORDERS, [(*r, 100 + i) for r in batch["orders"]]))
+    if batch["customers"]:
+        src.add("customers", table(CUSTOMERS, [(*r, i) for r in batch["customers"]]))
+    src.add("events", table(EVENTS, [(*r, 1000 + i) for r in batch["events"]]))
+    src.replace("edges", table(EDGES, batch["edges"]))
+
+
+def _make_job(spark: Any, tmp_path: Path, src: Sources, **options: Any) -> SparkPipeline:
+    options.setdefault("publish", False)
+    job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", change_log=True, **options)
+    job.change_table("orders", source=src.name("orders"), offset="v", weight="w")
+    job.append_table("customers", source=src.name("customers"), offset="batch")
+    job.change_table("events", source=src.name("events"), offset="lsn", op="op")
+    job.plain_table("edges", source=src.name("edges"))
+    for v in VIEWS:
+        job.view(v)
+    return job
+
+
+def _sources(spark: Any, tmp_path: Path) -> Sources:
+    src = Sources(spark, tmp_path / "sources")
+    src.create("orders", ORDERS)
+    src.create("customers", CUSTOMERS)
+    src.create("events", EVENTS)
+    src.create("edges", EDGES)
+    return src
+
+
+class Expected:
+    """The tables' contents as the test's own bookkeeping says they should be."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, Counter[tuple[Any, ...]]] = {t: Counter() for t in ("orders", "customers", "events")}
+        self.tables["edges"] = Counter()
+
+    def apply(self, batch: dict[str, list[tuple[Any, ...]]]) -> None:
+        for r in batch["orders"]:
+            self.tables["orders"][r[:-1]] += r[-1]
+        for r in batch["customers"]:
+            self.tables["customers"][r] += 1
+        for r in batch["events"]:
+            at = r[2].replace(tzinfo=None) if r[2] else None
+            self.tables["events"][(*r[:2], at, *r[3:5])] += 1 if r[5].lower() in ("insert", "update_postimage") else -1
+        self.tables["edges"] = Counter(tuple(e) for e in batch["edges"])
+
+
+def check_views(spark: Any, job: SparkPipeline, expected: Expected, context: str, logs: bool = True) -> None:
+    p = job.pipeline
+    tables = {t: zset_of(rows, p.table_types(t)) for t, rows in expected.tables.items()}
+    for t, z in tables.items():
+        assert_same_rows(p.table_contents(t), z, f"{context}: table {t}", exact=True)
+    # Spark recomputes every view but the recursive one from the expected contents.
+    ddl = "\n".join(line for line in job.program_text.splitlines() if line.startswith("CREATE TABLE"))
+    oracle = Pipeline.from_sql(ddl + "\n" + ";\n".join(v for v in VIEWS if "RECURSIVE" not in v) + ";")
+    want = spark_views(spark, oracle, tables)
+    want["reach"] = closure(expected.tables["edges"])
+    for view in p.view_names():
+        got = spark_rows(job.table(view))
+        assert_same_rows(got, want[view], f"{context}: view {view} read back from Spark")
+        if not logs:
+            continue
+        log = job.changes(view).groupBy(*p.view_columns(view)).agg({"weight": "sum"})
+        integral = [(tuple(r[:-1]), int(r[-1])) for r in log.collect() if r[-1]]
+        assert_same_rows(integral, want[view], f"{context}: view {view}'s change log summed")
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_three_source_kinds_end_to_end(spark: Any, tmp_path: Path) -> None:
+    """Change tables (weight and op columns), an append-only table and a plain table feed
+    a join + aggregate, a bag projection, an aggregate over every type, a global
+    aggregate and a recursive view; after each refresh each view read back from Spark
+    equals Spark's recomputation, and its change log sums to its contents."""
+    src = _sources(spark, tmp_path)
+    job = _make_job(spark, tmp_path, src)
+    expected = Expected()
+    for i, batch in enumerate(BATCHES):
+        _write_batch(src, i, batch)
+        expected.apply(batch)
+        result = job.refresh()
+        assert result.committed and result.refresh_id == i + 1
+        assert set(result.timings) >= {"transfer", "compute", "write_back", "checkpoint", "publish", "total"}
+        check_views(spark, job, expected, f"refresh {i + 1}", logs=i == len(BATCHES) - 1)
+    assert job.refresh().committed is False  # nothing new: nothing written
+    assert job.refresh_id == len(BATCHES)
+    assert sorted(r[0] for r in job.changes("notes").select("refresh_id").distinct().collect()) == [1, 2, 3]
+    job.close()
+
+    # A restarted job resumes from the checkpoint; another reader follows the outputs.
+    job = _make_job(spark, tmp_path, src, publish=True, view_prefix="crm_")
+    assert job.refresh_id == len(BATCHES)
+    more: dict[str, list[tuple[Any, ...]]] = {
+        "orders": [(6, 20, Decimal("3.00"), _day(9), "z", 1)],
+        "customers": [],
+        "events": [],
+        "edges": [(5, 6)],
+    }
+    _write_batch(src, 3, more)
+    expected.apply(more)
+    job.refresh()
+    check_views(spark, job, expected, "after restart")
+    assert spark_rows(read_view(spark, tmp_path / "out", "revenue")) == spark_rows(job.table("revenue"))
+    assert spark_rows(spark.table("crm_revenue")) == spark_rows(job.table("revenue"))
+    assert read_changes(spark, tmp_path / "out", "notes").count() == job.changes("notes").count()
+    job.close()
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_bad_input_is_rejected_then_recovers(spark: Any, tmp_path: Path) -> None:
+    """A delete of a row that is not there, an unknown operation, a NULL offset and a
+    drifted schema each give an error naming the table and columns, leave the state and
+    outputs untouched, and the next refresh works once the input is fixed."""
+    src = _sources(spark, tmp_path)
+    job = _make_job(spark, tmp_path, src)
+    expected = Expected()
+    _write_batch(src, 0, BATCHES[0])
+    expected.apply(BATCHES[0])
+    job.refresh()
+    manifest = (tmp_path / "ckpt" / "MANIFEST.json").read_bytes()
+    outputs = {v: spark_rows(job.table(v)) for v in job.pipeline.view_names()}
+
+    def unchanged() -> None:
+        assert (tmp_path / "ckpt" / "MANIFEST.json").read_bytes() == manifest
+        assert {v: spark_rows(job.table(v)) for v in job.pipeline.view_names()} == outputs
+        assert job.refresh_id == 1
+
+    def table(schema: pa.Schema, rows: list[tuple[Any, ...]]) -> pa.Table:
+        return pa.table({f.name: [r[j] for r in rows] for j, f in enumerate(schema)}, schema=schema)
+
+    # 1. Deleting an order that is not there.
+    bad = src.add("orders", table(ORDERS, [(77, 10, Decimal("1.00"), _day(1), "x", -1, 101)]))
+    with pytest.raises(InputError) as err:
+        job.refresh()
+    message = str(err.value)
+    assert "table 'orders'" in message and "id=77" in message and "amount=" in message, message
+    assert src.name("orders") in message
+    unchanged()
+    bad.unlink()  # the input is fixed
+
+    # 2. An operation the job does not know.
+    bad = src.add("events", table(EVENTS, [(9, 1.0, _at(1), 1, 1.0, "upsert", 1001)]))
+    with pytest.raises(InputError, match=r"table 'events'.*column 'op'.*'upsert'"):
+        job.refresh()
+    unchanged()
+    bad.unlink()
+
+    # 3. A NULL offset.
+    bad = src.add("orders", table(ORDERS, [(78, 10, Decimal("1.00"), _day(1), "x", 1, None)]))
+    with pytest.raises(InputError, match=r"table 'orders'.*NULL offset in column 'v'"):
+        job.refresh()
+    unchanged()
+    bad.unlink()
+
+    # 4. A schema that drifted: the table was redefined with a changed and a new column.
+    drifted = pa.schema([("id", pa.int64()), ("region", pa.string()), ("vip", pa.bool_()), ("batch", pa.int32())])
+    src.create("customers_v2", drifted.append(pa.field("tier", pa.int32())))
+    view = src.name("customers")
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view} AS SELECT * FROM {src.name('customers_v2')}")
+    with pytest.raises(InputError) as err:
+        job.refresh()
+    message = str(err.value)
+    assert f"table 'customers' (Spark table '{view}')" in message, message
+    assert "new column(s) tier" in message and "changed type(s) id INT -> BIGINT" in message, message
+    unchanged()
+    path = tmp_path / "sources" / "customers"
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view} USING parquet OPTIONS (path '{path}')")
+
+    # Fixed: the next batch applies, on the state of refresh 1.
+    _write_batch(src, 1, BATCHES[1])
+    expected.apply(BATCHES[1])
+    assert job.refresh().refresh_id == 2
+    check_views(spark, job, expected, "after the fixes", logs=False)
+    job.close()
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_failure_after_the_step_leaves_outputs_and_reloads(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error while writing (after the circuit stepped) commits nothing; the job
+    reloads its state from the checkpoint and the retried refresh is exact."""
+    src = _sources(spark, tmp_path)
+    job = _make_job(spark, tmp_path, src)
+    expected = Expected()
+    _write_batch(src, 0, BATCHES[0])
+    expected.apply(BATCHES[0])
+    job.refresh()
+    before = spark_rows(job.table("revenue"))
+    _write_batch(src, 1, BATCHES[1])
+    expected.apply(BATCHES[1])
+    original = checkpoint.StateStore.save
+
+    def disk_full(self: Any, *args: Any) -> Any:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(checkpoint.StateStore, "save", disk_full)
+    with pytest.raises(OSError):
+        job.refresh()
+    assert spark_rows(job.table("revenue")) == before and job.refresh_id == 1
+    monkeypatch.setattr(checkpoint.StateStore, "save", original)
+    assert job.refresh().refresh_id == 2
+    check_views(spark, job, expected, "after the retry")
+    job.close()
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_runtime_error_in_a_view_is_atomic(spark: Any, tmp_path: Path) -> None:
+    """Division by zero (Spark's ANSI semantics) rejects the refresh, naming the view."""
+    src = Sources(spark, tmp_path / "sources")
+    schema = pa.schema([("a", pa.int32()), ("b", pa.int32()), ("batch", pa.int64())])
+    src.create("t", schema)
+    job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", publish=False)
+    job.append_table("t", source=src.name("t"), offset="batch")
+    job.view("CREATE VIEW q AS SELECT a, a div b AS d FROM t")
+    src.add("t", pa.table({"a": [6], "b": [3], "batch": [1]}, schema=schema))
+    job.refresh()
+    bad = src.add("t", pa.table({"a": [1], "b": [0], "batch": [2]}, schema=schema))
+    with pytest.raises(RuntimeSqlError, match="view 'q'"):
+        job.refresh()
+    assert spark_rows(job.table("q")) == [((6, 2), 1)]
+    bad.unlink()
+    src.add("t", pa.table({"a": [8], "b": [2], "batch": [2]}, schema=schema))
+    assert job.refresh().refresh_id == 2
+    assert spark_rows(job.table("q")) == [((6, 2), 1), ((8, 4), 1)]
+    job.close()
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_catalog_tables_written_by_spark(spark: Any, tmp_path: Path) -> None:
+    """Sources that are catalog tables (VARCHAR, DATE, TIMESTAMP, DECIMAL columns) written
+    with INSERT by Spark itself: a plain table diffed by snapshot and an append table."""
+    name = f"cat{next(_names)}"
+    spark.sql(
+        f"CREATE TABLE {name}_dim (code VARCHAR(3), day DATE, at TIMESTAMP, price DECIMAL(8,3)) "
+        f"USING parquet LOCATION '{tmp_path / 'dim'}'"
+    )
+    facts = tmp_path / "facts"
+    spark.sql(f"CREATE TABLE {name}_facts (code STRING, qty INT, batch BIGINT) USING parquet LOCATION '{facts}'")
+    try:
+        spark.sql(
+            f"INSERT INTO {name}_dim VALUES ('a', DATE'2024-02-29', TIMESTAMP'2024-01-01 10:00:00', 1.250), "
+            "('b', NULL, NULL, 2.5), ('b', NULL, NULL, 2.5)"
+        )
+        spark.sql(f"INSERT INTO {name}_facts VALUES ('a', 2, 1), ('b', 3, 1), ('c', 4, 1)")
+        job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", view_prefix=f"{name}_")
+        job.plain_table("dim", source=f"{name}_dim").append_table("facts", source=f"{name}_facts", offset="batch")
+        job.view(
+            "CREATE VIEW priced AS SELECT d.code, d.day, d.at, f.qty * d.price AS amount "
+            "FROM facts f JOIN dim d ON f.code = d.code"
+        )
+        assert "`code` STRING, `day` DATE, `at` TIMESTAMP, `price` DECIMAL(8,3)" in job.program_text
+        job.refresh()
+        query = "SELECT d.code, d.day, d.at, f.qty * d.price AS amount FROM {f} f JOIN {d} d ON f.code = d.code"
+        want = spark.sql(query.format(f=f"{name}_facts", d=f"{name}_dim"))
+        assert spark_rows(spark.table(f"{name}_priced")) == spark_rows(want)
+        spark.sql(
+            f"INSERT OVERWRITE {name}_dim VALUES ('a', DATE'2024-03-01', TIMESTAMP'2024-01-01 10:00:00', 1.250), "
+            "('b', NULL, NULL, 2.5), ('c', NULL, TIMESTAMP'2025-06-01 00:00:00', 0.001)"
+        )
+        spark.sql(f"INSERT INTO {name}_facts VALUES ('c', 5, 2)")
+        result = job.refresh()
+        assert result.rows_read == {"dim": 4, "facts": 1}  # dim: -a, +a', -b (one of two), +c
+        want = spark.sql(query.format(f=f"{name}_facts", d=f"{name}_dim"))
+        assert spark_rows(spark.table(f"{name}_priced")) == spark_rows(want)
+        job.close()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}_dim")
+        spark.sql(f"DROP TABLE IF EXISTS {name}_facts")
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_registration_errors(spark: Any, tmp_path: Path) -> None:
+    src = Sources(spark, tmp_path / "sources")
+    name = src.create("t", pa.schema([("a", pa.int32()), ("tags", pa.list_(pa.int32())), ("v", pa.int64())]))
+    job = SparkPipeline(spark, tmp_path / "c1", output=tmp_path / "o1")
+    job.append_table("t", source=name, offset="v").view("CREATE VIEW q AS SELECT a FROM t")
+    with pytest.raises(InputError, match=r"column 'tags' of table 't' has Spark type array<int>"):
+        job.refresh()
+    job = SparkPipeline(spark, tmp_path / "c2", output=tmp_path / "o2")
+    job.change_table("t", source=name, offset="v", weight="a").view("CREATE VIEW q AS SELECT 1 AS one FROM t")
+    with pytest.raises(InputError, match="column 'tags'"):
+        job.refresh()
+    job = SparkPipeline(spark, tmp_path / "c3", output=tmp_path / "o3")
+    job.append_table("t", source=name, offset="missing").view("CREATE VIEW q AS SELECT a FROM t")
+    with pytest.raises(InputError, match=r"has no column 'missing'"):
+        job.refresh()
+    with pytest.raises(InputError, match="exactly one of a weight column or an op column"):
+        ChangeTable("t", offset="v")
+
+
+# -- files only: sinks, incremental state, program checks, locks ---------------------------
+
+
+def _file_job(workdir: Path, views: list[str] | None = None) -> Job:
+    return Job(
+        child.FileEngine(workdir / "sources"),
+        workdir / "checkpoint",
+        workdir / "output",
+        child.sources(),
+        views or child.VIEWS,
+        change_log=True,
+    )
+
+
+def test_write_back_appends_small_runs_not_the_whole_view(tmp_path: Path) -> None:
+    """A big view changed a little per refresh: the base run is written once and kept,
+    each refresh writes a file the size of its delta, and runs stay few (merged
+    geometrically); the state checkpoint also writes only new parts."""
+    engine_dir = tmp_path / "sources"
+    schema = pa.schema([("id", pa.int64()), ("g", pa.int32()), ("v", pa.int64())])
+    (engine_dir / "t").mkdir(parents=True)
+    pq.write_table(
+        pa.table({"id": range(20_000), "g": [i % 5000 for i in range(20_000)], "v": [0] * 20_000}, schema=schema),
+        engine_dir / "t" / "b0.parquet",
+    )
+    job = Job(
+        child.FileEngine(engine_dir),
+        tmp_path / "ckpt",
+        tmp_path / "out",
+        [AppendTable("t", offset="v")],
+        ["CREATE VIEW big AS SELECT id, g FROM t", "CREATE VIEW per_g AS SELECT g, COUNT(*) AS n FROM t GROUP BY g"],
+    )
+    job.refresh()
+    base = job.manifest.sinks["big"]["runs"][0] if job.manifest else None
+    assert base is not None and base["rows"] == 20_000
+    base_mtime = (tmp_path / "out" / base["file"]).stat().st_mtime_ns
+    state_files = {p.name for p in (tmp_path / "ckpt" / "state").iterdir()}
+    for k in range(1, 25):
+        ids = range(20_000 + 10 * k, 20_000 + 10 * k + 10)
+        pq.write_table(
+            pa.table({"id": ids, "g": [1] * 10, "v": [k] * 10}, schema=schema), engine_dir / "t" / f"b{k}.parquet"
+        )
+        job.refresh()
+        assert job.manifest is not None
+        runs = job.manifest.sinks["big"]["runs"]
+        assert runs[0] == base and (tmp_path / "out" / base["file"]).stat().st_mtime_ns == base_mtime
+        assert runs[-1]["rows"] <= 4 * 10 * (k + 1)  # the newest runs are small
+        assert len(runs) <= 8
+        new_parts = {p.name for p in (tmp_path / "ckpt" / "state").iterdir()} - state_files
+        assert sum(pl.read_ipc(tmp_path / "ckpt" / "state" / n).height for n in new_parts) < 2_000
+        state_files |= new_parts
+    assert job.contents("big").frame.height == 20_000 + 240
+    job.close()
+
+
+def test_restart_maps_state_parts_back_to_their_files(tmp_path: Path) -> None:
+    """A restarted job knows which loaded runs are already on disk, so its first
+    checkpoint does not rewrite the state it just loaded."""
+    child.prepare_sources(tmp_path, 5)
+    job = _file_job(tmp_path)
+    child.run(job, tmp_path / "sources", 3, 5)
+    job.close()
+    job = _file_job(tmp_path)
+    job.start()
+    assert job.manifest is not None
+    mapped = {name: [f for _, f in parts] for name, parts in job._store.known.items()}
+    assert mapped == {name: parts for name, parts in job.manifest.state.items()}
+    section, _ = job._store.save(job.refresh_id + 1, job.pipeline.state_traces())
+    assert section == job.manifest.state  # nothing new to write
+    job.close()
+
+
+def test_a_different_program_is_refused(tmp_path: Path) -> None:
+    child.prepare_sources(tmp_path, 1)
+    job = _file_job(tmp_path)
+    job.refresh()
+    job.close()
+    other = _file_job(tmp_path, [*child.VIEWS, "CREATE VIEW extra AS SELECT id FROM orders"])
+    with pytest.raises(InputError, match=r"different program.*views' SQL text differs"):
+        other.start()
+    other.close()
+
+
+def test_one_job_per_checkpoint(tmp_path: Path) -> None:
+    child.prepare_sources(tmp_path, 1)
+    job = _file_job(tmp_path)
+    job.start()
+    with pytest.raises(InputError, match="in use by another running job"):
+        _file_job(tmp_path).start()
+    job.close()
+    _file_job(tmp_path).start()
+
+
+def test_global_aggregate_shows_on_an_empty_first_refresh(tmp_path: Path) -> None:
+    (tmp_path / "sources" / "t").mkdir(parents=True)
+    schema = pa.schema([("a", pa.int32()), ("v", pa.int64())])
+    pq.write_table(schema.empty_table(), tmp_path / "sources" / "t" / "e.parquet")
+    job = Job(
+        child.FileEngine(tmp_path / "sources"),
+        tmp_path / "c",
+        tmp_path / "o",
+        [AppendTable("t", offset="v")],
+        ["CREATE VIEW n AS SELECT COUNT(*) AS n FROM t"],
+    )
+    result = job.refresh()
+    assert result.committed and result.deltas["n"].to_rows() == [((0,), 1)]
+    assert job.contents("n").to_rows() == [((0,), 1)]
+    assert job.refresh().committed is False
+    job.close()
+
+
+def test_sinks_merge_and_cancel(tmp_path: Path) -> None:
+    """Runs that cancel out disappear; the published contents follow the committed list."""
+    from compiler.types import INT
+
+    sinks = Sinks(tmp_path, {"v": (INT,)}, ["v"], merge_factor=4)
+    state: dict[str, Any] = {}
+    state = sinks.write(1, {"v": ZSet.from_rows([(1,), (2,)], (INT,))}, state)
+    state = sinks.write(2, {"v": ZSet.from_rows([(1,), (2,)], (INT,), [-1, -1])}, state)
+    assert state["v"]["runs"] == [] and len(state["v"]["retired"]) == 1
+    assert sinks.contents("v", state["v"]).to_rows() == []
+    sinks.collect_garbage(state, 2)
+    assert {p.name for p in (tmp_path / "v" / "changes").iterdir()} == {"r00000001.parquet", "r00000002.parquet"}
+    sinks.collect_garbage(state, 1)  # refresh 2 never committed, say: its log goes
+    assert {p.name for p in (tmp_path / "v" / "changes").iterdir()} == {"r00000001.parquet"}
+
+
+def test_a_bad_delete_names_the_source_and_offsets(tmp_path: Path) -> None:
+    """The dbspc error for a bad delete names the Spark table and the offset range."""
+    child.prepare_sources(tmp_path, 3)
+    job = _file_job(tmp_path)
+    job.refresh()
+    bad = pa.table(
+        {
+            "id": pa.array([999], pa.int64()),
+            "cust": pa.array([1], pa.int32()),
+            "amount": pa.array([Decimal("1.00")], pa.decimal128(10, 2)),
+            "weight": pa.array([-1], pa.int32()),
+            "batch": pa.array([1], pa.int64()),
+        }
+    )
+    child.write_source(tmp_path / "sources" / "orders_cdc" / "b00001.parquet", bad)
+    with pytest.raises(
+        DbspcError,
+        match=r"refresh 2: cannot delete 1 row\(s\) from table 'orders'.*id=999.*"
+        r"Spark table 'orders_cdc', rows with batch > 0 and <= 1",
+    ):
+        job.refresh()
+    assert job.refresh_id == 1
+    job.close()
+    assert json.loads((tmp_path / "checkpoint" / "MANIFEST.json").read_text())["refresh_id"] == 1
