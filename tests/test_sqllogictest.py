@@ -1,0 +1,371 @@
+"""The sqllogictest harness: parser, formatting, the incremental runner, and the conformance corpus."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import sqlglot
+
+import runtime.sqllogictest as slt
+from runtime.sqllogictest import (
+    Record,
+    Totals,
+    applies,
+    format_rows,
+    format_value,
+    md5_of,
+    parse_test,
+    run_paths,
+    sort_values,
+)
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance" / "sqllogictest"
+# (file, shards): the large files run as several tests, every n-th query each, so that
+# pytest-xdist spreads them over its workers
+CONFORMANCE = [("select1.test", 1), ("select2.test", 1), ("select3.test", 2), ("select4.test", 3)]
+CONFORMANCE += [("select5.test", 2), ("evidence", 1)]
+CASES = [
+    pytest.param(name, k, n, id=name if n == 1 else f"{name}-{k + 1}of{n}") for name, n in CONFORMANCE for k in range(n)
+]
+
+
+# -- parser ---------------------------------------------------------------------------------
+
+SAMPLE = """\
+# a comment
+hash-threshold 8
+
+statement ok
+CREATE TABLE t1(a INTEGER, b INTEGER)
+
+onlyif sqlite # only there
+statement error
+SELECT 1 IN t1
+
+skipif mysql
+query IT rowsort label-1
+SELECT a,
+       b
+  FROM t1
+----
+1
+x
+2
+(empty)
+
+query I nosort
+SELECT a FROM t1
+----
+30 values hashing to 3c13dee48d9356ae19af2515e05e6b54
+
+query I nosort
+SELECT 1
+
+halt
+"""
+
+
+def test_parse_records() -> None:
+    recs = parse_test(SAMPLE)
+    assert [r.kind for r in recs] == ["hash-threshold", "statement", "statement", "query", "query", "query", "halt"]
+    assert recs[0].threshold == 8
+    assert recs[1].sql == "CREATE TABLE t1(a INTEGER, b INTEGER)" and not recs[1].expect_error
+    assert recs[1].line == 4
+    assert recs[2].expect_error and recs[2].conditions == [("onlyif", "sqlite")]
+    q = recs[3]
+    assert (q.types, q.sort, q.label, q.line) == ("IT", "rowsort", "label-1", 12)
+    assert q.sql == "SELECT a,\n       b\n  FROM t1"
+    assert q.expected == ["1", "x", "2", "(empty)"] and q.expected_hash is None
+    assert recs[4].expected_hash == (30, "3c13dee48d9356ae19af2515e05e6b54") and recs[4].expected is None
+    assert not recs[5].has_result
+
+
+def test_conditions() -> None:
+    def rec(*conds: tuple[str, str]) -> Record:
+        return Record("query", 1, conditions=list(conds))
+
+    assert applies(rec())
+    assert applies(rec(("skipif", "mysql"), ("skipif", "mssql")))
+    assert not applies(rec(("onlyif", "sqlite")))  # SQLite-only extensions
+    assert not applies(rec(("skipif", "sqlite")))  # the expected result is not SQLite's
+    assert not applies(rec(("onlyif", "mysql")))
+    assert not applies(rec(("skipif", "dbspc")))
+    assert applies(rec(("onlyif", "dbspc")))
+
+
+# -- formatting -----------------------------------------------------------------------------
+
+
+def test_format_integer_column() -> None:
+    assert format_value(None, "I") == "NULL"
+    assert format_value(42, "I") == "42"
+    assert format_value(-7.9, "I") == "-7"  # truncated toward zero
+    assert format_value(7.9, "I") == "7"
+    assert format_value(True, "I") == "1"
+    assert format_value("12abc", "I") == "12"  # SQLite's integer prefix of a text
+    assert format_value("abc", "I") == "0"
+
+
+def test_format_real_and_text_columns() -> None:
+    assert format_value(1, "R") == "1.000"
+    assert format_value(2.0 / 3.0, "R") == "0.667"
+    assert format_value(None, "R") == "NULL"
+    assert format_value("hello", "T") == "hello"
+    assert format_value("", "T") == "(empty)"
+    assert format_value("tab\there", "T") == "tab@here"
+    assert format_value(5, "T") == "5"
+    assert format_value(2.5, "T") == "2.5"
+    assert format_value(3.0, "T") == "3.0"
+    assert format_rows([(1, None, 0.5)], "ITR") == [["1", "NULL", "0.500"]]
+
+
+def test_sort_modes() -> None:
+    rows = [["2", "b"], ["10", "a"], ["1", "c"]]
+    assert sort_values(rows, "nosort") == ["2", "b", "10", "a", "1", "c"]
+    # rowsort compares the printed values as strings, column by column
+    assert sort_values(rows, "rowsort") == ["1", "c", "10", "a", "2", "b"]
+    assert sort_values(rows, "valuesort") == ["1", "10", "2", "a", "b", "c"]
+
+
+def test_hash_of_values() -> None:
+    values = ["1", "x", "NULL"]
+    assert md5_of(values) == hashlib.md5(b"1\nx\nNULL\n").hexdigest()
+    # a known value from select1.test's first query: 30 integers, sorted
+    t1 = [
+        (104, 100, 102, 101, 103),
+        (107, 105, 106, 108, 109),
+        (111, 112, 113, 114, 110),
+        (115, 118, 119, 116, 117),
+        (121, 124, 123, 122, 120),
+        (127, 129, 125, 128, 126),
+        (131, 130, 134, 133, 132),
+        (138, 139, 137, 136, 135),
+        (142, 143, 141, 140, 144),
+        (149, 145, 147, 148, 146),
+        (153, 151, 150, 154, 152),
+        (159, 158, 155, 156, 157),
+        (163, 160, 161, 164, 162),
+        (168, 167, 166, 169, 165),
+        (174, 170, 172, 171, 173),
+        (179, 175, 176, 178, 177),
+        (182, 181, 184, 183, 180),
+        (188, 186, 187, 185, 189),
+        (191, 194, 193, 190, 192),
+        (199, 198, 195, 196, 197),
+        (201, 200, 202, 203, 204),
+        (205, 206, 208, 207, 209),
+        (213, 211, 214, 212, 210),
+        (216, 218, 215, 217, 219),
+        (220, 223, 224, 222, 221),
+        (229, 228, 225, 226, 227),
+        (234, 232, 231, 233, 230),
+        (239, 236, 235, 238, 237),
+        (243, 240, 244, 241, 242),
+        (245, 249, 247, 248, 246),
+    ]
+    avg_c = sum(r[2] for r in t1) / len(t1)
+    col = sorted(a * 2 if c > avg_c else b * 10 for a, b, c, _, _ in t1)
+    assert md5_of([str(v) for v in col]) == "3c13dee48d9356ae19af2515e05e6b54"
+
+
+# -- the runner -----------------------------------------------------------------------------
+
+INLINE = """\
+statement ok
+CREATE TABLE t1(a INTEGER, b INTEGER, c VARCHAR(10))
+
+statement ok
+CREATE TABLE t2(x INTEGER, y INTEGER)
+
+statement ok
+INSERT INTO t1 VALUES(1, 10, 'one')
+
+statement ok
+INSERT INTO t1 VALUES(2, 20, 'two')
+
+statement ok
+INSERT INTO t1 VALUES(3, 10, 'three')
+
+statement ok
+INSERT INTO t1 VALUES(4, 20, NULL)
+
+statement ok
+INSERT INTO t1 VALUES(5, 30, '')
+
+statement ok
+INSERT INTO t2 VALUES(1, 100), (2, 200), (2, 201), (9, 900)
+
+query IT rowsort
+SELECT a, c FROM t1 WHERE b = 10
+----
+1
+one
+3
+three
+
+query II nosort
+SELECT a, y FROM t1, t2 WHERE a = x ORDER BY 2 DESC
+----
+2
+201
+2
+200
+1
+100
+
+query II rowsort
+SELECT b, count(*) FROM t1 GROUP BY b
+----
+10
+2
+20
+2
+30
+1
+
+query I nosort
+SELECT a FROM t1 ORDER BY b, a DESC
+----
+3
+1
+4
+2
+5
+
+query T valuesort
+SELECT c FROM t1
+----
+(empty)
+NULL
+one
+three
+two
+
+query I rowsort
+SELECT a FROM t1 WHERE b > 10
+----
+2
+4
+6
+
+statement ok
+DELETE FROM t1 WHERE a = 5
+
+statement ok
+UPDATE t1 SET b = b + 1 WHERE a < 3
+
+query II rowsort
+SELECT a, b FROM t1
+----
+8 values hashing to {hash}
+
+statement error
+INSERT INTO nosuch VALUES(1)
+
+statement error
+DROP TABLE nosuch
+"""
+
+
+def test_inline_file_counts_passes_and_wrong_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # in this process, with Pipeline.step's input checks on: the harness's streams must pass them
+    monkeypatch.setattr(slt, "CHECK_INPUTS", True)
+    rows = sorted([["1", "11"], ["2", "21"], ["3", "10"], ["4", "20"]])
+    text = INLINE.replace("{hash}", md5_of([v for r in rows for v in r]))
+    path = tmp_path / "inline.test"
+    path.write_text(text)
+    lines: list[str] = []
+    totals = run_paths([str(path)], verbose=True, echo=lines.append, isolate=False)
+    report = "\n".join(lines)
+    # the query expecting 2, 4, 6 is wrong (5 is the real third row): it must be caught
+    assert totals.wrong == 1, report
+    assert totals.unsupported == 0 and totals.errors == 0, report
+    assert totals.passed == 6 + 2, report  # 6 right queries and 2 rejected statements
+    assert f"{totals.passed} passed, {totals.failed} failed" == lines[-1]
+    assert "expected: 2 4 6" in report and "got:      2 4 5" in report
+
+
+def test_shards_split_the_queries(tmp_path: Path) -> None:
+    path = tmp_path / "inline.test"
+    path.write_text(INLINE.replace("{hash}", "0" * 32))
+    whole = slt.run_file(str(path), isolate=False)
+    parts = Totals()
+    for k in range(3):
+        parts.add(slt.run_file(str(path), isolate=False, shard=(k, 3)))
+    assert (parts.passed, parts.wrong, parts.errors) == (whole.passed, whole.wrong, whole.errors) == (7, 2, 0)
+
+
+def test_hashed_result_mismatch_is_wrong(tmp_path: Path) -> None:
+    path = tmp_path / "hash.test"
+    path.write_text(
+        "statement ok\nCREATE TABLE t(a INTEGER)\n\n"
+        "statement ok\nINSERT INTO t VALUES(1),(2),(3),(4),(5),(6),(7),(8),(9)\n\n"
+        "query I rowsort\nSELECT a FROM t\n----\n9 values hashing to 00000000000000000000000000000000\n"
+    )
+    totals = run_paths([str(path)], echo=lambda _: None)  # in a child process
+    assert (totals.passed, totals.wrong) == (0, 1)
+
+
+# -- conformance ----------------------------------------------------------------------------
+
+
+def sqlite_outcomes(path: Path) -> Counter[str]:
+    """The harness's verdicts on SQLite's own answers: all must pass, or the harness is wrong."""
+    db = sqlite3.connect(":memory:")
+    out: Counter[str] = Counter()
+    for rec in parse_test(path.read_text()):
+        if not applies(rec) or rec.kind not in ("statement", "query", "halt"):
+            continue
+        if rec.kind == "halt":
+            break
+        if rec.kind == "statement":
+            with contextlib.suppress(sqlite3.Error):
+                db.executescript(rec.sql)
+            continue
+        sql = rec.sql.strip().rstrip(";")
+        plan = None
+        if rec.sort == "nosort" and "order" in sql.lower():
+            plan = slt.order_plan(sql, sqlglot.parse_one(sql, read="sqlite"))
+        try:
+            rows = [tuple(r) for r in db.execute(plan.sql if plan is not None and plan.hidden else sql)]
+        except sqlite3.Error:
+            out["sqlite error"] += 1  # a query SQLite itself fails (an integer overflow)
+            continue
+        verdict = slt.compare(rec, rows, plan)
+        out[verdict.status] += 1
+        if verdict.status != "passed":
+            out[f"{verdict.status} at line {rec.line}"] += 1
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [name for name, _ in CONFORMANCE])
+def test_harness_agrees_with_sqlite(name: str) -> None:
+    path = CORPUS / name
+    if not path.exists():
+        pytest.skip(f"{path} is not here")
+    for file in slt.find_test_files([str(path)]):
+        outcomes = sqlite_outcomes(Path(file))
+        assert set(outcomes) <= {"passed", "sqlite error"} and outcomes["sqlite error"] <= 1, (file, outcomes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "k", "n"), CASES)
+def test_conformance(name: str, k: int, n: int) -> None:
+    path = CORPUS / name
+    if not path.exists():
+        pytest.skip(f"{path} is not here (shared/ sits beside the repository in CI)")
+    totals = Totals()
+    for file in slt.find_test_files([str(path)]):
+        totals.add(slt.run_file(file, shard=(k, n)))
+    reasons = "\n".join(f"  {c:5d}  {r}" for r, c in (totals.unsupported_reasons + totals.error_reasons).most_common(8))
+    print(f"{name} (shard {k + 1} of {n}): {totals.summary()} ({totals.seconds:.0f}s)\ntop reasons:\n{reasons}")
+    assert totals.wrong == 0, (
+        f"{name} (shard {k + 1} of {n}): {totals.summary()}; "
+        f"rerun with `python cli.py slt -v {path}`\ntop reasons:\n{reasons}"
+    )
