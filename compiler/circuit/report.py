@@ -49,8 +49,8 @@ def operator_cost(c: Circuit, node: int) -> Cost:
             time = "O(C log R + size of changed groups)"
         return Cost(", ".join(parts), time)
     if isinstance(o, op.ScopeIncremental):
-        kinds = [b.kind for b in o.body if b.stateful]
-        counts = ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds)))
+        inner = [b.kind for b in o.body if b.stateful]
+        counts = ", ".join(f"{inner.count(k)} {k}" for k in sorted(set(inner)))
         return Cost(
             f"per-iteration traces of every earlier step ({counts}), indexed by key",
             "O(iterations × C log R): each inner iteration touches only the step's changes",
