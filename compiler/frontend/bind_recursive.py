@@ -160,15 +160,8 @@ def _unify(name: str, cte: exp.CTE, rels: list[lp.Relation]) -> tuple[lp.Field, 
 
 
 def _children(rel: lp.Relation) -> list[lp.Relation]:
-    if isinstance(rel, (lp.Filter, lp.Project, lp.Aggregate, lp.Distinct)):
-        return [rel.input]
-    if isinstance(rel, lp.Join | lp.Except | lp.Intersect):
-        return [rel.left, rel.right]
-    if isinstance(rel, lp.UnionAll):
-        return list(rel.inputs)
-    if isinstance(rel, lp.Fixpoint):
-        return list(rel.bodies)
-    return []
+    """Plan inputs, and the bodies of a nested recursion."""
+    return list(rel.bodies) if isinstance(rel, lp.Fixpoint) else lp.children(rel)
 
 
 def _count_refs(rel: lp.Relation) -> int:

@@ -97,6 +97,17 @@ class Intersect(Relation):
     right: Relation
 
 
+def children(rel: Relation) -> list[Relation]:
+    """The input relations of a plan node (a Fixpoint's bodies are not inputs)."""
+    if isinstance(rel, (Filter, Project, Aggregate, Distinct)):
+        return [rel.input]
+    if isinstance(rel, (Join, Except, Intersect)):
+        return [rel.left, rel.right]
+    if isinstance(rel, UnionAll):
+        return list(rel.inputs)
+    return []
+
+
 @dataclass(frozen=True, slots=True)
 class View:
     """A named view of the program and its plan."""

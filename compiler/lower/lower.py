@@ -49,17 +49,7 @@ def reads_iterate(rel: lp.Relation) -> bool:
         return True
     if isinstance(rel, lp.Fixpoint):
         return False  # a complete inner recursion is loop-invariant unless it says otherwise
-    return any(reads_iterate(c) for c in children(rel))
-
-
-def children(rel: lp.Relation) -> list[lp.Relation]:
-    if isinstance(rel, (lp.Filter, lp.Project, lp.Aggregate, lp.Distinct)):
-        return [rel.input]
-    if isinstance(rel, (lp.Join, lp.Except, lp.Intersect)):
-        return [rel.left, rel.right]
-    if isinstance(rel, lp.UnionAll):
-        return list(rel.inputs)
-    return []
+    return any(reads_iterate(c) for c in lp.children(rel))
 
 
 def lower_scan(ctx: Lowering, rel: lp.Scan) -> int:
