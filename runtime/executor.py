@@ -23,13 +23,21 @@ from runtime.zset import ZSet
 
 Value = ZSet | Trace | list[ZSet]  # a list: the results of a recursion scope
 Commit = Callable[[], None]
+# Called with an operator and its input values just before it is evaluated; it may raise
+# to stop the step (nothing is committed then). Harnesses use it to bound intermediates.
+BeforeOperator = Callable[[op.Operator, list[Value]], None]
 
 
 class Executor:
     def __init__(
-        self, circuit: Circuit, names: dict[int, str] | None = None, max_iterations: int = DEFAULT_MAX_ITERATIONS
+        self,
+        circuit: Circuit,
+        names: dict[int, str] | None = None,
+        max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        before_operator: BeforeOperator | None = None,
     ) -> None:
         circuit.validate()
+        self.before_operator = before_operator
         self.circuit = circuit
         live = circuit.live()
         self.order = [n for n in circuit.topological_order() if n in live]
@@ -104,6 +112,8 @@ class Executor:
     def _evaluate(self, n: int, values: dict[int, Value], inputs: dict[str, ZSet], commits: list[Commit]) -> Value:
         o = self.circuit[n]
         args = [values[i] for i in o.inputs]
+        if self.before_operator is not None:
+            self.before_operator(o, args)
         what = self.names.get(n, "view")
         if isinstance(o, op.Source):
             return inputs.get(o.name) or ZSet.empty(o.types)
