@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import networkx as nx
 import polars as pl
 
 from compiler.circuit import operators as op
+from compiler.circuit.circuit import body_order
 from compiler.errors import InternalCompilerError, RuntimeSqlError
 from compiler.types import INT, SqlType
 from runtime.kernels.aggregate import aggregate
@@ -33,17 +33,6 @@ from runtime.zset import WEIGHT, ZSet, col_name
 
 ITER = "__iter"
 DEFAULT_MAX_ITERATIONS = 100_000
-
-
-def inner_order(body: tuple[op.Operator, ...]) -> list[int]:
-    """Topological order of a scope body; z⁻¹ reads the previous iteration, so its
-    input edge does not order the iteration."""
-    g = nx.DiGraph()
-    g.add_nodes_from(range(len(body)))
-    for n, o in enumerate(body):
-        if not isinstance(o, op.Delay):
-            g.add_edges_from((s, n) for s in o.inputs)
-    return list(nx.lexicographical_topological_sort(g))
 
 
 def _linear(o: op.Operator, args: list[ZSet], what: str) -> ZSet:
@@ -91,7 +80,7 @@ def evaluate_scope(
     """The Kleene sequence X_i = body(X_{i-1}) from X_{-1} = 0 until X_i = X_{i-1} (§5).
 
     Returns the results and the number of iterations it took."""
-    order = inner_order(scope.body)
+    order = body_order(scope.body)
     previous: dict[int, ZSet] = {}
     for iteration in range(max_iterations):
         values: dict[int, ZSet] = {}
@@ -198,7 +187,7 @@ class IncrementalScope:
         self.scope = scope
         self.what = what
         self.max_iterations = max_iterations
-        self.order = inner_order(scope.body)
+        self.order = body_order(scope.body)
         self.states: dict[tuple[int, int], IterationTrace] = {}
         for n, o in enumerate(scope.body):
             if isinstance(o, op.JoinNested):

@@ -88,3 +88,20 @@ class Circuit:
                 raise InternalCompilerError(f"delay %{i} needs one input")
             if isinstance(op, Integrate) and any(k >= len(op.types) for k in op.key):
                 raise InternalCompilerError(f"integrate %{i} keys a missing column")
+
+
+def body_order(body: tuple[Operator, ...]) -> list[int]:
+    """Deterministic topological order of a scope's body (ties broken by node id).
+
+    z⁻¹ reads the previous iteration, so its input edge does not order an iteration;
+    every cycle of the body must pass through one (Cor 2.12), else this raises.
+    """
+    g = nx.DiGraph()
+    g.add_nodes_from(range(len(body)))
+    for n, o in enumerate(body):
+        if not isinstance(o, Delay):
+            g.add_edges_from((s, n) for s in o.inputs)
+    try:
+        return list(nx.lexicographical_topological_sort(g))
+    except nx.NetworkXUnfeasible:
+        raise InternalCompilerError("a scope has a cycle without a delay") from None

@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import networkx as nx
-
 from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
+from compiler.circuit.circuit import Circuit, body_order
 
 
 def numbering(c: Circuit) -> dict[int, int]:
@@ -26,13 +24,8 @@ def _types(o: op.Operator) -> str:
 
 
 def inner_numbering(body: tuple[op.Operator, ...]) -> dict[int, int]:
-    """Deterministic numbering of a scope's body; z⁻¹ edges (feedback) are not ordering edges."""
-    g = nx.DiGraph()
-    g.add_nodes_from(range(len(body)))
-    for i, o in enumerate(body):
-        if not isinstance(o, op.Delay):
-            g.add_edges_from((s, i) for s in o.inputs)
-    return {n: i for i, n in enumerate(nx.lexicographical_topological_sort(g))}
+    """Deterministic numbering of a scope's body, in `body_order`."""
+    return {n: i for i, n in enumerate(body_order(body))}
 
 
 def _head(o: op.Operator) -> str:

@@ -1,16 +1,20 @@
 """The operators of a DBSP circuit: the paper's primitives, as frozen dataclasses.
 
 `Lifted` operators (Def 2.3) apply a Z-set function to each value of a stream.
-`linear` marks the LTI ones, which are their own incremental version (Thm 3.3).
 The incremental forms of the non-linear operators carry state: `DistinctIncremental`
 is ↑H of Prop 4.7 and `AggregateIncremental` is D∘Agg∘I restricted to changed groups.
 `Integrate` and `Delay` appear explicitly, so a dump shows every integral a circuit
 keeps, as in the paper's Figure 1.
+
+Each class declares, once, the traits the rewrite rules and analyses need (below on
+`Operator`), so a rule asks "is it linear?" rather than naming classes. The runtime's
+evaluator table, the report's costs and the nested forms are keyed by class, and
+tests/test_operator_registry.py fails when a class is missing from any of them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from compiler.logical.aggregate import AggCall
@@ -19,18 +23,59 @@ from compiler.types import SqlType
 
 
 @dataclass(frozen=True, slots=True)
+class Refused:
+    """An operator that has no doubly incremental form inside a recursion scope, and why."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Operator:
     inputs: tuple[int, ...]
     types: tuple[SqlType, ...]
 
     kind: ClassVar[str] = "operator"
+    # LTI: Q(a + b) = Q(a) + Q(b), so Q is its own incremental version (Thm 3.3).
     linear: ClassVar[bool] = False
-    # Operators that keep state between steps (they own an integral).
+    # A lifted linear operator on Z-sets that an integral is pushed through:
+    # Q(I x) = I(Q x) (Prop 3.2 push/pull with Thm 3.3).
+    lifted_linear: ClassVar[bool] = False
+    # Keeps state between steps (owns an integral or per-group state).
     stateful: ClassVar[bool] = False
+    # Positive inputs give a positive output (the premise of Props 4.5/4.6).
+    keeps_positive: ClassVar[bool] = False
+    # The output is positive whatever the input: a bag or a set.
+    always_positive: ClassVar[bool] = False
+    # Q in Prop 4.6's class: distinct(Q(distinct(i))) = distinct(Q(i)) for positive i.
+    distinct_transparent: ClassVar[bool] = False
+    # May read an integral through z⁻¹, probing its index instead of a plain stream.
+    reads_state: ClassVar[bool] = False
+    # A lifted non-linear operator that incrementalization must replace: if it survives
+    # the passes, the circuit would recompute from scratch.
+    needs_incremental_form: ClassVar[bool] = False
+    # Only inside a scope body (evaluated by the scope), or only during lowering.
+    scope_only: ClassVar[bool] = False
+    lowering_only: ClassVar[bool] = False
+    # Inside an incremental recursion scope (§6, Prop 6.2): "same" (LTI operators and z⁻¹
+    # are their own incremental version, Thm 3.3 twice), the class of the doubly
+    # incremental version (built from the same fields), or a Refused with the reason.
+    nested_form: ClassVar[object] = None
 
     def params(self) -> str:
         """The operator's parameters as shown in dumps ('' for none)."""
         return ""
+
+    def nested_incremental(self) -> Operator:
+        """This operator's doubly incremental version (↑(↑Q)^Δ)^Δ inside a scope (§6)."""
+        form = type(self).nested_form
+        if form == "same":
+            return self
+        if isinstance(form, type) and issubclass(form, Operator):
+            return form(*(getattr(self, f.name) for f in fields(form)))
+        from compiler.errors import InternalCompilerError
+
+        reason = form.reason if isinstance(form, Refused) else "none declared"
+        raise InternalCompilerError(f"no nested incremental form for {self.kind}: {reason}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +84,8 @@ class Source(Operator):
 
     name: str
     kind: ClassVar[str] = "source"
+    always_positive: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("tables are read outside the scope")
 
     def params(self) -> str:
         return self.name
@@ -50,6 +97,8 @@ class Output(Operator):
 
     name: str
     kind: ClassVar[str] = "output"
+    keeps_positive: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("views are defined outside the scope")
     linear: ClassVar[bool] = True
 
     def params(self) -> str:
@@ -62,6 +111,10 @@ class Map(Operator):
 
     exprs: tuple[Scalar, ...]
     kind: ClassVar[str] = "map"
+    lifted_linear: ClassVar[bool] = True
+    keeps_positive: ClassVar[bool] = True
+    distinct_transparent: ClassVar[bool] = True
+    nested_form: ClassVar[object] = "same"
     linear: ClassVar[bool] = True
 
     def params(self) -> str:
@@ -74,6 +127,10 @@ class Filter(Operator):
 
     predicate: Scalar
     kind: ClassVar[str] = "filter"
+    lifted_linear: ClassVar[bool] = True
+    keeps_positive: ClassVar[bool] = True
+    distinct_transparent: ClassVar[bool] = True
+    nested_form: ClassVar[object] = "same"
     linear: ClassVar[bool] = True
 
     def params(self) -> str:
@@ -85,6 +142,10 @@ class Plus(Operator):
     """Z-set addition of the inputs (UNION ALL). Linear."""
 
     kind: ClassVar[str] = "plus"
+    lifted_linear: ClassVar[bool] = True
+    keeps_positive: ClassVar[bool] = True
+    distinct_transparent: ClassVar[bool] = True
+    nested_form: ClassVar[object] = "same"
     linear: ClassVar[bool] = True
 
 
@@ -93,6 +154,8 @@ class Negate(Operator):
     """Z-set negation. Linear."""
 
     kind: ClassVar[str] = "negate"
+    lifted_linear: ClassVar[bool] = True
+    nested_form: ClassVar[object] = "same"
     linear: ClassVar[bool] = True
 
 
@@ -106,6 +169,9 @@ class Join(Operator):
     left_keys: tuple[int, ...]
     right_keys: tuple[int, ...]
     kind: ClassVar[str] = "join"
+    keeps_positive: ClassVar[bool] = True
+    distinct_transparent: ClassVar[bool] = True
+    reads_state: ClassVar[bool] = True
 
     def params(self) -> str:
         if not self.left_keys:
@@ -118,6 +184,8 @@ class Distinct(Operator):
     """↑distinct (set semantics)."""
 
     kind: ClassVar[str] = "distinct"
+    always_positive: ClassVar[bool] = True
+    needs_incremental_form: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +196,8 @@ class Aggregate(Operator):
     aggs: tuple[AggCall, ...]
     is_global: bool
     kind: ClassVar[str] = "aggregate"
+    always_positive: ClassVar[bool] = True
+    needs_incremental_form: ClassVar[bool] = True
 
     def params(self) -> str:
         group = ", ".join(f"#{g}" for g in self.group) or ("global" if self.is_global else "")
@@ -139,6 +209,7 @@ class Delay(Operator):
     """z⁻¹: the previous value of the stream (0 at time 0). Strict (Def 2.9)."""
 
     kind: ClassVar[str] = "delay"
+    nested_form: ClassVar[object] = "same"  # the inner z⁻¹ is its own incremental version
     linear: ClassVar[bool] = True
 
 
@@ -148,6 +219,7 @@ class Integrate(Operator):
 
     key: tuple[int, ...]
     kind: ClassVar[str] = "integrate"
+    nested_form: ClassVar[object] = Refused("inner integrals are implicit in the nested operators")
     linear: ClassVar[bool] = True
     stateful: ClassVar[bool] = True
 
@@ -160,6 +232,8 @@ class Differentiate(Operator):
     """D(s) = s − z⁻¹(s)."""
 
     kind: ClassVar[str] = "differentiate"
+    needs_incremental_form: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("no D inside a scope")
     linear: ClassVar[bool] = True
     stateful: ClassVar[bool] = True
 
@@ -169,6 +243,8 @@ class DistinctIncremental(Operator):
     """↑H(z⁻¹(I d), d) of Prop 4.7; inputs are (z⁻¹(I d), d). Looks only at keys in d."""
 
     kind: ClassVar[str] = "distinct_h"
+    reads_state: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("already incremental")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,29 +255,11 @@ class AggregateIncremental(Operator):
     aggs: tuple[AggCall, ...]
     is_global: bool
     kind: ClassVar[str] = "aggregate_incremental"
+    nested_form: ClassVar[object] = Refused("already incremental")
     stateful: ClassVar[bool] = True
 
     def params(self) -> str:
         return Aggregate.params(self)  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True, slots=True)
-class Delta0(Operator):
-    """δ0: the value at outer time t enters the nested clock at inner time 0 (§5)."""
-
-    kind: ClassVar[str] = "delta0"
-    linear: ClassVar[bool] = True
-
-
-@dataclass(frozen=True, slots=True)
-class NestedIntegral(Operator):
-    """∫: the sum of an inner stream that is zero almost everywhere (§5)."""
-
-    kind: ClassVar[str] = "nested_integral"
-    linear: ClassVar[bool] = True
-
-
-# -- recursion: nested scopes (DBSP §5, §6) ------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +272,8 @@ class ScopeInput(Operator):
 
     index: int
     kind: ClassVar[str] = "scope_input"
+    scope_only: ClassVar[bool] = True
+    nested_form: ClassVar[object] = "same"
     linear: ClassVar[bool] = True
 
     def params(self) -> str:
@@ -226,6 +286,8 @@ class Feedback(Operator):
 
     index: int
     kind: ClassVar[str] = "feedback"
+    lowering_only: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("replaced by z⁻¹ when the scope closes")
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +303,8 @@ class Scope(Operator):
     results: tuple[int, ...]
     names: tuple[str, ...]
     kind: ClassVar[str] = "scope"
+    needs_incremental_form: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("inner recursions are hoisted out as scope inputs")
 
     def params(self) -> str:
         return ", ".join(self.names)
@@ -258,6 +322,7 @@ class ScopeIncremental(Operator):
     results: tuple[int, ...]
     names: tuple[str, ...]
     kind: ClassVar[str] = "scope_incremental"
+    nested_form: ClassVar[object] = Refused("inner recursions are hoisted out as scope inputs")
     stateful: ClassVar[bool] = True
 
     def params(self) -> str:
@@ -271,6 +336,9 @@ class ScopeOutput(Operator):
     index: int
     name: str
     kind: ClassVar[str] = "scope_output"
+    lifted_linear: ClassVar[bool] = True
+    always_positive: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("inner recursions are hoisted out as scope inputs")
     linear: ClassVar[bool] = True
 
     def params(self) -> str:
@@ -285,6 +353,8 @@ class JoinNested(Operator):
     left_keys: tuple[int, ...]
     right_keys: tuple[int, ...]
     kind: ClassVar[str] = "join_nested"
+    scope_only: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("already doubly incremental")
     stateful: ClassVar[bool] = True
 
     def params(self) -> str:
@@ -297,6 +367,8 @@ class DistinctNested(Operator):
     the rows changed in the current outer step."""
 
     kind: ClassVar[str] = "distinct_nested"
+    scope_only: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("already doubly incremental")
     stateful: ClassVar[bool] = True
 
 
@@ -308,7 +380,22 @@ class AggregateNested(Operator):
     aggs: tuple[AggCall, ...]
     is_global: bool
     kind: ClassVar[str] = "aggregate_nested"
+    scope_only: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("already doubly incremental")
     stateful: ClassVar[bool] = True
 
     def params(self) -> str:
         return Aggregate.params(self)  # type: ignore[arg-type]
+
+
+# Declared after the classes they name.
+Join.nested_form = JoinNested
+Distinct.nested_form = DistinctNested
+Aggregate.nested_form = AggregateNested
+
+
+def operator_classes() -> list[type[Operator]]:
+    """Every concrete operator class, in definition order."""
+    return [
+        cls for cls in globals().values() if isinstance(cls, type) and issubclass(cls, Operator) and cls is not Operator
+    ]

@@ -11,13 +11,11 @@ from compiler.circuit import operators as op
 from compiler.circuit.circuit import Circuit
 from compiler.errors import InternalCompilerError
 
-_READS_STATE = (op.Join, op.DistinctIncremental)
-
 
 def check_incremental(c: Circuit) -> Circuit:
     consumers = c.consumers()
     for n, o in enumerate(c.nodes):
-        if isinstance(o, (op.Differentiate, op.Distinct, op.Aggregate, op.Scope)):
+        if o.needs_incremental_form:
             raise InternalCompilerError(f"%{n} {o.kind} survived incrementalization")
         if isinstance(o, op.Integrate):
             for user in consumers[n]:
@@ -27,7 +25,7 @@ def check_incremental(c: Circuit) -> Circuit:
             if not isinstance(c[o.inputs[0]], op.Integrate):
                 raise InternalCompilerError(f"delay %{n} of a non-integral is not supported by the runtime")
             for user in consumers[n]:
-                if not isinstance(c[user], _READS_STATE):
+                if not c[user].reads_state:
                     raise InternalCompilerError(f"state %{n} is read by %{user} {c[user].kind}")
     c.validate()
     return c

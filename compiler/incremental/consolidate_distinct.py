@@ -16,8 +16,6 @@ from compiler.circuit.circuit import Circuit
 from compiler.incremental.positivity import positive_nodes
 from compiler.incremental.rewrite import rebuild
 
-_TRANSPARENT = (op.Map, op.Filter, op.Plus, op.Join)
-
 
 def redundant_distincts(c: Circuit) -> set[int]:
     consumers = c.consumers()
@@ -32,7 +30,7 @@ def redundant_distincts(c: Circuit) -> set[int]:
             if isinstance(c[up], op.Distinct):
                 redundant.add(n)
                 break
-            if not isinstance(c[up], _TRANSPARENT) or not all(i in positive for i in c[up].inputs):
+            if not c[up].distinct_transparent or not all(i in positive for i in c[up].inputs):
                 break
             node = up
     return redundant

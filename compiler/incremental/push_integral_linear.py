@@ -15,8 +15,6 @@ from compiler.circuit import operators as op
 from compiler.circuit.circuit import Circuit
 from compiler.incremental.incrementalize import all_columns
 
-LINEAR_LIFTED = (op.Map, op.Filter, op.Plus, op.Negate, op.ScopeOutput)
-
 
 def integrated_inputs(c: Circuit, o: op.Operator) -> tuple[int, ...] | None:
     """The x_i of an operator whose inputs are all I(x_i), else None."""
@@ -30,7 +28,7 @@ def integrated_inputs(c: Circuit, o: op.Operator) -> tuple[int, ...] | None:
 
 
 def push_integral_through_linear(c: Circuit, o: op.Operator) -> int | None:
-    if not isinstance(o, LINEAR_LIFTED):
+    if not o.lifted_linear:
         return None
     inner = integrated_inputs(c, o)
     if inner is None:

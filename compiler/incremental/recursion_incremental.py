@@ -15,21 +15,7 @@ from __future__ import annotations
 
 from compiler.circuit import operators as op
 from compiler.circuit.circuit import Circuit
-from compiler.errors import InternalCompilerError
 from compiler.incremental.push_integral_linear import integrated_inputs
-
-
-def nested_incremental(o: op.Operator) -> op.Operator:
-    """One inner operator's doubly incremental version (↑(↑Q)^Δ)^Δ."""
-    if isinstance(o, op.Join):
-        return op.JoinNested(o.inputs, o.types, o.left_keys, o.right_keys)
-    if isinstance(o, op.Distinct):
-        return op.DistinctNested(o.inputs, o.types)
-    if isinstance(o, op.Aggregate):
-        return op.AggregateNested(o.inputs, o.types, o.group, o.aggs, o.is_global)
-    if o.linear or isinstance(o, op.Delay):
-        return o  # LTI operators and the inner z⁻¹ are their own incremental version
-    raise InternalCompilerError(f"no nested incremental form for {o.kind}")
 
 
 def recursion_incremental(c: Circuit, o: op.Operator) -> int | None:
@@ -38,6 +24,6 @@ def recursion_incremental(c: Circuit, o: op.Operator) -> int | None:
     inner = integrated_inputs(c, o)
     if inner is None:
         return None
-    body = tuple(nested_incremental(b) for b in o.body)
+    body = tuple(b.nested_incremental() for b in o.body)
     scope = c.add(op.ScopeIncremental(inner, (), body, o.results, o.names))
     return c.add(op.Integrate((scope,), (), ()))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
+from compiler.circuit.circuit import Circuit, body_order
 from compiler.errors import InternalCompilerError
 from compiler.logical import plan as lp
 from compiler.logical.scalar import Col
@@ -148,21 +148,8 @@ def close_feedback(inner: Circuit, results: tuple[int, ...]) -> tuple[op.Operato
             body.append(op.Delay((results[o.index],), o.types))
         else:
             body.append(o)
-    validate_body(tuple(body))
+    body_order(tuple(body))  # every cycle passes through z⁻¹ (Cor 2.12)
     return tuple(body)
-
-
-def validate_body(body: tuple[op.Operator, ...]) -> None:
-    """Every cycle of a scope passes through its z⁻¹ (Cor 2.12)."""
-    import networkx as nx
-
-    g = nx.DiGraph()
-    g.add_nodes_from(range(len(body)))
-    for i, o in enumerate(body):
-        if not isinstance(o, op.Delay):
-            g.add_edges_from((src, i) for src in o.inputs)
-    if not nx.is_directed_acyclic_graph(g):
-        raise InternalCompilerError("a scope has a cycle without a delay")
 
 
 _LOWERINGS: dict[type, Callable[..., int]] = {
