@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -25,26 +26,14 @@ from compiler.circuit.circuit import body_order
 from compiler.errors import InternalCompilerError, RuntimeSqlError
 from compiler.types import INT, SqlType
 from runtime.kernels.aggregate import aggregate
-from runtime.kernels.distinct import distinct
 from runtime.kernels.join import join
-from runtime.kernels.linear import filter_rows, map_rows, negate, plus
+from runtime.kernels.linear import plus
+from runtime.registry import Context, Setup, Value, as_zset, evaluate_stateless, evaluates
 from runtime.trace import Trace
 from runtime.zset import WEIGHT, ZSet, col_name
 
 ITER = "__iter"
 DEFAULT_MAX_ITERATIONS = 100_000
-
-
-def _linear(o: op.Operator, args: list[ZSet], what: str) -> ZSet:
-    if isinstance(o, op.Map):
-        return map_rows(args[0], o.exprs, o.types, what)
-    if isinstance(o, op.Filter):
-        return filter_rows(args[0], o.predicate, what)
-    if isinstance(o, op.Plus):
-        return plus(args, o.types)
-    if isinstance(o, op.Negate):
-        return negate(args[0])
-    raise InternalCompilerError(f"{o.kind} is not linear")
 
 
 def _add(a: ZSet, b: ZSet) -> ZSet:
@@ -90,14 +79,8 @@ def evaluate_scope(
                 values[n] = inputs[o.index]
             elif isinstance(o, op.Delay):
                 values[n] = previous.get(o.inputs[0]) or ZSet.empty(o.types)
-            elif isinstance(o, op.Join):
-                values[n] = join(values[o.inputs[0]], values[o.inputs[1]], o.left_keys, o.right_keys, o.types)
-            elif isinstance(o, op.Distinct):
-                values[n] = distinct(values[o.inputs[0]])
-            elif isinstance(o, op.Aggregate):
-                values[n] = aggregate(values[o.inputs[0]], o.group, o.aggs, o.types, o.is_global)
-            else:
-                values[n] = _linear(o, [values[i] for i in o.inputs], what)
+            else:  # the lifted operators, through the executor's own table
+                values[n] = as_zset(evaluate_stateless(o, [values[i] for i in o.inputs], what))
         fed = {o.inputs[0] for o in scope.body if isinstance(o, op.Delay)}
         converged = all(
             len(
@@ -160,6 +143,9 @@ class IterationTrace:
             self.trace.insert(ZSet(frame.select(cols), (*self.types, INT)))
 
 
+_RunningSums = dict[tuple[int, int], "_Running"]
+
+
 @dataclass
 class _Running:
     """This outer step's inputs of one operator, per iteration, and their running sum."""
@@ -190,21 +176,21 @@ class IncrementalScope:
         self.order = body_order(scope.body)
         self.states: dict[tuple[int, int], IterationTrace] = {}
         for n, o in enumerate(scope.body):
-            if isinstance(o, op.JoinNested):
-                self.states[(n, 0)] = IterationTrace(scope.body[o.inputs[0]].types, o.left_keys)
-                self.states[(n, 1)] = IterationTrace(scope.body[o.inputs[1]].types, o.right_keys)
-            elif isinstance(o, op.DistinctNested):
-                t = scope.body[o.inputs[0]].types
-                self.states[(n, 0)] = IterationTrace(t, tuple(range(len(t))))
-            elif isinstance(o, op.AggregateNested):
-                self.states[(n, 0)] = IterationTrace(scope.body[o.inputs[0]].types, o.group)
+            # the index of each input's iteration trace: what the operator probes it by
+            spec = _NESTED.get(type(o))
+            for side, key in enumerate(spec.keys(o) if spec else ()):
+                types = scope.body[o.inputs[side]].types
+                self.states[(n, side)] = IterationTrace(types, tuple(range(len(types))) if key is None else key)
         self.last_iterations = 0
 
     def traces(self) -> dict[str, Trace]:
         """Every iteration trace, by a stable name (for checkpoints)."""
         return {f"{n}.{side}": s.trace for (n, side), s in self.states.items()}
 
-    def restored(self) -> None:
+    def meta(self) -> None:
+        return None
+
+    def restored(self, meta: object = None) -> None:
         """Recompute the stored depth after traces were refilled from a checkpoint."""
         for s in self.states.values():
             it = col_name(len(s.types))
@@ -243,7 +229,7 @@ class IncrementalScope:
 
         return sums, commit
 
-    def _work_ahead(self, i: int, running: dict[tuple[int, int], _Running]) -> bool:
+    def _work_ahead(self, i: int, running: _RunningSums) -> bool:
         """Whether state stored after iteration i can still meet this step's changes.
 
         With every feedback value zero, later iterations are non-zero only where a stored
@@ -253,14 +239,10 @@ class IncrementalScope:
         for (n, side), state in self.states.items():
             if state.depth <= i:
                 continue
-            o = self.scope.body[n]
-            if isinstance(o, op.JoinNested):
-                probe = running[(n, 1 - side)].before()
-                key = o.right_keys if side == 0 else o.left_keys
-            else:
-                probe = running[(n, 0)].before()
-                key = state.trace.key
-            if state.matching(probe, key, i + 1, state.depth).height:
+            # a join's stored side meets the other side's changes; the rest meet their own
+            probe_side = 1 - side if _NESTED[type(self.scope.body[n])].bilinear else side
+            probe = running[(n, probe_side)].before()
+            if state.matching(probe, self.states[(n, probe_side)].trace.key, i + 1, state.depth).height:
                 return True
         return False
 
@@ -271,7 +253,7 @@ class IncrementalScope:
         values: dict[int, ZSet],
         previous: dict[int, ZSet],
         inputs: list[ZSet],
-        running: dict[tuple[int, int], _Running],
+        running: _RunningSums,
     ) -> ZSet:
         o = self.scope.body[n]
         if isinstance(o, op.ScopeInput):
@@ -280,19 +262,15 @@ class IncrementalScope:
         if isinstance(o, op.Delay):
             return previous.get(o.inputs[0]) or ZSet.empty(o.types)
         args = [values[s] for s in o.inputs]
-        if isinstance(o, op.JoinNested):
-            return self._join(n, o, i, args[0], args[1], running)
-        if isinstance(o, op.DistinctNested):
-            return self._distinct(n, i, args[0], running[(n, 0)])
-        if isinstance(o, op.AggregateNested):
-            return self._aggregate(n, o, i, args[0], running[(n, 0)])
-        return _linear(o, args, self.what)
+        nested = _NESTED.get(type(o))
+        if nested is not None:
+            return nested.evaluate(self, n, o, i, [as_zset(a) for a in args], running)
+        return as_zset(evaluate_stateless(o, list(args), self.what))
 
-    def _join(
-        self, n: int, o: op.JoinNested, i: int, a: ZSet, b: ZSet, running: dict[tuple[int, int], _Running]
-    ) -> ZSet:
+    def _join(self, n: int, o: op.JoinNested, i: int, args: list[ZSet], running: _RunningSums) -> ZSet:
         """The four terms, with S = stored iteration traces and C = this step's sums:
         a⋈(S_b[≤i] + C_b[<i] + b) + S_a[=i]⋈(C_b[<i] + b) + C_a[<i]⋈(S_b[=i] + b) + S_a[<i]⋈b."""
+        a, b = args
         sa, sb = self.states[(n, 0)], self.states[(n, 1)]
         ra, rb = running[(n, 0)], running[(n, 1)]
         ca, cb = ra.before(), rb.before()
@@ -323,10 +301,11 @@ class IncrementalScope:
         # `before` and `after` hold only touched rows, so every corner is restricted alike
         return [(_add(s_i, after), 1), (s_i, -1), (_add(s_prev, before), -1), (s_prev, 1)]
 
-    def _distinct(self, n: int, i: int, d: ZSet, run: _Running) -> ZSet:
+    def _distinct(self, n: int, o: op.DistinctNested, i: int, args: list[ZSet], running: _RunningSums) -> ZSet:
         """distinct(X[t][i]) − distinct(X[t-1][i]) − distinct(X[t][i-1]) + distinct(X[t-1][i-1]),
         for the rows changed in this outer step, computed from each row's four weights
         in one grouping rather than as four Z-sets."""
+        (d,), run = args, running[(n, 0)]
         before = run.before()
         after = run.push(d)
         if len(before) == 0 and len(after) == 0:
@@ -364,10 +343,71 @@ class IncrementalScope:
         ).filter(pl.col(WEIGHT) != 0)
         return ZSet.from_frame(out, d.types)
 
-    def _aggregate(self, n: int, o: op.AggregateNested, i: int, d: ZSet, run: _Running) -> ZSet:
+    def _aggregate(self, n: int, o: op.AggregateNested, i: int, args: list[ZSet], running: _RunningSums) -> ZSet:
         """The same four corners, aggregated per changed group."""
+        (d,), run = args, running[(n, 0)]
         parts = [
             aggregate(x, o.group, o.aggs, o.types, o.is_global).scale(sign)
             for x, sign in self._corners(n, i, d, run, o.group)
         ]
         return plus(parts, o.types) if parts else ZSet.empty(o.types)
+
+
+@dataclass(frozen=True, slots=True)
+class _NestedOperator:
+    """How the incremental scope evaluates a doubly incremental operator (§6)."""
+
+    evaluate: Callable[[IncrementalScope, int, Any, int, list[ZSet], _RunningSums], ZSet]
+    # the key of each input's iteration trace (None: the whole row)
+    keys: Callable[[Any], list[tuple[int, ...] | None]]
+    # a join's stored side meets the other side's changes (Thm 3.4 per iteration)
+    bilinear: bool = False
+
+
+_NESTED: dict[type[op.Operator], _NestedOperator] = {
+    op.JoinNested: _NestedOperator(IncrementalScope._join, lambda o: [o.left_keys, o.right_keys], bilinear=True),
+    op.DistinctNested: _NestedOperator(IncrementalScope._distinct, lambda o: [None]),
+    op.AggregateNested: _NestedOperator(IncrementalScope._aggregate, lambda o: [o.group]),
+}
+
+
+# Scope-only operators that the scopes evaluate themselves: δ0 at inner time 0.
+SCOPE_STRUCTURE: tuple[type[op.Operator], ...] = (op.ScopeInput,)
+
+
+def nested_evaluator(cls: type[op.Operator]) -> object | None:
+    """How an incremental scope evaluates a scope-only operator class (None if it cannot)."""
+    return _NESTED.get(cls) or (cls if cls in SCOPE_STRUCTURE else None)
+
+
+# -- evaluators ---------------------------------------------------------------------------
+
+
+@evaluates(op.Scope)
+def _scope(ctx: Context, o: op.Scope, args: list[Value]) -> Value:
+    results, count = evaluate_scope(o, [as_zset(a) for a in args], ctx.what, ctx.max_iterations)
+    ctx.iterations[ctx.node] = count
+    return results
+
+
+def _scope_state(setup: Setup) -> IncrementalScope:
+    o = setup.circuit[setup.node]
+    assert isinstance(o, op.ScopeIncremental)
+    return IncrementalScope(o, setup.what, setup.max_iterations)
+
+
+@evaluates(op.ScopeIncremental, state=_scope_state, state_name="scope")
+def _scope_incremental(ctx: Context, o: op.ScopeIncremental, args: list[Value]) -> Value:
+    results, commit = ctx.state.step([as_zset(a) for a in args])
+    ctx.iterations[ctx.node] = ctx.state.last_iterations
+    ctx.commits.append(commit)
+    return results
+
+
+@evaluates(op.ScopeOutput)
+def _scope_output(ctx: Context, o: op.ScopeOutput, args: list[Value]) -> Value:
+    """The ∫ at a scope's exit: result `index` of the scope's tuple of results."""
+    results = args[0]
+    if not isinstance(results, list):
+        raise InternalCompilerError("scope_output reads a scope")
+    return results[o.index]

@@ -180,7 +180,7 @@ def test_incremental_min_survives_deleting_the_minimum() -> None:
     out, commit = agg.step(ZSet.from_rows([row("a", i=3), row("a", i=5)], TYPES, [-1, -1]))
     commit()
     assert out.to_rows() == [(("a", 3, 5), -1)]  # the group is empty: it disappears
-    assert agg.state_size() == 0
+    assert agg.state_rows() == 0
 
 
 def test_incremental_global_emits_empty_row_first() -> None:
@@ -206,11 +206,11 @@ def test_step_does_not_mutate_until_commit() -> None:
     agg = IncrementalAggregate(types, [0], aggs, [STRING, BIGINT, BIGINT], False)
     out, commit = agg.step(ZSet.from_rows([("a", 2**62)], types))
     commit()
-    size = agg.state_size()
+    size = agg.state_rows()
     with pytest.raises(RuntimeSqlError):
         agg.step(ZSet.from_rows([("a", 2**62)], types))  # overflow: step rejected
     agg.step(ZSet.from_rows([("a", 1)], types))  # computed, never committed
-    assert agg.state_size() == size
+    assert agg.state_rows() == size
     out, commit = agg.step(ZSet.from_rows([("a", 2)], types))
     commit()
     assert out.to_rows() == [(("a", 2**62, 2**62), -1), (("a", 2**62 + 2, 2**62), 1)]

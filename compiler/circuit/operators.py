@@ -15,9 +15,9 @@ tests/test_operator_registry.py fails when a class is missing from any of them.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
-from compiler.logical.aggregate import AggCall
+from compiler.logical.aggregate import LINEAR_AGGREGATES, AggCall
 from compiler.logical.scalar import Scalar
 from compiler.types import SqlType
 
@@ -27,6 +27,35 @@ class Refused:
     """An operator that has no doubly incremental form inside a recursion scope, and why."""
 
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """What an operator keeps between steps and what a step costs it (DBSP §4.5), with
+    C the size of the change at its input and R the size of the state it probes."""
+
+    state: str
+    time: str
+
+
+class CostContext(Protocol):
+    """What an operator's cost may ask of the circuit it sits in."""
+
+    @property
+    def incremental(self) -> bool:
+        """Whether the circuit is the incremental one (its streams carry changes)."""
+        ...
+
+    def ref(self, node: int) -> str:
+        """How the dump names node `node` (e.g. `%3`)."""
+        ...
+
+    def is_state(self, node: int) -> bool:
+        """Whether node `node` is an integral read through z⁻¹."""
+        ...
+
+
+NO_STATE = Cost("none", "O(C)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +94,10 @@ class Operator:
         """The operator's parameters as shown in dumps ('' for none)."""
         return ""
 
+    def cost(self, ctx: CostContext) -> Cost:
+        """The state it keeps and its cost per change, for the incrementality report."""
+        raise NotImplementedError(f"{type(self).__name__} declares no cost")
+
     def nested_incremental(self) -> Operator:
         """This operator's doubly incremental version (↑(↑Q)^Δ)^Δ inside a scope (§6)."""
         form = type(self).nested_form
@@ -90,6 +123,9 @@ class Source(Operator):
     def params(self) -> str:
         return self.name
 
+    def cost(self, ctx: CostContext) -> Cost:
+        return NO_STATE
+
 
 @dataclass(frozen=True, slots=True)
 class Output(Operator):
@@ -103,6 +139,9 @@ class Output(Operator):
 
     def params(self) -> str:
         return self.name
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return NO_STATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +159,9 @@ class Map(Operator):
     def params(self) -> str:
         return ", ".join(str(e) for e in self.exprs)
 
+    def cost(self, ctx: CostContext) -> Cost:
+        return NO_STATE
+
 
 @dataclass(frozen=True, slots=True)
 class Filter(Operator):
@@ -136,6 +178,9 @@ class Filter(Operator):
     def params(self) -> str:
         return str(self.predicate)
 
+    def cost(self, ctx: CostContext) -> Cost:
+        return NO_STATE
+
 
 @dataclass(frozen=True, slots=True)
 class Plus(Operator):
@@ -148,6 +193,9 @@ class Plus(Operator):
     nested_form: ClassVar[object] = "same"
     linear: ClassVar[bool] = True
 
+    def cost(self, ctx: CostContext) -> Cost:
+        return NO_STATE
+
 
 @dataclass(frozen=True, slots=True)
 class Negate(Operator):
@@ -157,6 +205,9 @@ class Negate(Operator):
     lifted_linear: ClassVar[bool] = True
     nested_form: ClassVar[object] = "same"
     linear: ClassVar[bool] = True
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return NO_STATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +229,16 @@ class Join(Operator):
             return "cross"
         return ", ".join(f"l#{a} = r#{b}" for a, b in zip(self.left_keys, self.right_keys, strict=True))
 
+    def cost(self, ctx: CostContext) -> Cost:
+        reads = [i for i in self.inputs if ctx.is_state(i)]
+        if not reads and ctx.incremental:
+            return Cost("none", "O(C1 × C2): change ⋈ change")
+        if not self.left_keys:
+            return Cost(f"reads {ctx.ref(reads[0])}" if reads else "none", "O(C × R): cross join probes all state")
+        if reads:
+            return Cost(f"reads {ctx.ref(reads[0])}", "O(C log R + matches)")
+        return Cost("none", "O(|left| + |right|): full join of snapshots")
+
 
 @dataclass(frozen=True, slots=True)
 class Distinct(Operator):
@@ -186,6 +247,9 @@ class Distinct(Operator):
     kind: ClassVar[str] = "distinct"
     always_positive: ClassVar[bool] = True
     needs_incremental_form: ClassVar[bool] = True
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost("none", "O(input): recomputed from the snapshot")
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +267,9 @@ class Aggregate(Operator):
         group = ", ".join(f"#{g}" for g in self.group) or ("global" if self.is_global else "")
         return f"group=[{group}] " + ", ".join(str(a) for a in self.aggs)
 
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost("none", "O(input): recomputed from the snapshot")
+
 
 @dataclass(frozen=True, slots=True)
 class Delay(Operator):
@@ -211,6 +278,9 @@ class Delay(Operator):
     kind: ClassVar[str] = "delay"
     nested_form: ClassVar[object] = "same"  # the inner z⁻¹ is its own incremental version
     linear: ClassVar[bool] = True
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost(f"previous value of {ctx.ref(self.inputs[0])}", "O(1)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +296,10 @@ class Integrate(Operator):
     def params(self) -> str:
         return "key=[" + ", ".join(f"#{k}" for k in self.key) + "]"
 
+    def cost(self, ctx: CostContext) -> Cost:
+        key = ", ".join(f"#{k}" for k in self.key)
+        return Cost(f"integral of {ctx.ref(self.inputs[0])}, indexed by [{key}]", "O(C log R) to insert")
+
 
 @dataclass(frozen=True, slots=True)
 class Differentiate(Operator):
@@ -237,6 +311,9 @@ class Differentiate(Operator):
     linear: ClassVar[bool] = True
     stateful: ClassVar[bool] = True
 
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost(f"previous value of {ctx.ref(self.inputs[0])}", "O(C + previous value)")
+
 
 @dataclass(frozen=True, slots=True)
 class DistinctIncremental(Operator):
@@ -245,6 +322,9 @@ class DistinctIncremental(Operator):
     kind: ClassVar[str] = "distinct_h"
     reads_state: ClassVar[bool] = True
     nested_form: ClassVar[object] = Refused("already incremental")
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost(f"reads {ctx.ref(self.inputs[0])}", "O(C log R)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +340,9 @@ class AggregateIncremental(Operator):
 
     def params(self) -> str:
         return Aggregate.params(self)  # type: ignore[arg-type]
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return aggregate_cost(self.aggs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +362,9 @@ class ScopeInput(Operator):
     def params(self) -> str:
         return str(self.index)
 
+    def cost(self, ctx: CostContext) -> Cost:
+        return NO_STATE
+
 
 @dataclass(frozen=True, slots=True)
 class Feedback(Operator):
@@ -288,6 +374,9 @@ class Feedback(Operator):
     kind: ClassVar[str] = "feedback"
     lowering_only: ClassVar[bool] = True
     nested_form: ClassVar[object] = Refused("replaced by z⁻¹ when the scope closes")
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return NO_STATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +398,9 @@ class Scope(Operator):
     def params(self) -> str:
         return ", ".join(self.names)
 
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost("none", "O(iterations × input): naive fixpoint from scratch")
+
 
 @dataclass(frozen=True, slots=True)
 class ScopeIncremental(Operator):
@@ -328,6 +420,14 @@ class ScopeIncremental(Operator):
     def params(self) -> str:
         return ", ".join(self.names)
 
+    def cost(self, ctx: CostContext) -> Cost:
+        inner = [b.kind for b in self.body if b.stateful]
+        counts = ", ".join(f"{inner.count(k)} {k}" for k in sorted(set(inner)))
+        return Cost(
+            f"per-iteration traces of every earlier step ({counts}), indexed by key",
+            "O(iterations × C log R): each inner iteration touches only the step's changes",
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ScopeOutput(Operator):
@@ -343,6 +443,9 @@ class ScopeOutput(Operator):
 
     def params(self) -> str:
         return self.name
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return NO_STATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,6 +463,9 @@ class JoinNested(Operator):
     def params(self) -> str:
         return Join.params(self)  # type: ignore[arg-type]
 
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost("iteration traces of both inputs, indexed by the join key", "O(C log R + matches) per iteration")
+
 
 @dataclass(frozen=True, slots=True)
 class DistinctNested(Operator):
@@ -370,6 +476,9 @@ class DistinctNested(Operator):
     scope_only: ClassVar[bool] = True
     nested_form: ClassVar[object] = Refused("already doubly incremental")
     stateful: ClassVar[bool] = True
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost("iteration trace of the input, indexed by the row", "O(C log R) per iteration")
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +495,22 @@ class AggregateNested(Operator):
 
     def params(self) -> str:
         return Aggregate.params(self)  # type: ignore[arg-type]
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return aggregate_cost(self.aggs)
+
+
+def aggregate_cost(aggs: tuple[AggCall, ...]) -> Cost:
+    """COUNT/SUM/AVG keep running sums (§7.2, linear); MIN/MAX/DISTINCT a value multiset."""
+    kinds = {a.fn for a in aggs}
+    parts = ["emitted rows per group"]
+    time = "O(C log R)"
+    if kinds & set(LINEAR_AGGREGATES):
+        parts.append("running sums per group")
+    if kinds - set(LINEAR_AGGREGATES) or any(a.distinct for a in aggs):
+        parts.append("value multiset per group (MIN/MAX/DISTINCT)")
+        time = "O(C log R + size of changed groups)"
+    return Cost(", ".join(parts), time)
 
 
 # Declared after the classes they name.

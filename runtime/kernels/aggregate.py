@@ -26,9 +26,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from compiler.circuit import operators as op
 from compiler.errors import RuntimeSqlError
 from compiler.logical.aggregate import AggCall
 from compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
+from runtime.registry import Context, Setup, Value, as_zset, evaluates
 from runtime.trace import Trace
 from runtime.zset import WEIGHT, ZSet, col_name, polars_dtype
 
@@ -405,7 +407,7 @@ class IncrementalAggregate:
         self._out: Trace | None = Trace(p.out_types, gkey) if floating else None
         self._started = False
 
-    def state_size(self) -> int:
+    def state_rows(self) -> int:
         out = len(self._out) if self._out is not None else 0
         return len(self._state) + sum(len(t) for t in self._msets.values()) + out
 
@@ -419,9 +421,11 @@ class IncrementalAggregate:
         """Whether a step has been committed (a global aggregate emits its row at the first)."""
         return self._started
 
-    @started.setter
-    def started(self, value: bool) -> None:
-        self._started = value
+    def meta(self) -> bool:
+        return self._started
+
+    def restored(self, meta: object) -> None:
+        self._started = bool(meta)
 
     def _fetch(self, trace: Trace, keys: pl.DataFrame) -> pl.DataFrame:
         """The stored rows of the touched groups (for a global aggregate: all of them)."""
@@ -499,3 +503,22 @@ class IncrementalAggregate:
 
     def _mark_started(self) -> None:
         self._started = True
+
+
+@evaluates(op.Aggregate)
+def _aggregate(ctx: Context, o: op.Aggregate, args: list[Value]) -> Value:
+    return aggregate(as_zset(args[0]), o.group, o.aggs, o.types, o.is_global)
+
+
+def _aggregate_state(setup: Setup) -> IncrementalAggregate:
+    o = setup.circuit[setup.node]
+    assert isinstance(o, op.AggregateIncremental)
+    src = setup.circuit[o.inputs[0]]
+    return IncrementalAggregate(src.types, o.group, o.aggs, o.types, o.is_global)
+
+
+@evaluates(op.AggregateIncremental, state=_aggregate_state, state_name="aggregate")
+def _aggregate_incremental(ctx: Context, o: op.AggregateIncremental, args: list[Value]) -> Value:
+    out, commit = ctx.state.step(as_zset(args[0]))
+    ctx.commits.append(commit)
+    return out

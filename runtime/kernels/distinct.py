@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from compiler.circuit import operators as op
+from compiler.errors import InternalCompilerError
+from runtime.registry import Context, Value, as_zset, evaluates
 from runtime.trace import Trace
 from runtime.zset import WEIGHT, ZSet
 
@@ -48,3 +51,16 @@ def distinct_delta(old: Trace, delta: ZSet) -> ZSet:
     h = pl.when((i > 0) & (new <= 0)).then(-1).when((i <= 0) & (new > 0)).then(1).otherwise(0)
     out = both.select([*cols, h.cast(pl.Int64).alias(WEIGHT)]).filter(pl.col(WEIGHT) != 0)
     return ZSet(out, types)
+
+
+@evaluates(op.Distinct)
+def _distinct(ctx: Context, o: op.Distinct, args: list[Value]) -> Value:
+    return distinct(as_zset(args[0]))
+
+
+@evaluates(op.DistinctIncremental)
+def _distinct_h(ctx: Context, o: op.DistinctIncremental, args: list[Value]) -> Value:
+    state = args[0]  # z⁻¹(I d): the integral as of the previous step
+    if not isinstance(state, Trace):
+        raise InternalCompilerError("distinct_h reads an integral through z⁻¹")
+    return distinct_delta(state, as_zset(args[1]))

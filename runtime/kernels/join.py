@@ -16,7 +16,10 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from compiler.circuit import operators as op
+from compiler.errors import InternalCompilerError
 from compiler.types import SqlType
+from runtime.registry import Context, Value, evaluates
 from runtime.trace import Trace
 from runtime.zset import WEIGHT, ZSet, col_name
 
@@ -142,3 +145,16 @@ def join_with_trace(
         joined = _equi_join(t_side, d_side, t_on, d_on)
         n_left, n_right = len(trace.types), len(delta.types)
     return _assemble(joined, n_left, n_right, out_types)
+
+
+@evaluates(op.Join)
+def _join(ctx: Context, o: op.Join, args: list[Value]) -> Value:
+    """Δ⋈Δ, or one Δ⋈z⁻¹(I) term of Thm 3.4 when a side is an integral (a Trace)."""
+    left, right = args
+    if isinstance(left, ZSet) and isinstance(right, ZSet):
+        return join(left, right, o.left_keys, o.right_keys, o.types)
+    if isinstance(left, Trace) and isinstance(right, ZSet):
+        return join_with_trace(right, o.right_keys, left, False, o.types)
+    if isinstance(left, ZSet) and isinstance(right, Trace):
+        return join_with_trace(left, o.left_keys, right, True, o.types)
+    raise InternalCompilerError("a join of two integrals would recompute from scratch")

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from compiler.circuit import operators as op
 from compiler.logical.scalar import Scalar
 from compiler.types import SqlType
 from runtime.expressions import evaluate, evaluate_predicate
+from runtime.registry import Context, Value, as_zset, evaluates
 from runtime.zset import ZSet
 
 
@@ -46,3 +48,26 @@ def plus(parts: Sequence[ZSet], types: Sequence[SqlType]) -> ZSet:
 def negate(batch: ZSet) -> ZSet:
     """The Z-set negation; consolidated whenever the input is."""
     return batch.negate()
+
+
+# -- evaluators ---------------------------------------------------------------------------
+
+
+@evaluates(op.Map)
+def _map(ctx: Context, o: op.Map, args: list[Value]) -> Value:
+    return map_rows(as_zset(args[0]), o.exprs, o.types, ctx.what)
+
+
+@evaluates(op.Filter)
+def _filter(ctx: Context, o: op.Filter, args: list[Value]) -> Value:
+    return filter_rows(as_zset(args[0]), o.predicate, ctx.what)
+
+
+@evaluates(op.Plus)
+def _plus(ctx: Context, o: op.Plus, args: list[Value]) -> Value:
+    return plus([as_zset(a) for a in args], o.types)
+
+
+@evaluates(op.Negate)
+def _negate(ctx: Context, o: op.Negate, args: list[Value]) -> Value:
+    return negate(as_zset(args[0]))
