@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from compiler.circuit.circuit import Circuit
 from compiler.frontend.program import Program, compile_program
-from compiler.incremental.pipeline import optimize
+from compiler.incremental.passes import optimize
 from compiler.lower.lower import lower_views
 
 

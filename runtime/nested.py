@@ -7,7 +7,7 @@ input at each iteration, S[i] = Σ_{t'<t} Δδx[t'][i], stored as rows tagged wi
 indexed by key. With C[i] = Σ_{i'≤i} Δδx[t][i'] the current step's running sum, every
 corner of the 2-D integral is a lookup: X[t-1][i] = S[≤i], X[t][i] = S[≤i] + C[i].
 
-Termination (seeds digest §1.7): the inner change can be zero for k iterations and
+Termination (DBSP §6, nested streams): the inner change can be zero for k iterations and
 non-zero at k+1, because an earlier outer step stored state at k+1. The loop runs at
 least as deep as the deepest iteration stored by any earlier step, and then until every
 feedback value is zero.

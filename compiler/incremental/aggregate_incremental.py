@@ -7,6 +7,8 @@ keep the group's value multiset, so deleting the current minimum is exact.
 
 Before: %1 = aggregate(I(%0))
 After:  %1 = I(aggregate_incremental(%0))
+
+Runs as a test: tests/rules/aggregate_incremental.spec (the whole circuit before and after).
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """D(I(x)) ↦ x (Thm 2.22: D ∘ I = id).
 
 Once every integral has been pushed to the outputs, each view reads D(I(changes)).
+
+Runs as a test: tests/rules/cancel_differentiate_integrate.spec (the whole circuit before and after).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ every input along the way is positive (for + and ⋈ the other inputs too).
 
 Before: %1 = distinct(%0); %2 = map[#0](%1); %3 = distinct(%2)
 After:  %2 = map[#0](%0); %3 = distinct(%2)
+
+Runs as a test: tests/rules/consolidate_distinct.spec (the whole circuit before and after).
 """
 
 from __future__ import annotations

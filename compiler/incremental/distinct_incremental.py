@@ -4,6 +4,8 @@ H looks only at the rows present in the change d, so a step costs O(|d| log |sta
 
 Before: %1 = distinct(I(%0))
 After:  %1 = I(distinct_h(z⁻¹(I %0), %0))
+
+Runs as a test: tests/rules/distinct_incremental.spec (the whole circuit before and after).
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Every source now carries changes, so the circuit first integrates them (I) to rebuild
 the tables Q expects, and differentiates (D) every view to emit changes. The rules that
 follow push each I towards the outputs until it meets its D and cancels.
+
+Runs as a test: tests/rules/incrementalize.spec (the whole circuit before and after).
 """
 
 from __future__ import annotations

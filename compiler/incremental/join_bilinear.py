@@ -6,6 +6,8 @@ O(|Δ| log |state|) (§4.5); identical integrals are shared by interning.
 
 Before: %2 = join(I(%0), I(%1))
 After:  %2 = I(join(%0, %1) + join(z⁻¹(I %0), %1) + join(%0, z⁻¹(I %1)))
+
+Runs as a test: tests/rules/join_bilinear.spec (the whole circuit before and after).
 """
 
 from __future__ import annotations

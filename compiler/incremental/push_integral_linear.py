@@ -5,6 +5,8 @@ For several inputs, Prop 3.2's add rule gives (a + b)^Δ = a^Δ + b^Δ.
 
 Before: %1 = integrate(%0); %2 = filter[#0 > 2](%1)
 After:  %1 = filter[#0 > 2](%0); %2 = integrate(%1)
+
+Runs as a test: tests/rules/push_integral_through_linear.spec (the whole circuit before and after).
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ incremental versions, which read only what changed in the current outer step.
 
 Before: %2 = scope[r](I(%0), I(%1)) { ... join ... distinct ... }
 After:  %2 = I(scope_incremental[r](%0, %1) { ... join_nested ... distinct_nested ... })
+
+Runs as a test: tests/rules/recursion_incremental.spec (the whole circuit before and after).
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def optimize(circuit: Circuit, incremental: bool = True) -> Circuit:
 
 
 def explain(circuit: Circuit, incremental: bool = True) -> list[tuple[str, Circuit]]:
-    """The circuit after every pass, for `dbspc compile --explain`."""
+    """The circuit after every pass, named by the pass (the rule spec tests read it)."""
     steps = [("lower", circuit)]
     for p in LIFTED_PASSES + (INCREMENTAL_PASSES if incremental else ()):
         circuit = p(circuit)
