@@ -180,15 +180,29 @@ class QueryBinder:
     def _join_items(
         self, items: list[_Item], conjuncts: list[exp.Expression]
     ) -> tuple[lp.Relation, dict[tuple[str, str], tuple[int, SqlType]]]:
-        """Left-deep joins; each conjunct goes to the first join that can evaluate it."""
-        pending = list(conjuncts)
-        rel = items[0].relation
-        columns = _columns_of(items[0])
-        aliases = {items[0].alias}
-        rel, pending = self._apply_filters(rel, columns, aliases, pending)
-        for item in items[1:]:
-            if item.alias in aliases:
+        """Left-deep joins in an order chosen from the equi-join graph.
+
+        Each conjunct over one FROM item filters that item before any join (pushdown); the
+        next item joined is the first, in FROM order, that an equality connects to the
+        items joined so far, so no keyless cross join is built when the predicates connect
+        the tables. Every other conjunct goes to the first join where its columns exist.
+        """
+        seen: set[str] = set()
+        for item in items:
+            if item.alias in seen:
                 raise SqlError(f"alias '{item.alias}' is used twice in FROM", None)
+            seen.add(item.alias)
+        pending = list(conjuncts)
+        filtered: list[_Item] = []
+        for item in items:
+            rel, pending = self._apply_filters(item.relation, _columns_of(item), {item.alias}, pending)
+            filtered.append(_Item(rel, item.alias))
+        remaining = filtered[1:]
+        first = filtered[0]
+        rel, columns, aliases = first.relation, _columns_of(first), {first.alias}
+        while remaining:
+            item = next((r for r in remaining if _connects(pending, aliases, r.alias)), remaining[0])
+            remaining.remove(item)
             offset = len(rel.fields)
             right_cols = {k: (i + offset, t) for k, (i, t) in _columns_of(item).items()}
             rel, pending = self._equi_join(rel, columns, aliases, item, right_cols, pending)
@@ -212,11 +226,15 @@ class QueryBinder:
         left_keys: list[Scalar] = []
         right_keys: list[Scalar] = []
         rest: list[exp.Expression] = []
+        paired: tuple[set[str], set[str]] = (set(), set())
         for c in pending:
             sides = _equi_sides(c, left_aliases, item.alias)
-            if sides is None:
+            if sides is None or sides[0].sql() in paired[0] or sides[1].sql() in paired[1]:
+                # a key expression already paired (`c = a AND e = c`) filters after the join
                 rest.append(c)
                 continue
+            paired[0].add(sides[0].sql())
+            paired[1].add(sides[1].sql())
             lk = bind_scalar(sides[0], ScalarScope(left_cols, self.dialect, context="ON"))
             rk = bind_scalar(sides[1], ScalarScope(right_local, self.dialect, context="ON"))
             try:
@@ -305,6 +323,8 @@ class QueryBinder:
             if len(inner.expressions) != 1:
                 raise UnsupportedSql("COUNT(DISTINCT a, b) is not supported", span_of(node))
             inner = inner.expressions[0]
+            if isinstance(inner, exp.Star):
+                raise SqlError("COUNT(DISTINCT *) is not allowed; name the columns", span_of(node))
         if isinstance(node, exp.Count) and (inner is None or isinstance(inner, exp.Star)):
             return AggCall("count_star", None, BIGINT), None
         if any(isinstance(n, AGGREGATE_NODES) for n in inner.walk() if n is not inner) or isinstance(
@@ -388,6 +408,11 @@ def _equi_sides(c: exp.Expression, left: set[str], right: str) -> tuple[exp.Expr
     if a and b and b <= left and a == {right}:
         return c.expression, c.this
     return None
+
+
+def _connects(conjuncts: list[exp.Expression], left: set[str], right: str) -> bool:
+    """Whether some conjunct is an equality between the joined items and item `right`."""
+    return any(_equi_sides(c, left, right) is not None for c in conjuncts)
 
 
 def _predicate(expr: Scalar, node: exp.Expression) -> Scalar:

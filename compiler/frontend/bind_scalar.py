@@ -360,6 +360,10 @@ def _bind_in(node: exp.In, scope: ScalarScope) -> Scalar:
     if node.args.get("query") is not None or node.args.get("unnest") is not None:
         raise UnsupportedSql("IN (subquery) is not supported yet", span_of(node))
     a = bind_scalar(node.this, scope)
+    if not node.expressions:
+        if scope.dialect != "sqlite":  # Spark: INVALID_SQL_SYNTAX.EMPTY_IN_PREDICATE
+            raise SqlError("IN predicate requires at least one value; use FALSE for an empty list", span_of(node))
+        return Lit(BOOLEAN, False)  # SQLite: x IN () is false, even for a NULL x
     eqs = [_compare("eq", a, bind_scalar(e, scope)) for e in node.expressions]
     # x IN (a, b) is x = a OR x = b, which gives SQL's NULL rules for free.
     return eqs[0] if len(eqs) == 1 else Call(BOOLEAN, "or", tuple(eqs))
