@@ -133,7 +133,7 @@ def _insert(stmt: exp.Insert, pipeline: Pipeline, table: str) -> ZSet:
     values = stmt.expression
     if not isinstance(values, exp.Values):
         raise UnsupportedSql("INSERT takes a VALUES list in scripts", span_of(stmt))
-    scope = ScalarScope({}, pipeline.program.dialect, context="VALUES")
+    scope = ScalarScope({}, pipeline.program.semantics, context="VALUES")
     position = {n: i for i, n in enumerate(names)}
     columns: list[list[Scalar]] = [[] for _ in schema.columns]
     for row in values.expressions:
@@ -185,7 +185,7 @@ def _table_scope(pipeline: Pipeline, table: str) -> ScalarScope:
     for i, c in enumerate(schema.columns):
         cols[(table, c.name)] = (i, c.type)
         cols[("", c.name)] = (i, c.type)
-    return ScalarScope(cols, pipeline.program.dialect, context="WHERE")
+    return ScalarScope(cols, pipeline.program.semantics, context="WHERE")
 
 
 def _delete(stmt: exp.Delete, pipeline: Pipeline, table: str, current: ZSet) -> ZSet:

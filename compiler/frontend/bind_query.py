@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from compiler.catalog import Catalog
+from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.bind_scalar import AGGREGATE_NODES, ScalarScope, bind_scalar
 from compiler.frontend.positions import span_of
@@ -33,9 +34,10 @@ class _Item:
 class QueryBinder:
     """Binds queries of one program; `views` holds the plans of earlier views."""
 
-    def __init__(self, catalog: Catalog, dialect: str, views: dict[str, lp.Relation]) -> None:
+    def __init__(self, catalog: Catalog, semantics: Semantics, views: dict[str, lp.Relation]) -> None:
         self.catalog = catalog
-        self.dialect = dialect
+        self.semantics = semantics
+        self.dialect = semantics.dialect
         self.views = views
 
     # -- queries ---------------------------------------------------------------------------
@@ -107,7 +109,7 @@ class QueryBinder:
             if join.args.get("on") is not None:
                 conjuncts += _split_and(join.args["on"])
         rel, columns = self._join_items(items, conjuncts)
-        scope = ScalarScope(columns, self.dialect, context="WHERE")
+        scope = ScalarScope(columns, self.semantics, context="WHERE")
         select_exprs = list(sel.expressions)
         names = [e.alias_or_name.lower() if isinstance(e, exp.Alias) else e.sql(self.dialect) for e in select_exprs]
         bodies = [e.this if isinstance(e, exp.Alias) else e for e in select_exprs]
@@ -217,8 +219,8 @@ class QueryBinder:
             if sides is None:
                 rest.append(c)
                 continue
-            lk = bind_scalar(sides[0], ScalarScope(left_cols, self.dialect, context="ON"))
-            rk = bind_scalar(sides[1], ScalarScope(right_local, self.dialect, context="ON"))
+            lk = bind_scalar(sides[0], ScalarScope(left_cols, self.semantics, context="ON"))
+            rk = bind_scalar(sides[1], ScalarScope(right_local, self.semantics, context="ON"))
             try:
                 t = common_type(lk.type, rk.type)
             except TypeMismatch as e:
@@ -245,7 +247,7 @@ class QueryBinder:
         ready = [c for c in pending if _aliases_of(c) <= aliases]
         if not ready:
             return rel, pending
-        scope = ScalarScope(columns, self.dialect, context="WHERE")
+        scope = ScalarScope(columns, self.semantics, context="WHERE")
         preds = [_predicate(bind_scalar(c, scope), c) for c in ready]
         rest = [c for c in pending if not _aliases_of(c) <= aliases]
         return lp.Filter(rel.fields, rel, conjunction(preds)), rest
@@ -295,7 +297,7 @@ class QueryBinder:
         agg_rel = lp.Aggregate(fields, pre_rel, tuple(range(n_group)), tuple(aggs), is_global=n_group == 0)
         for j, key in enumerate(agg_keys):
             replacements[key] = Col(aggs[j].type, n_group + j)
-        post = ScalarScope(scope.columns, self.dialect, replacements, only_replacements=True)
+        post = ScalarScope(scope.columns, self.semantics, replacements, only_replacements=True)
         return agg_rel, post
 
     def _agg_call(self, node: exp.Expression, scope: ScalarScope, arg_index: int) -> tuple[AggCall, Scalar | None]:

@@ -15,13 +15,12 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.tokens import Token, TokenType
 
 from compiler.catalog import Catalog, Column, TableSchema
+from compiler.dialect import Semantics, semantics_of
 from compiler.errors import Span, SqlError, UnsupportedSql
 from compiler.frontend.bind_query import QueryBinder
 from compiler.frontend.ddl import table_schema
 from compiler.frontend.positions import span_of
 from compiler.logical import plan as lp
-
-DIALECTS = ("spark", "sqlite", "duckdb", "postgres", "databricks", "hive", "mysql", "trino", "bigquery", "snowflake")
 
 
 @dataclass
@@ -32,6 +31,10 @@ class Program:
     catalog: Catalog = field(default_factory=Catalog)
     tables: dict[str, TableSchema] = field(default_factory=dict)
     views: dict[str, lp.View] = field(default_factory=dict)
+
+    @property
+    def semantics(self) -> Semantics:
+        return semantics_of(self.dialect)
 
 
 # sqlglot logs a warning and falls back to an opaque Command for statements it cannot
@@ -106,9 +109,7 @@ def _span(line: object, col: object) -> Span | None:
 
 def compile_program(text: str, dialect: str = "spark") -> Program:
     """Bind every CREATE TABLE and CREATE VIEW of `text`; other statements are refused."""
-    if dialect not in DIALECTS:
-        raise SqlError(f"unknown dialect '{dialect}'; choose one of {', '.join(DIALECTS)}")
-    program = Program(dialect)
+    program = Program(semantics_of(dialect).dialect)
     for stmt in parse_statements(text, dialect):
         add_statement(program, stmt)
     return program
@@ -116,7 +117,7 @@ def compile_program(text: str, dialect: str = "spark") -> Program:
 
 def add_statement(program: Program, stmt: exp.Expression) -> None:
     if isinstance(stmt, exp.Create) and (stmt.args.get("kind") or "").upper() == "TABLE":
-        table = table_schema(stmt, program.dialect)
+        table = table_schema(stmt, program.semantics)
         program.catalog.add(table, span_of(stmt.this))
         program.tables[table.name] = table
         return
@@ -139,7 +140,7 @@ def add_view(program: Program, stmt: exp.Create) -> None:
     if name in program.catalog.tables:
         raise SqlError(f"relation '{name}' is already defined", span_of(stmt.this))
     qualified = qualify_query(query, program)
-    binder = QueryBinder(program.catalog, program.dialect, {n: v.plan for n, v in program.views.items()})
+    binder = QueryBinder(program.catalog, program.semantics, {n: v.plan for n, v in program.views.items()})
     rel = binder.bind(qualified, {})
     names = [f.name for f in rel.fields]
     columns = stmt.this.expressions if isinstance(stmt.this, exp.Schema) else []
