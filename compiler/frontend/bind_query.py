@@ -14,12 +14,14 @@ from sqlglot import exp
 from compiler.catalog import Catalog
 from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.bind_recursive import bind_recursive_with
 from compiler.frontend.bind_scalar import AGGREGATE_NODES, ScalarScope, bind_scalar
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, sum_type
 from compiler.logical import plan as lp
 from compiler.logical.aggregate import AggCall
-from compiler.logical.scalar import Col, Scalar, columns_used, conjunction
+from compiler.logical.projections import cast_to, renamed
+from compiler.logical.scalar import Col, Scalar, conjunction
 from compiler.types import BIGINT, SqlType
 
 
@@ -51,7 +53,7 @@ class QueryBinder:
             else:
                 for cte in with_.expressions:
                     name = cte.alias_or_name.lower()
-                    ctes[name] = self._rename(self.bind(cte.this, ctes), cte)
+                    ctes[name] = self.bind_cte(cte, ctes)
         if isinstance(node, exp.Select):
             return self._bind_select(node, ctes)
         if isinstance(node, (exp.Union, exp.Intersect, exp.Except)):
@@ -60,16 +62,16 @@ class QueryBinder:
             return self.bind(node.this, ctes)
         raise UnsupportedSql(f"{type(node).__name__} query is not supported", span_of(node))
 
-    def _rename(self, rel: lp.Relation, cte: exp.CTE) -> lp.Relation:
+    def bind_cte(self, cte: exp.CTE, ctes: dict[str, lp.Relation]) -> lp.Relation:
+        """A non-recursive CTE's relation, its columns named by its column list if any."""
+        rel = self.bind(cte.this, ctes)
         alias = cte.args.get("alias")
         names = [c.name.lower() for c in alias.columns] if alias is not None and alias.columns else []
         if not names:
             return rel
         if len(names) != len(rel.fields):
             raise SqlError(f"CTE '{cte.alias}' names {len(names)} columns but returns {len(rel.fields)}", span_of(cte))
-        fields = tuple(lp.Field(n, f.type) for n, f in zip(names, rel.fields, strict=True))
-        exprs = tuple(Col(f.type, i) for i, f in enumerate(rel.fields))
-        return lp.Project(fields, rel, exprs)
+        return renamed(rel, names)
 
     def _bind_set_operation(self, node: exp.Expression, ctes: dict[str, lp.Relation]) -> lp.Relation:
         for key in ("order", "limit", "offset"):
@@ -86,7 +88,7 @@ class QueryBinder:
             types = [common_type(a.type, b.type) for a, b in zip(left.fields, right.fields, strict=True)]
         except TypeMismatch as e:
             raise SqlError(f"{e} in {type(node).__name__.upper()}", span_of(node)) from None
-        left, right = _cast_to(left, types), _cast_to(right, types)
+        left, right = cast_to(left, types), cast_to(right, types)
         fields = tuple(lp.Field(f.name, t) for f, t in zip(left.fields, types, strict=True))
         distinct = bool(node.args.get("distinct"))
         if isinstance(node, exp.Union):
@@ -337,14 +339,6 @@ _AGG_NAMES: dict[type[exp.Expression], str] = {
 # -- helpers -------------------------------------------------------------------------------
 
 
-def _cast_to(rel: lp.Relation, types: list[SqlType]) -> lp.Relation:
-    if list(rel.types) == types:
-        return rel
-    exprs = tuple(coerce(Col(f.type, i), t) for i, (f, t) in enumerate(zip(rel.fields, types, strict=True)))
-    fields = tuple(lp.Field(f.name, t) for f, t in zip(rel.fields, types, strict=True))
-    return lp.Project(fields, rel, exprs)
-
-
 def _columns_of(item: _Item) -> dict[tuple[str, str], tuple[int, SqlType]]:
     cols: dict[tuple[str, str], tuple[int, SqlType]] = {}
     for i, f in enumerate(item.relation.fields):
@@ -421,8 +415,3 @@ def _aggregate_calls(nodes: list[exp.Expression]) -> list[exp.Expression]:
         visit(n)
     return found
 
-
-from compiler.frontend.bind_recursive import bind_recursive_with  # noqa: E402  (mutual import)
-
-__all__ = ["QueryBinder", "cast_to", "columns_used"]
-cast_to = _cast_to

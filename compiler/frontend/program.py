@@ -21,6 +21,7 @@ from compiler.frontend.bind_query import QueryBinder
 from compiler.frontend.ddl import table_schema
 from compiler.frontend.positions import span_of
 from compiler.logical import plan as lp
+from compiler.logical.projections import renamed
 
 
 @dataclass
@@ -150,16 +151,9 @@ def add_view(program: Program, stmt: exp.Create) -> None:
             raise SqlError(
                 f"view '{name}' names {len(names)} columns but its query returns {len(rel.fields)}", span_of(stmt)
             )
-        rel = _renamed(rel, names)
+        rel = renamed(rel, names)
     program.views[name] = lp.View(name, rel, query.sql(program.dialect))
     program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))
-
-
-def _renamed(rel: lp.Relation, names: list[str]) -> lp.Relation:
-    from compiler.logical.scalar import Col
-
-    fields = tuple(lp.Field(n, f.type) for n, f in zip(names, rel.fields, strict=True))
-    return lp.Project(fields, rel, tuple(Col(f.type, i) for i, f in enumerate(rel.fields)))
 
 
 _POSITION = re.compile(r"Line: (\d+), Col: (\d+)")
