@@ -414,4 +414,3 @@ def _aggregate_calls(nodes: list[exp.Expression]) -> list[exp.Expression]:
     for n in nodes:
         visit(n)
     return found
-

@@ -58,10 +58,12 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
         if isinstance(node, exp.Anonymous):
             raise UnsupportedSql(f"function {node.name.upper()}() is unknown or not supported", span_of(node))
         if isinstance(node, exp.Func) and not isinstance(node, AGGREGATE_NODES):
-            name = node.sql_name() if hasattr(node, "sql_name") else type(node).__name__.upper()
+            name = _function_name(node)
             raise UnsupportedSql(f"function {name}() is not supported yet", span_of(node))
         if isinstance(node, AGGREGATE_NODES):
             raise SqlError(f"aggregate {node.sql(scope.dialect)} is not allowed in {scope.context}", span_of(node))
+        if isinstance(node, exp.Interval):
+            raise UnsupportedSql("INTERVAL values are not supported yet", span_of(node))
         raise UnsupportedSql(
             f"{type(node).__name__} expression '{_short(node, scope)}' is not supported", span_of(node)
         )
@@ -69,6 +71,15 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
         return binder(node, scope)
     except TypeMismatch as e:
         raise SqlError(f"{e} in '{_short(node, scope)}'", span_of(node)) from None
+
+
+def _function_name(node: exp.Func) -> str:
+    """The function's name as written (INSTR), not sqlglot's class (StrPosition); the
+    parser records it (program._record_source_names)."""
+    written = (node._meta or {}).get("source_name")
+    if isinstance(written, str) and written.replace("_", "").isalnum():
+        return written.upper()
+    return node.sql_name() if hasattr(node, "sql_name") else type(node).__name__.upper()
 
 
 def _short(node: exp.Expression | exp.Binary, scope: ScalarScope) -> str:
