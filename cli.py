@@ -35,6 +35,16 @@ def _guarded(filename: str, action: Callable[[], T], step_span: Span | None = No
         sys.exit(1)
 
 
+def _warn_parse_only(filename: str, dialect: str) -> None:
+    """A dialect without its own evaluation rules is said so, never silently mixed with Spark's."""
+    from compiler.dialect import semantics_of
+
+    semantics = _guarded(filename, lambda: semantics_of(dialect))
+    warning = semantics.parse_only_warning()
+    if warning:
+        click.echo(warning, err=True)
+
+
 @click.group()
 def main() -> None:
     """Compile SQL views into incremental DBSP circuits and maintain them."""
@@ -54,6 +64,7 @@ def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report:
     from runtime.script import split_script
 
     text = split_script(_read(file)).program
+    _warn_parse_only(file, dialect)
     compiled = _guarded(file, lambda: compile_sql(text, dialect, incremental=not non_incremental))
     render = {"text": to_text, "json": to_json, "dot": to_dot}[fmt]
     click.echo(render(compiled.circuit), nl=False)
@@ -82,6 +93,7 @@ def run(script: str, dialect: str, output: str, non_incremental: bool, max_itera
     from runtime.nested import DEFAULT_MAX_ITERATIONS
 
     limit = max_iterations or DEFAULT_MAX_ITERATIONS
+    _warn_parse_only(script, dialect)
     pipeline = _guarded(script, lambda: Pipeline.from_sql(parts.program, dialect, not non_incremental, limit))
     for number, step_text in enumerate(parts.steps, start=1):
         marker = Span(parts.step_lines[number - 1], 1)

@@ -347,6 +347,12 @@ def _division(kind: str, raising: bool) -> Handler:
     return handler
 
 
+def _ieee_div(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
+    """DOUBLE division with IEEE results for a zero divisor (DuckDB: 1 / 0 is Infinity)."""
+    a, b = c.args(call, guard)
+    return _true_div(a, b, call.args[0].type, call.type)
+
+
 def _ieee_divide(pair: pl.Series) -> pl.Series:
     """Element-wise a / b of a struct series of floats, NULL where either is NULL."""
     a, b = pair.struct.field("a"), pair.struct.field("b")
@@ -924,6 +930,7 @@ _HANDLERS: dict[str, Handler] = {
     "abs": _abs,
     "div": _division("div", raising=True),
     "div_or_null": _division("div", raising=False),
+    "ieee_div": _ieee_div,
     "int_div": _division("int_div", raising=True),
     "int_div_or_null": _division("int_div", raising=False),
     "mod": _division("mod", raising=True),

@@ -90,6 +90,11 @@ def step_changes(pipeline: Pipeline, text: str) -> dict[str, ZSet]:
     dialect = pipeline.program.dialect
     pending: dict[str, list[ZSet]] = {}
     for stmt in parse_statements(text, dialect):
+        if not isinstance(stmt, (exp.Insert, exp.Delete, exp.Update)):
+            raise UnsupportedSql(
+                f"{_statement_kind(stmt)} is not allowed in a step; a step holds INSERT, DELETE and UPDATE statements",
+                span_of(stmt),
+            )
         table = _target_table(stmt, pipeline)
         current = lambda t=table: _current(pipeline, t, pending.get(t, []))  # noqa: E731
         if isinstance(stmt, exp.Insert):
@@ -111,9 +116,25 @@ def _target_table(stmt: exp.Expression, pipeline: Pipeline) -> str:
     if not isinstance(target, exp.Table):
         raise UnsupportedSql(f"cannot change '{stmt.sql()[:40]}'", span_of(stmt))
     name = target.name.lower()
+    if name in pipeline.program.views:
+        raise SqlError(
+            f"cannot {_CHANGE[type(stmt)]} view '{target.name}': a step changes tables, views follow from them",
+            span_of(target),
+        )
     if name not in pipeline.program.tables:
         raise SqlError(f"table '{target.name}' does not exist", span_of(target))
     return name
+
+
+_CHANGE: dict[type, str] = {exp.Insert: "INSERT INTO", exp.Delete: "DELETE FROM", exp.Update: "UPDATE"}
+
+
+def _statement_kind(stmt: exp.Expression) -> str:
+    """`CREATE TABLE`, `CREATE VIEW`, `DROP`...: the statement as the user named it."""
+    kind = stmt.args.get("kind")
+    if isinstance(stmt, exp.Create) and isinstance(kind, str):
+        return f"CREATE {kind.upper()}"
+    return stmt.key.upper()
 
 
 def _current(pipeline: Pipeline, table: str, pending: list[ZSet]) -> ZSet:
@@ -133,7 +154,7 @@ def _insert(stmt: exp.Insert, pipeline: Pipeline, table: str) -> ZSet:
     values = stmt.expression
     if not isinstance(values, exp.Values):
         raise UnsupportedSql("INSERT takes a VALUES list in scripts", span_of(stmt))
-    scope = ScalarScope({}, pipeline.program.dialect, context="VALUES")
+    scope = ScalarScope({}, pipeline.program.semantics, context="VALUES")
     position = {n: i for i, n in enumerate(names)}
     columns: list[list[Scalar]] = [[] for _ in schema.columns]
     for row in values.expressions:
@@ -185,7 +206,7 @@ def _table_scope(pipeline: Pipeline, table: str) -> ScalarScope:
     for i, c in enumerate(schema.columns):
         cols[(table, c.name)] = (i, c.type)
         cols[("", c.name)] = (i, c.type)
-    return ScalarScope(cols, pipeline.program.dialect, context="WHERE")
+    return ScalarScope(cols, pipeline.program.semantics, context="WHERE")
 
 
 def _delete(stmt: exp.Delete, pipeline: Pipeline, table: str, current: ZSet) -> ZSet:

@@ -12,13 +12,16 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from compiler.catalog import Catalog
+from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.bind_recursive import bind_recursive_with
 from compiler.frontend.bind_scalar import AGGREGATE_NODES, ScalarScope, bind_scalar
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, sum_type
 from compiler.logical import plan as lp
 from compiler.logical.aggregate import AggCall
-from compiler.logical.scalar import Col, Scalar, columns_used, conjunction
+from compiler.logical.projections import cast_to, renamed
+from compiler.logical.scalar import Col, Scalar, conjunction
 from compiler.types import BIGINT, SqlType
 
 
@@ -33,9 +36,10 @@ class _Item:
 class QueryBinder:
     """Binds queries of one program; `views` holds the plans of earlier views."""
 
-    def __init__(self, catalog: Catalog, dialect: str, views: dict[str, lp.Relation]) -> None:
+    def __init__(self, catalog: Catalog, semantics: Semantics, views: dict[str, lp.Relation]) -> None:
         self.catalog = catalog
-        self.dialect = dialect
+        self.semantics = semantics
+        self.dialect = semantics.dialect
         self.views = views
 
     # -- queries ---------------------------------------------------------------------------
@@ -49,7 +53,7 @@ class QueryBinder:
             else:
                 for cte in with_.expressions:
                     name = cte.alias_or_name.lower()
-                    ctes[name] = self._rename(self.bind(cte.this, ctes), cte)
+                    ctes[name] = self.bind_cte(cte, ctes)
         if isinstance(node, exp.Select):
             return self._bind_select(node, ctes)
         if isinstance(node, (exp.Union, exp.Intersect, exp.Except)):
@@ -58,16 +62,16 @@ class QueryBinder:
             return self.bind(node.this, ctes)
         raise UnsupportedSql(f"{type(node).__name__} query is not supported", span_of(node))
 
-    def _rename(self, rel: lp.Relation, cte: exp.CTE) -> lp.Relation:
+    def bind_cte(self, cte: exp.CTE, ctes: dict[str, lp.Relation]) -> lp.Relation:
+        """A non-recursive CTE's relation, its columns named by its column list if any."""
+        rel = self.bind(cte.this, ctes)
         alias = cte.args.get("alias")
         names = [c.name.lower() for c in alias.columns] if alias is not None and alias.columns else []
         if not names:
             return rel
         if len(names) != len(rel.fields):
             raise SqlError(f"CTE '{cte.alias}' names {len(names)} columns but returns {len(rel.fields)}", span_of(cte))
-        fields = tuple(lp.Field(n, f.type) for n, f in zip(names, rel.fields, strict=True))
-        exprs = tuple(Col(f.type, i) for i, f in enumerate(rel.fields))
-        return lp.Project(fields, rel, exprs)
+        return renamed(rel, names)
 
     def _bind_set_operation(self, node: exp.Expression, ctes: dict[str, lp.Relation]) -> lp.Relation:
         for key in ("order", "limit", "offset"):
@@ -84,7 +88,7 @@ class QueryBinder:
             types = [common_type(a.type, b.type) for a, b in zip(left.fields, right.fields, strict=True)]
         except TypeMismatch as e:
             raise SqlError(f"{e} in {type(node).__name__.upper()}", span_of(node)) from None
-        left, right = _cast_to(left, types), _cast_to(right, types)
+        left, right = cast_to(left, types), cast_to(right, types)
         fields = tuple(lp.Field(f.name, t) for f, t in zip(left.fields, types, strict=True))
         distinct = bool(node.args.get("distinct"))
         if isinstance(node, exp.Union):
@@ -107,7 +111,7 @@ class QueryBinder:
             if join.args.get("on") is not None:
                 conjuncts += _split_and(join.args["on"])
         rel, columns = self._join_items(items, conjuncts)
-        scope = ScalarScope(columns, self.dialect, context="WHERE")
+        scope = ScalarScope(columns, self.semantics, context="WHERE")
         select_exprs = list(sel.expressions)
         names = [e.alias_or_name.lower() if isinstance(e, exp.Alias) else e.sql(self.dialect) for e in select_exprs]
         bodies = [e.this if isinstance(e, exp.Alias) else e for e in select_exprs]
@@ -235,8 +239,8 @@ class QueryBinder:
                 continue
             paired[0].add(sides[0].sql())
             paired[1].add(sides[1].sql())
-            lk = bind_scalar(sides[0], ScalarScope(left_cols, self.dialect, context="ON"))
-            rk = bind_scalar(sides[1], ScalarScope(right_local, self.dialect, context="ON"))
+            lk = bind_scalar(sides[0], ScalarScope(left_cols, self.semantics, context="ON"))
+            rk = bind_scalar(sides[1], ScalarScope(right_local, self.semantics, context="ON"))
             try:
                 t = common_type(lk.type, rk.type)
             except TypeMismatch as e:
@@ -263,7 +267,7 @@ class QueryBinder:
         ready = [c for c in pending if _aliases_of(c) <= aliases]
         if not ready:
             return rel, pending
-        scope = ScalarScope(columns, self.dialect, context="WHERE")
+        scope = ScalarScope(columns, self.semantics, context="WHERE")
         preds = [_predicate(bind_scalar(c, scope), c) for c in ready]
         rest = [c for c in pending if not _aliases_of(c) <= aliases]
         return lp.Filter(rel.fields, rel, conjunction(preds)), rest
@@ -313,7 +317,7 @@ class QueryBinder:
         agg_rel = lp.Aggregate(fields, pre_rel, tuple(range(n_group)), tuple(aggs), is_global=n_group == 0)
         for j, key in enumerate(agg_keys):
             replacements[key] = Col(aggs[j].type, n_group + j)
-        post = ScalarScope(scope.columns, self.dialect, replacements, only_replacements=True)
+        post = ScalarScope(scope.columns, self.semantics, replacements, only_replacements=True)
         return agg_rel, post
 
     def _agg_call(self, node: exp.Expression, scope: ScalarScope, arg_index: int) -> tuple[AggCall, Scalar | None]:
@@ -353,14 +357,6 @@ _AGG_NAMES: dict[type[exp.Expression], str] = {
 }
 
 # -- helpers -------------------------------------------------------------------------------
-
-
-def _cast_to(rel: lp.Relation, types: list[SqlType]) -> lp.Relation:
-    if list(rel.types) == types:
-        return rel
-    exprs = tuple(coerce(Col(f.type, i), t) for i, (f, t) in enumerate(zip(rel.fields, types, strict=True)))
-    fields = tuple(lp.Field(f.name, t) for f, t in zip(rel.fields, types, strict=True))
-    return lp.Project(fields, rel, exprs)
 
 
 def _columns_of(item: _Item) -> dict[tuple[str, str], tuple[int, SqlType]]:
@@ -443,9 +439,3 @@ def _aggregate_calls(nodes: list[exp.Expression]) -> list[exp.Expression]:
     for n in nodes:
         visit(n)
     return found
-
-
-from compiler.frontend.bind_recursive import bind_recursive_with  # noqa: E402  (mutual import)
-
-__all__ = ["QueryBinder", "cast_to", "columns_used"]
-cast_to = _cast_to

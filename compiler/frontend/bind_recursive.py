@@ -9,7 +9,7 @@ SQL's working-table evaluation means).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import networkx as nx
 from sqlglot import exp
@@ -18,9 +18,16 @@ from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, common_type
 from compiler.logical import plan as lp
+from compiler.logical.projections import cast_to, renamed
 
-if TYPE_CHECKING:
-    from compiler.frontend.bind_query import QueryBinder
+
+class QueryBinder(Protocol):
+    """What recursion binding needs of the query binder (bind_query.QueryBinder), which
+    passes itself in: binding the arms and the non-recursive CTEs of a WITH RECURSIVE."""
+
+    def bind(self, node: exp.Expression, ctes: dict[str, lp.Relation]) -> lp.Relation: ...
+
+    def bind_cte(self, cte: exp.CTE, ctes: dict[str, lp.Relation]) -> lp.Relation: ...
 
 
 def bind_recursive_with(binder: QueryBinder, with_: exp.With, outer: dict[str, lp.Relation]) -> dict[str, lp.Relation]:
@@ -41,7 +48,7 @@ def bind_recursive_with(binder: QueryBinder, with_: exp.With, outer: dict[str, l
         recursive = len(members) > 1 or graph.has_edge(members[0], members[0])
         if not recursive:
             cte = nodes[members[0]]
-            ctes[members[0]] = binder._rename(binder.bind(cte.this, ctes), cte)
+            ctes[members[0]] = binder.bind_cte(cte, ctes)
             continue
         ctes.update(_bind_group(binder, [nodes[m] for m in members], ctes))
     return {name: ctes[name] for name in nodes}
@@ -85,7 +92,7 @@ def _bind_group(binder: QueryBinder, ctes: list[exp.CTE], outer: dict[str, lp.Re
                 raise SqlError(
                     f"recursive CTE '{name}': an arm returns {len(rel.fields)} columns, not {len(types)}", span_of(arm)
                 )
-            bound.append(_as_fields(rel, fields[name]))
+            bound.append(renamed(cast_to(rel, [f.type for f in fields[name]]), [f.name for f in fields[name]]))
         body: lp.Relation = bound[0] if len(bound) == 1 else lp.UnionAll(fields[name], tuple(bound))
         if set_semantics[name]:
             body = lp.Distinct(fields[name], body)
@@ -94,14 +101,6 @@ def _bind_group(binder: QueryBinder, ctes: list[exp.CTE], outer: dict[str, lp.Re
         _check_stratified(name, cte, body)
         bodies.append(body)
     return {n: lp.Fixpoint(fields[n], tuple(names), tuple(bodies), i) for i, n in enumerate(names)}
-
-
-def _as_fields(rel: lp.Relation, fields: tuple[lp.Field, ...]) -> lp.Relation:
-    from compiler.frontend.bind_query import cast_to
-    from compiler.logical.scalar import Col
-
-    rel = cast_to(rel, [f.type for f in fields])
-    return lp.Project(fields, rel, tuple(Col(f.type, i) for i, f in enumerate(fields)))
 
 
 def _infer_fields(

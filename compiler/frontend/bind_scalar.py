@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.ddl import sql_type
 from compiler.frontend.positions import span_of
@@ -35,10 +36,15 @@ class ScalarScope:
     """
 
     columns: dict[tuple[str, str], tuple[int, SqlType]]
-    dialect: str
+    semantics: Semantics
     replacements: dict[str, Col] = field(default_factory=dict)
     only_replacements: bool = False
     context: str = "expression"
+
+    @property
+    def dialect(self) -> str:
+        """The sqlglot dialect the user's expressions are printed in."""
+        return self.semantics.dialect
 
 
 def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
@@ -52,10 +58,12 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
         if isinstance(node, exp.Anonymous):
             raise UnsupportedSql(f"function {node.name.upper()}() is unknown or not supported", span_of(node))
         if isinstance(node, exp.Func) and not isinstance(node, AGGREGATE_NODES):
-            name = node.sql_name() if hasattr(node, "sql_name") else type(node).__name__.upper()
+            name = _function_name(node)
             raise UnsupportedSql(f"function {name}() is not supported yet", span_of(node))
         if isinstance(node, AGGREGATE_NODES):
             raise SqlError(f"aggregate {node.sql(scope.dialect)} is not allowed in {scope.context}", span_of(node))
+        if isinstance(node, exp.Interval):
+            raise UnsupportedSql("INTERVAL values are not supported yet", span_of(node))
         raise UnsupportedSql(
             f"{type(node).__name__} expression '{_short(node, scope)}' is not supported", span_of(node)
         )
@@ -63,6 +71,15 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
         return binder(node, scope)
     except TypeMismatch as e:
         raise SqlError(f"{e} in '{_short(node, scope)}'", span_of(node)) from None
+
+
+def _function_name(node: exp.Func) -> str:
+    """The function's name as written (INSTR), not sqlglot's class (StrPosition); the
+    parser records it (program._record_source_names)."""
+    written = (node._meta or {}).get("source_name")
+    if isinstance(written, str) and written.replace("_", "").isalnum():
+        return written.upper()
+    return node.sql_name() if hasattr(node, "sql_name") else type(node).__name__.upper()
 
 
 def _short(node: exp.Expression | exp.Binary, scope: ScalarScope) -> str:
@@ -92,7 +109,7 @@ def _bind_literal(node: exp.Literal, scope: ScalarScope) -> Scalar:
     if any(c in text for c in "eE"):
         return Lit(DOUBLE, float(text))
     if "." in text:
-        if scope.dialect == "sqlite":
+        if scope.semantics.sqlite_storage:
             return Lit(DOUBLE, float(text))
         value = dec.Decimal(text)
         digits = value.as_tuple()
@@ -100,7 +117,7 @@ def _bind_literal(node: exp.Literal, scope: ScalarScope) -> Scalar:
         precision = max(len(digits.digits), scale)
         return Lit(decimal(precision, scale), value)
     value_int = int(text)
-    if -(2**31) <= value_int < 2**31 and scope.dialect != "sqlite":
+    if -(2**31) <= value_int < 2**31 and not scope.semantics.sqlite_storage:
         return Lit(INT, value_int)
     if -(2**63) <= value_int < 2**63:
         return Lit(BIGINT, value_int)
@@ -143,34 +160,47 @@ def _bind_arith(node: exp.Binary, scope: ScalarScope) -> Scalar:
         if fn in ("add", "sub") and (other.type.is_integer or other.type.kind in ("DATE", "TIMESTAMP")):
             raise UnsupportedSql("date and timestamp arithmetic is not supported yet", span_of(node))
         raise SqlError(f"cannot apply '{symbol}' to {a.type} and {b.type} in '{_short(node, scope)}'", span_of(node))
-    t = arithmetic_type(symbol, _operand_type(a, b), _operand_type(b, a), scope.dialect)
+    _refuse_string_number(a, b, node, scope)
+    t = arithmetic_type(symbol, _operand_type(a, b), _operand_type(b, a), scope.semantics)
     return Call(t, fn, (coerce(a, t), coerce(b, t)))
 
 
 def _bind_div(node: exp.Div, scope: ScalarScope) -> Scalar:
     a, b = _args(node, scope)
-    t = arithmetic_type("/", _operand_type(a, b), _operand_type(b, a), scope.dialect)
-    if scope.dialect == "sqlite":
+    _refuse_string_number(a, b, node, scope)
+    sem = scope.semantics
+    if sem.decimal_division == "refuse" and (a.type.is_decimal or b.type.is_decimal):
+        raise UnsupportedSql(
+            f"'/' on DECIMAL operands is not supported under --dialect {sem.dialect} "
+            "(its NUMERIC quotient scale); CAST an operand to DOUBLE",
+            span_of(node),
+        )
+    t = arithmetic_type("/", _operand_type(a, b), _operand_type(b, a), sem)
+    if sem.division_by_zero == "ieee":
+        return Call(t, "ieee_div", (coerce(a, t), coerce(b, t)))  # DuckDB: 1 / 0 is Infinity
+    # Integer operands of a truncating dialect divide like `div` (PostgreSQL: 7 / 2 = 3).
+    if sem.division_by_zero == "null":
         # SQLite: integer operands divide with truncation; any divisor 0 gives NULL.
         fn = "int_div_or_null" if t.is_integer else "div_or_null"
         return Call(t, fn, (coerce(a, t), coerce(b, t)))
     # Spark 4 in ANSI mode raises on a zero divisor (sqlglot's safe=True is Spark 3's rule).
-    return Call(t, "div", (coerce(a, t), coerce(b, t)))
+    return Call(t, "int_div" if t.is_integer else "div", (coerce(a, t), coerce(b, t)))
 
 
 def _bind_int_div(node: exp.IntDiv, scope: ScalarScope) -> Scalar:
     a, b = _args(node, scope)
     if not (a.type.is_integer or a.type == NULL) or not (b.type.is_integer or b.type == NULL):
         raise UnsupportedSql("DIV is supported on integer operands only", span_of(node))
-    fn = "int_div_or_null" if scope.dialect == "sqlite" else "int_div"
+    fn = "int_div_or_null" if scope.semantics.remainder_by_zero == "null" else "int_div"
     return Call(BIGINT, fn, (coerce(a, BIGINT), coerce(b, BIGINT)))
 
 
 def _bind_mod(node: exp.Mod, scope: ScalarScope) -> Scalar:
     a, b = _args(node, scope)
-    t = arithmetic_type("%", _operand_type(a, b), _operand_type(b, a), scope.dialect)
-    fn = "mod_or_null" if scope.dialect == "sqlite" else "mod"
-    if scope.dialect == "sqlite" and not t.is_integer:
+    _refuse_string_number(a, b, node, scope)
+    t = arithmetic_type("%", _operand_type(a, b), _operand_type(b, a), scope.semantics)
+    fn = "mod_or_null" if scope.semantics.remainder_by_zero == "null" else "mod"
+    if scope.semantics.sqlite_storage and not t.is_integer:
         return Call(BIGINT, fn, (coerce(a, BIGINT), coerce(b, BIGINT)))  # SQLite's % works on INTEGERs
     # The remainder's type can be narrower than the operands' (Spark): compute in a type
     # that holds both operands, then the result fits the remainder's type.
@@ -182,7 +212,12 @@ def _bind_neg(node: exp.Neg, scope: ScalarScope) -> Scalar:
     a = bind_scalar(node.this, scope)
     if isinstance(a, Lit) and isinstance(a.value, (int, float, dec.Decimal)) and not isinstance(a.value, bool):
         value = -a.value
-        if a.type == BIGINT and isinstance(value, int) and -(2**31) <= value < 2**31 and scope.dialect != "sqlite":
+        if (
+            a.type == BIGINT
+            and isinstance(value, int)
+            and -(2**31) <= value < 2**31
+            and not scope.semantics.sqlite_storage
+        ):
             return Lit(INT, value)
         return Lit(a.type, value)
     if a.type == NULL:
@@ -221,8 +256,21 @@ def _exact_literal(lit: Lit, t: SqlType) -> Lit | None:
     return converted if same else None
 
 
+def _refuse_string_number(a: Scalar, b: Scalar, node: exp.Expression | exp.Binary, scope: ScalarScope) -> None:
+    """Dialects without Spark's STRING-to-DOUBLE coercion get a compile error, not Spark's answer."""
+    if scope.semantics.string_number != "refuse":
+        return
+    if (a.type == STRING and b.type.is_numeric) or (b.type == STRING and a.type.is_numeric):
+        raise UnsupportedSql(
+            f"STRING and number mixed in '{_short(node, scope)}' have no implicit conversion under "
+            f"--dialect {scope.semantics.dialect}; write a CAST",
+            span_of(node),
+        )
+
+
 def _bind_compare(node: exp.Binary, scope: ScalarScope) -> Scalar:
     a, b = _args(node, scope)
+    _refuse_string_number(a, b, node, scope)
     return _compare(_COMPARE[type(node)], a, b)
 
 
@@ -327,7 +375,7 @@ def _bind_nullif(node: exp.Nullif, scope: ScalarScope) -> Scalar:
 
 
 def _bind_cast(node: exp.Cast, scope: ScalarScope) -> Scalar:
-    target = sql_type(node.to, scope.dialect)
+    target = sql_type(node.to, scope.semantics)
     inner = bind_scalar(node.this, scope)
     folded = _fold_cast(inner, target)
     if folded is not None:
@@ -361,10 +409,13 @@ def _bind_in(node: exp.In, scope: ScalarScope) -> Scalar:
         raise UnsupportedSql("IN (subquery) is not supported yet", span_of(node))
     a = bind_scalar(node.this, scope)
     if not node.expressions:
-        if scope.dialect != "sqlite":  # Spark: INVALID_SQL_SYNTAX.EMPTY_IN_PREDICATE
+        if not scope.semantics.empty_in_list:
             raise SqlError("IN predicate requires at least one value; use FALSE for an empty list", span_of(node))
-        return Lit(BOOLEAN, False)  # SQLite: x IN () is false, even for a NULL x
-    eqs = [_compare("eq", a, bind_scalar(e, scope)) for e in node.expressions]
+        return Lit(BOOLEAN, False)
+    items = [bind_scalar(e, scope) for e in node.expressions]
+    for item in items:
+        _refuse_string_number(a, item, node, scope)
+    eqs = [_compare("eq", a, item) for item in items]
     # x IN (a, b) is x = a OR x = b, which gives SQL's NULL rules for free.
     return eqs[0] if len(eqs) == 1 else Call(BOOLEAN, "or", tuple(eqs))
 
@@ -373,6 +424,8 @@ def _bind_between(node: exp.Between, scope: ScalarScope) -> Scalar:
     a = bind_scalar(node.this, scope)
     low = bind_scalar(node.args["low"], scope)
     high = bind_scalar(node.args["high"], scope)
+    for bound in (low, high):
+        _refuse_string_number(a, bound, node, scope)
     return Call(BOOLEAN, "and", (_compare("ge", a, low), _compare("le", a, high)))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from compiler.catalog import Column, TableSchema
+from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.positions import span_of
 from compiler.types import (
@@ -44,7 +45,7 @@ _SIMPLE: dict[object, SqlType] = {
 }
 
 
-def sql_type(dtype: exp.DataType, dialect: str) -> SqlType:
+def sql_type(dtype: exp.DataType, semantics: Semantics) -> SqlType:
     """Map a parsed type to a SqlType, following the dialect's storage rules."""
     kind = dtype.this
     if kind == _T.DECIMAL:
@@ -55,15 +56,15 @@ def sql_type(dtype: exp.DataType, dialect: str) -> SqlType:
     if kind in _SIMPLE:
         t = _SIMPLE[kind]
         # SQLite stores every INTEGER as a 64-bit value and every REAL as a double.
-        if dialect == "sqlite" and t.is_integer:
+        if semantics.sqlite_storage and t.is_integer:
             return BIGINT
-        if dialect == "sqlite" and t == FLOAT:
+        if semantics.sqlite_storage and t == FLOAT:
             return DOUBLE
         return t
-    raise UnsupportedSql(f"column type {dtype.sql(dialect)} is not supported", span_of(dtype))
+    raise UnsupportedSql(f"column type {dtype.sql(semantics.dialect)} is not supported", span_of(dtype))
 
 
-def table_schema(create: exp.Create, dialect: str) -> TableSchema:
+def table_schema(create: exp.Create, semantics: Semantics) -> TableSchema:
     """The schema of one CREATE TABLE statement (names lower-cased, as Spark resolves them)."""
     schema = create.this
     if not isinstance(schema, exp.Schema):
@@ -88,7 +89,7 @@ def table_schema(create: exp.Create, dialect: str) -> TableSchema:
             )
             for c in coldef.args.get("constraints") or []
         )
-        columns.append(Column(cname, sql_type(kind, dialect), nullable=not not_null))
+        columns.append(Column(cname, sql_type(kind, semantics), nullable=not not_null))
     if not columns:
         raise SqlError(f"table '{name}' has no columns", span_of(create))
     return TableSchema(name, tuple(columns))

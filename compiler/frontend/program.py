@@ -15,13 +15,13 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.tokens import Token, TokenType
 
 from compiler.catalog import Catalog, Column, TableSchema
+from compiler.dialect import Semantics, semantics_of
 from compiler.errors import Span, SqlError, UnsupportedSql
 from compiler.frontend.bind_query import QueryBinder
 from compiler.frontend.ddl import table_schema
 from compiler.frontend.positions import span_of
 from compiler.logical import plan as lp
-
-DIALECTS = ("spark", "sqlite", "duckdb", "postgres", "databricks", "hive", "mysql", "trino", "bigquery", "snowflake")
+from compiler.logical.projections import renamed
 
 
 @dataclass
@@ -32,6 +32,10 @@ class Program:
     catalog: Catalog = field(default_factory=Catalog)
     tables: dict[str, TableSchema] = field(default_factory=dict)
     views: dict[str, lp.View] = field(default_factory=dict)
+
+    @property
+    def semantics(self) -> Semantics:
+        return semantics_of(self.dialect)
 
 
 # sqlglot logs a warning and falls back to an opaque Command for statements it cannot
@@ -47,8 +51,10 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
         statements = [s for s in sqlglot.parse(text, read=dialect) if isinstance(s, exp.Expression)]
     except ParseError as e:
         first = e.errors[0] if e.errors else {}
+        _refuse_unknown_type(tokens, first.get("line"), first.get("col"))
         desc = str(first.get("description") or e).split(". Line")[0]
         raise SqlError(f"syntax error: {desc}", _span(first.get("line"), first.get("col"))) from None
+    _record_source_names(text, tokens, statements)
     starts = _statement_starts(tokens)
     for k, stmt in enumerate(statements):
         if isinstance(stmt, exp.Command):
@@ -56,6 +62,49 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
             shown = shown if len(shown) <= 50 else shown[:47] + "..."
             raise SqlError(f"syntax error: cannot parse '{shown}'", starts[k] if k < len(starts) else None)
     return statements
+
+
+def _refuse_unknown_type(tokens: list[Token], line: object, col: object) -> None:
+    """`CREATE TABLE t (a INTT)`: sqlglot reads `a` as a column without a type and then
+    expects `)`; the user misspelt a type, so say that, at the type's position."""
+    words = (TokenType.VAR, TokenType.IDENTIFIER)
+    for i, t in enumerate(tokens):
+        if t.line != line or t.col != col:
+            continue
+        if i >= 2 and t.token_type in words and tokens[i - 1].token_type in words:
+            if tokens[i - 2].token_type in (TokenType.L_PAREN, TokenType.COMMA) and _in_create_table(tokens, i):
+                raise SqlError(
+                    f"unknown type '{t.text}' for column '{tokens[i - 1].text}'",
+                    Span(t.line, max(t.col - len(t.text) + 1, 1)),
+                )
+        return
+
+
+def _in_create_table(tokens: list[Token], i: int) -> bool:
+    """Whether token i lies in a statement that starts with CREATE [...] TABLE."""
+    start = i
+    while start > 0 and tokens[start - 1].token_type != TokenType.SEMICOLON:
+        start -= 1
+    head = [t.token_type for t in tokens[start:i]]
+    return bool(head) and head[0] == TokenType.CREATE and TokenType.TABLE in head
+
+
+def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Expression]) -> None:
+    """Keep what the user wrote where sqlglot normalizes it away, for error messages:
+    a function's own name (INSTR, not sqlglot's StrPosition) and the position of
+    INTERVAL values (sqlglot records none on them)."""
+    intervals: list[exp.Expression] = []
+    for stmt in statements:
+        for node in stmt.walk(bfs=False):
+            meta = node._meta
+            if isinstance(node, exp.Func) and meta and "start" in meta and "end" in meta:
+                meta["source_name"] = text[meta["start"] : meta["end"] + 1]
+            elif isinstance(node, exp.Interval):
+                intervals.append(node)
+    keywords = [t for t in tokens if t.token_type == TokenType.INTERVAL]
+    if len(keywords) == len(intervals):  # both in source order; otherwise leave them unplaced
+        for node, t in zip(intervals, keywords, strict=True):
+            node.meta.update(line=t.line, col=t.col, start=t.start, end=t.end)
 
 
 def _statement_starts(tokens: list[Token]) -> list[Span]:
@@ -106,9 +155,7 @@ def _span(line: object, col: object) -> Span | None:
 
 def compile_program(text: str, dialect: str = "spark") -> Program:
     """Bind every CREATE TABLE and CREATE VIEW of `text`; other statements are refused."""
-    if dialect not in DIALECTS:
-        raise SqlError(f"unknown dialect '{dialect}'; choose one of {', '.join(DIALECTS)}")
-    program = Program(dialect)
+    program = Program(semantics_of(dialect).dialect)
     for stmt in parse_statements(text, dialect):
         add_statement(program, stmt)
     return program
@@ -116,7 +163,7 @@ def compile_program(text: str, dialect: str = "spark") -> Program:
 
 def add_statement(program: Program, stmt: exp.Expression) -> None:
     if isinstance(stmt, exp.Create) and (stmt.args.get("kind") or "").upper() == "TABLE":
-        table = table_schema(stmt, program.dialect)
+        table = table_schema(stmt, program.semantics)
         program.catalog.add(table, span_of(stmt.this))
         program.tables[table.name] = table
         return
@@ -139,7 +186,7 @@ def add_view(program: Program, stmt: exp.Create) -> None:
     if name in program.catalog.tables:
         raise SqlError(f"relation '{name}' is already defined", span_of(stmt.this))
     qualified = qualify_query(query, program)
-    binder = QueryBinder(program.catalog, program.dialect, {n: v.plan for n, v in program.views.items()})
+    binder = QueryBinder(program.catalog, program.semantics, {n: v.plan for n, v in program.views.items()})
     rel = binder.bind(qualified, {})
     names = [f.name for f in rel.fields]
     columns = stmt.this.expressions if isinstance(stmt.this, exp.Schema) else []
@@ -149,16 +196,9 @@ def add_view(program: Program, stmt: exp.Create) -> None:
             raise SqlError(
                 f"view '{name}' names {len(names)} columns but its query returns {len(rel.fields)}", span_of(stmt)
             )
-        rel = _renamed(rel, names)
+        rel = renamed(rel, names)
     program.views[name] = lp.View(name, rel, query.sql(program.dialect))
     program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))
-
-
-def _renamed(rel: lp.Relation, names: list[str]) -> lp.Relation:
-    from compiler.logical.scalar import Col
-
-    fields = tuple(lp.Field(n, f.type) for n, f in zip(names, rel.fields, strict=True))
-    return lp.Project(fields, rel, tuple(Col(f.type, i) for i, f in enumerate(rel.fields)))
 
 
 _POSITION = re.compile(r"Line: (\d+), Col: (\d+)")
@@ -185,7 +225,35 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
             name = re.match(r"Column '(.+?)' could not be resolved", text)
             width = len(name.group(1).split(".")[-1]) if name else 1
             span = Span(int(m.group(1)), max(int(m.group(2)) - width + 1, 1))
-        raise SqlError(_friendly(text), span) from None
+        raise SqlError(_ambiguous(text, query, program) or _friendly(text), span) from None
+
+
+def _ambiguous(message: str, query: exp.Expression, program: Program) -> str | None:
+    """sqlglot reports an unqualified column that two FROM items hold as unresolvable;
+    say it is ambiguous and name the candidates as the user can qualify them."""
+    m = re.match(r"Column '([^.']+)' could not be resolved", message)
+    if not m:
+        return None
+    name = m.group(1).lower()
+    for select in query.find_all(exp.Select):
+        if not any(c.name.lower() == name and not c.table for c in select.find_all(exp.Column)):
+            continue
+        from_ = select.args.get("from_")
+        items = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
+        candidates = []
+        for item in items:
+            if isinstance(item, exp.Table):
+                table = program.catalog.tables.get(item.name.lower())
+                held = table.names if table is not None else ()
+            elif isinstance(item, exp.Subquery) and isinstance(item.this, exp.Query):
+                held = tuple(n.lower() for n in item.this.named_selects)
+            else:
+                continue
+            if name in held:
+                candidates.append(f"{item.alias_or_name}.{m.group(1)}")
+        if len(candidates) > 1:
+            return f"column '{m.group(1)}' is ambiguous: it could be {' or '.join(candidates)}"
+    return None
 
 
 def _friendly(message: str) -> str:

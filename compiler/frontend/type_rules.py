@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import decimal
 
+from compiler.dialect import Semantics
 from compiler.logical.scalar import Call, Lit, Scalar
 from compiler.types import BIGINT, DOUBLE, INT, INTEGER_BOUNDS, INTEGER_KINDS, NULL, STRING, SqlType
 from compiler.types import decimal as decimal_type
@@ -56,7 +57,7 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
     raise TypeMismatch(f"{a} and {b} have no common type")
 
 
-def arithmetic_type(op: str, a: SqlType, b: SqlType, dialect: str) -> SqlType:
+def arithmetic_type(op: str, a: SqlType, b: SqlType, semantics: Semantics) -> SqlType:
     """Result type of a + b, a - b, a * b, a / b or a % b (Spark's decimal rules)."""
     if a == NULL and b == NULL:
         a = b = INT
@@ -68,10 +69,12 @@ def arithmetic_type(op: str, a: SqlType, b: SqlType, dialect: str) -> SqlType:
         raise TypeMismatch(f"cannot apply '{op}' to {a} and {b}")
     if a.is_float or b.is_float:
         return DOUBLE
-    if op == "/" and dialect != "sqlite" and not (a.is_decimal or b.is_decimal):
+    if op == "/" and semantics.decimal_division == "double":
+        return DOUBLE  # DuckDB: `/` is DOUBLE division, DECIMAL operands included
+    if op == "/" and semantics.integer_division == "double" and not (a.is_decimal or b.is_decimal):
         return DOUBLE  # Spark: `/` on integers is true division in DOUBLE
     if a.is_integer and b.is_integer:
-        if dialect == "sqlite":
+        if semantics.sqlite_storage:
             return BIGINT
         return common_type(a, b)
     (p1, s1), (p2, s2) = as_decimal(a), as_decimal(b)

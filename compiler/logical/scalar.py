@@ -14,6 +14,7 @@ noted ones):
   neg
   div                      true division; DOUBLE or DECIMAL result; divisor 0 raises
   div_or_null              true division; divisor 0 gives NULL (try_divide, SQLite reals)
+  ieee_div                 DOUBLE division as IEEE 754: x / 0 is +-Infinity, 0 / 0 NaN (DuckDB)
   int_div                  truncating integer division (Spark `div`); divisor 0 raises
   int_div_or_null          truncating integer division; divisor 0 gives NULL (SQLite)
   mod                      remainder with the dividend's sign; divisor 0 raises
@@ -55,7 +56,7 @@ from typing import Any
 from compiler.types import BOOLEAN, SqlType
 
 FUNCTIONS = frozenset(
-    """add sub mul neg div div_or_null int_div int_div_or_null mod mod_or_null abs
+    """add sub mul neg div div_or_null ieee_div int_div int_div_or_null mod mod_or_null abs
     eq ne lt le gt ge null_safe_eq and or not is_null is_not_null is_true is_false
     case coalesce nullif cast try_cast like concat upper lower length trim ltrim rtrim
     substring replace left right round floor ceil greatest least""".split()
