@@ -187,3 +187,41 @@ def _differentiate(ctx: Context, o: op.Differentiate, args: list[Value]) -> Valu
     if state.value is None:
         return now
     return ZSet.concat([now, state.value.negate()], o.types).consolidate()
+
+
+@evaluates(op.Constant)
+def _constant(ctx: Context, o: op.Constant, args: list[Value]) -> Value:
+    return ZSet.from_rows(o.rows, o.types)
+
+
+@dataclass
+class Started:
+    """Whether the first step has been committed."""
+
+    started: bool = False
+
+    def traces(self) -> dict[str, Trace]:
+        return {}
+
+    def state_rows(self) -> int:
+        return 0
+
+    def meta(self) -> bool:
+        return self.started
+
+    def restored(self, meta: object) -> None:
+        self.started = bool(meta)
+
+
+def _started(setup: Setup) -> Started:
+    return Started()
+
+
+@evaluates(op.Delta0, state=_started)
+def _delta0(ctx: Context, o: op.Delta0, args: list[Value]) -> Value:
+    """δ0: the input at the first step, then 0."""
+    state: Started = ctx.state
+    if state.started:
+        return ZSet.empty(o.types)
+    ctx.commits.append(lambda: setattr(state, "started", True))
+    return as_zset(args[0])

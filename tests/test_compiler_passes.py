@@ -24,7 +24,7 @@ from compiler.incremental.check_incremental import check_incremental
 from compiler.incremental.consolidate_distinct import consolidate_distinct, redundant_distincts
 from compiler.incremental.distinct_incremental import distinct_incremental
 from compiler.incremental.join_bilinear import join_bilinear
-from compiler.incremental.pipeline import explain, optimize
+from compiler.incremental.passes import explain, optimize
 from compiler.incremental.positivity import positive_nodes
 from compiler.incremental.push_integral_linear import push_integral_through_linear
 from compiler.logical.aggregate import AggCall

@@ -89,6 +89,9 @@ class Operator:
     # are their own incremental version, Thm 3.3 twice), the class of the doubly
     # incremental version (built from the same fields), or a Refused with the reason.
     nested_form: ClassVar[object] = None
+    # For operators pointwise in the weight (distinct, relu): the class of the incremental
+    # form that reads (z⁻¹(I d), d).
+    pointwise_form: ClassVar[object] = None
 
     def params(self) -> str:
         """The operator's parameters as shown in dumps ('' for none)."""
@@ -272,6 +275,50 @@ class Aggregate(Operator):
 
 
 @dataclass(frozen=True, slots=True)
+class PositivePart(Operator):
+    """↑relu: m[x] ↦ max(m[x], 0). EXCEPT ALL is relu(a − b) and INTERSECT ALL is
+    a − relu(a − b): bag difference and intersection on Z-sets."""
+
+    kind: ClassVar[str] = "positive_part"
+    always_positive: ClassVar[bool] = True
+    needs_incremental_form: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("EXCEPT ALL and INTERSECT ALL are not supported inside recursion")
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost("none", "O(input): recomputed from the snapshot")
+
+
+@dataclass(frozen=True, slots=True)
+class Constant(Operator):
+    """A stream whose value is the same Z-set at every step: `rows`, each of weight 1."""
+
+    rows: tuple[tuple[object, ...], ...]
+    kind: ClassVar[str] = "constant"
+    always_positive: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("constants are read outside the scope")
+
+    def params(self) -> str:
+        return f"{len(self.rows)} row(s)"
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost("none", "O(rows)")
+
+
+@dataclass(frozen=True, slots=True)
+class Delta0(Operator):
+    """δ0 on the outer clock: the input's value at the first step, 0 afterwards (§5).
+    A constant stream c is I(δ0(c)), so its change is δ0(c)."""
+
+    kind: ClassVar[str] = "delta0"
+    linear: ClassVar[bool] = True
+    stateful: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("scope inputs are ScopeInput nodes")
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost("whether the first step has run", "O(C) at the first step, O(1) after")
+
+
+@dataclass(frozen=True, slots=True)
 class Delay(Operator):
     """z⁻¹: the previous value of the stream (0 at time 0). Strict (Def 2.9)."""
 
@@ -320,6 +367,19 @@ class DistinctIncremental(Operator):
     """↑H(z⁻¹(I d), d) of Prop 4.7; inputs are (z⁻¹(I d), d). Looks only at keys in d."""
 
     kind: ClassVar[str] = "distinct_h"
+    reads_state: ClassVar[bool] = True
+    nested_form: ClassVar[object] = Refused("already incremental")
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost(f"reads {ctx.ref(self.inputs[0])}", "O(C log R)")
+
+
+@dataclass(frozen=True, slots=True)
+class PositivePartIncremental(Operator):
+    """(↑relu)^Δ: relu(i + d) − relu(i) for the rows x present in d, with i = z⁻¹(I d);
+    inputs are (z⁻¹(I d), d), as for H (Prop 4.7, whose argument applies unchanged)."""
+
+    kind: ClassVar[str] = "positive_part_h"
     reads_state: ClassVar[bool] = True
     nested_form: ClassVar[object] = Refused("already incremental")
 
@@ -514,6 +574,10 @@ def aggregate_cost(aggs: tuple[AggCall, ...]) -> Cost:
 
 
 # Declared after the classes they name.
+# The incremental form of an operator whose output at row x depends only on its input's
+# weight at x: it looks only at the rows of the change, probing z⁻¹(I d) (Prop 4.7).
+Distinct.pointwise_form = DistinctIncremental
+PositivePart.pointwise_form = PositivePartIncremental
 Join.nested_form = JoinNested
 Distinct.nested_form = DistinctNested
 Aggregate.nested_form = AggregateNested

@@ -94,11 +94,9 @@ class QueryBinder:
         if isinstance(node, exp.Union):
             union = lp.UnionAll(fields, (left, right))
             return lp.Distinct(fields, union) if distinct else union
-        if not distinct:
-            raise UnsupportedSql(f"{type(node).__name__.upper()} ALL is not supported yet", span_of(node))
         if isinstance(node, exp.Intersect):
-            return lp.Intersect(fields, left, right)
-        return lp.Except(fields, left, right)
+            return lp.Intersect(fields, left, right, all=not distinct)
+        return lp.Except(fields, left, right, all=not distinct)
 
     # -- SELECT ----------------------------------------------------------------------------
 
@@ -158,8 +156,8 @@ class QueryBinder:
 
     def _from_items(self, sel: exp.Select, ctes: dict[str, lp.Relation]) -> list[_Item]:
         from_ = sel.args.get("from_")
-        if from_ is None:
-            raise UnsupportedSql("SELECT without FROM is not supported in a view", span_of(sel))
+        if from_ is None:  # one row with no columns, which the SELECT list fills
+            return [_Item(lp.Values((), ((),)), "")]
         nodes = [from_.this] + [j.this for j in sel.args.get("joins") or []]
         return [self._from_item(n, ctes) for n in nodes]
 

@@ -18,11 +18,14 @@ from compiler.incremental.push_integral_linear import integrated_inputs
 
 
 def distinct_incremental(c: Circuit, o: op.Operator) -> int | None:
-    if not isinstance(o, op.Distinct):
+    """Also the positive part (EXCEPT ALL): any operator whose output weight at x is a
+    function of its input's weight at x alone, with 0 ↦ 0, is incremental the same way."""
+    form = o.pointwise_form
+    if not isinstance(form, type):
         return None
     inner = integrated_inputs(c, o)
     if inner is None:
         return None
     (d,) = inner
-    h = c.add(op.DistinctIncremental((delayed_integral(c, d, all_columns(o.types)), d), o.types))
+    h = c.add(form((delayed_integral(c, d, all_columns(o.types)), d), o.types))
     return c.add(op.Integrate((h,), o.types, all_columns(o.types)))

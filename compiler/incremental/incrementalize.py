@@ -22,6 +22,14 @@ def wrap_source(c: Circuit, o: op.Operator) -> int | None:
     return c.add(op.Integrate((changes,), o.types, all_columns(o.types)))
 
 
+def wrap_constant(c: Circuit, o: op.Operator) -> int | None:
+    """c ↦ I(δ0(c)): a constant stream changes only at the first step (§5's δ0)."""
+    if not isinstance(o, op.Constant):
+        return None
+    first = c.add(op.Delta0((c.add(o),), o.types))
+    return c.add(op.Integrate((first,), o.types, all_columns(o.types)))
+
+
 def wrap_output(c: Circuit, o: op.Operator) -> int | None:
     """v ↦ D(v): a view's change is the derivative of its contents (Def 3.1)."""
     if not isinstance(o, op.Output):
@@ -35,4 +43,4 @@ def all_columns(types: tuple[object, ...]) -> tuple[int, ...]:
 
 
 def incrementalize(circuit: Circuit) -> Circuit:
-    return rebuild(circuit, (wrap_source, wrap_output), incremental=True)
+    return rebuild(circuit, (wrap_source, wrap_constant, wrap_output), incremental=True)

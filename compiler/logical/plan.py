@@ -83,18 +83,32 @@ class UnionAll(Relation):
 
 @dataclass(frozen=True, slots=True)
 class Except(Relation):
-    """Set difference: distinct rows of `left` that are not in `right` (NULLs equal)."""
+    """Set difference: distinct rows of `left` that are not in `right` (NULLs equal).
+
+    With `all` (EXCEPT ALL), bag difference: a row m times in left and n in right is in
+    the result max(m − n, 0) times."""
 
     left: Relation
     right: Relation
+    all: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Intersect(Relation):
-    """Set intersection: distinct rows in both inputs (NULLs equal)."""
+    """Set intersection: distinct rows in both inputs (NULLs equal).
+
+    With `all` (INTERSECT ALL), bag intersection: min(m, n) copies."""
 
     left: Relation
     right: Relation
+    all: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Values(Relation):
+    """Constant rows: `rows` of Python values (SELECT without FROM reads one empty row)."""
+
+    rows: tuple[tuple[object, ...], ...]
 
 
 def children(rel: Relation) -> list[Relation]:

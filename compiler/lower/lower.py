@@ -96,12 +96,27 @@ def lower_union_all(ctx: Lowering, rel: lp.UnionAll) -> int:
     return ctx.circuit.add(op.Plus(inputs, rel.types))
 
 
+def lower_values(ctx: Lowering, rel: lp.Values) -> int:
+    """Constant rows ↦ a constant stream."""
+    return ctx.circuit.add(op.Constant((), rel.types, rel.rows))
+
+
+def _bag_difference(ctx: Lowering, rel: lp.Except | lp.Intersect) -> int:
+    """relu(a − b): each row max(m − n, 0) times (EXCEPT ALL)."""
+    a, b = ctx.relation(rel.left), ctx.relation(rel.right)
+    diff = ctx.circuit.add(op.Plus((a, ctx.circuit.add(op.Negate((b,), rel.types))), rel.types))
+    return ctx.circuit.add(op.PositivePart((diff,), rel.types))
+
+
 def lower_except(ctx: Lowering, rel: lp.Except) -> int:
     """a EXCEPT b ↦ distinct(distinct(a) − distinct(b)).
 
     Table 1 writes distinct(a − b) for sets; SQL tables are bags, so both inputs are made
     sets first: a row in b must remove the row from a however often a holds it.
+    EXCEPT ALL is the bag difference relu(a − b).
     """
+    if rel.all:
+        return _bag_difference(ctx, rel)
     a = ctx.circuit.add(op.Distinct((ctx.relation(rel.left),), rel.types))
     b = ctx.circuit.add(op.Distinct((ctx.relation(rel.right),), rel.types))
     neg = ctx.circuit.add(op.Negate((b,), rel.types))
@@ -114,7 +129,12 @@ def lower_intersect(ctx: Lowering, rel: lp.Intersect) -> int:
 
     For sets da ∩ db = da − (da ∖ db). Unlike Table 1's join on all columns this
     compares rows whole, so NULLs match NULLs as SQL set operations require.
+    INTERSECT ALL is a − relu(a − b): min(m, n) copies of each row.
     """
+    if rel.all:
+        a = ctx.relation(rel.left)
+        neg = ctx.circuit.add(op.Negate((_bag_difference(ctx, rel),), rel.types))
+        return ctx.circuit.add(op.Plus((a, neg), rel.types))
     a = ctx.circuit.add(op.Distinct((ctx.relation(rel.left),), rel.types))
     b = ctx.circuit.add(op.Distinct((ctx.relation(rel.right),), rel.types))
     neg_b = ctx.circuit.add(op.Negate((b,), rel.types))
@@ -162,6 +182,7 @@ _LOWERINGS: dict[type, Callable[..., int]] = {
     lp.Aggregate: lower_aggregate,
     lp.Distinct: lower_distinct,
     lp.UnionAll: lower_union_all,
+    lp.Values: lower_values,
     lp.Except: lower_except,
     lp.Intersect: lower_intersect,
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import polars as pl
 
 from compiler.circuit import operators as op
@@ -20,6 +22,23 @@ def distinct(batch: ZSet) -> ZSet:
     return ZSet(frame, batch.types)
 
 
+def positive_part(batch: ZSet) -> ZSet:
+    """relu(m)[x] = max(m[x], 0): the bag difference a − b of EXCEPT ALL when m = a − b."""
+    z = batch.consolidate()
+    return ZSet(z.frame.filter(pl.col(WEIGHT) > 0), batch.types)
+
+
+def _distinct_weight(i: pl.Expr, new: pl.Expr) -> pl.Expr:
+    return pl.when((i > 0) & (new <= 0)).then(-1).when((i <= 0) & (new > 0)).then(1).otherwise(0)
+
+
+def _relu_weight(i: pl.Expr, new: pl.Expr) -> pl.Expr:
+    def relu(e: pl.Expr) -> pl.Expr:
+        return pl.when(e > 0).then(e).otherwise(0)
+
+    return relu(new) - relu(i)
+
+
 def distinct_delta(old: Trace, delta: ZSet) -> ZSet:
     """(↑distinct)^Δ = ↑H(z⁻¹(I d), d), DBSP Prop 4.7, with i = the contents of `old`:
 
@@ -31,9 +50,20 @@ def distinct_delta(old: Trace, delta: ZSet) -> ZSet:
     O(|d| log |i|). `old` must be keyed by all columns; it is not modified (the caller
     inserts `delta` when the step commits).
     """
+    return pointwise_delta(old, delta, _distinct_weight)
+
+
+def positive_part_delta(old: Trace, delta: ZSet) -> ZSet:
+    """(↑relu)^Δ(d)[x] = relu(i[x] + d[x]) − relu(i[x]) for the rows x of d (the argument of
+    Prop 4.7 holds for any f with f(0) = 0 applied to each row's weight)."""
+    return pointwise_delta(old, delta, _relu_weight)
+
+
+def pointwise_delta(old: Trace, delta: ZSet, weight: Callable[[pl.Expr, pl.Expr], pl.Expr]) -> ZSet:
+    """f(i + d) − f(i) per row of d, given as `weight(i, i + d)`, with i read from `old`."""
     types = delta.types
     if old.key != tuple(range(len(types))):
-        raise ValueError("distinct_delta needs a trace keyed by all its columns")
+        raise ValueError("a pointwise delta needs a trace keyed by all its columns")
     d = delta.consolidate()
     if d.frame.height == 0:
         return ZSet.empty(types)
@@ -47,8 +77,7 @@ def distinct_delta(old: Trace, delta: ZSet) -> ZSet:
         # Zero columns: the only element is the empty row.
         both = d.frame.with_columns(pl.lit(int(stored[WEIGHT].sum()), dtype=pl.Int64).alias(_OLD))
     i = pl.col(_OLD).fill_null(0)
-    new = i + pl.col(WEIGHT)
-    h = pl.when((i > 0) & (new <= 0)).then(-1).when((i <= 0) & (new > 0)).then(1).otherwise(0)
+    h = weight(i, i + pl.col(WEIGHT))
     out = both.select([*cols, h.cast(pl.Int64).alias(WEIGHT)]).filter(pl.col(WEIGHT) != 0)
     return ZSet(out, types)
 
@@ -64,3 +93,16 @@ def _distinct_h(ctx: Context, o: op.DistinctIncremental, args: list[Value]) -> V
     if not isinstance(state, Trace):
         raise InternalCompilerError("distinct_h reads an integral through z⁻¹")
     return distinct_delta(state, as_zset(args[1]))
+
+
+@evaluates(op.PositivePart)
+def _positive_part(ctx: Context, o: op.PositivePart, args: list[Value]) -> Value:
+    return positive_part(as_zset(args[0]))
+
+
+@evaluates(op.PositivePartIncremental)
+def _positive_part_h(ctx: Context, o: op.PositivePartIncremental, args: list[Value]) -> Value:
+    state = args[0]
+    if not isinstance(state, Trace):
+        raise InternalCompilerError("positive_part_h reads an integral through z⁻¹")
+    return positive_part_delta(state, as_zset(args[1]))
