@@ -49,7 +49,9 @@ def orders_frame(ids: np.ndarray, rng: np.random.Generator) -> pl.DataFrame:
             "c0": ids.astype(np.int64),
             "c1": rng.integers(0, CUSTOMERS, len(ids)).astype(np.int32),
             # cents as an exact DECIMAL(10,2): money is decimal, and SUM of it is a running sum
-            "c2": pl.Series(rng.integers(0, 10_000, len(ids))).cast(pl.Decimal(10, 0)) / 100,
+            # (casting to scale 2 before dividing keeps the cents: at scale 0, polars' quotient
+            # would keep scale 0 and give whole numbers)
+            "c2": (pl.Series(rng.integers(0, 10_000, len(ids))).cast(pl.Decimal(10, 2)) / 100).cast(pl.Decimal(10, 2)),
             WEIGHT: np.ones(len(ids), dtype=np.int64),
         }
     )
