@@ -14,15 +14,16 @@ from sqlglot import exp
 from compiler.catalog import Catalog
 from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.bind_aggregate import CORE, grouping_sets, is_aggregate_call, reduce_call
 from compiler.frontend.bind_recursive import bind_recursive_with
-from compiler.frontend.bind_scalar import AGGREGATE_NODES, ScalarScope, bind_scalar
+from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, sum_type
 from compiler.logical import plan as lp
 from compiler.logical.aggregate import AggCall
 from compiler.logical.projections import cast_to, renamed
-from compiler.logical.scalar import Col, Scalar, conjunction
-from compiler.types import BIGINT, SqlType
+from compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
+from compiler.types import BIGINT, BOOLEAN, TINYINT, SqlType
 
 
 @dataclass
@@ -279,23 +280,19 @@ class QueryBinder:
         group: exp.Group | None,
         bodies: list[exp.Expression],
     ) -> tuple[lp.Relation, ScalarScope]:
-        """Pre-project group keys and aggregate arguments, aggregate, and return the
-        scope in which SELECT and HAVING see group keys and aggregate results."""
+        """Pre-project group keys and aggregate arguments, aggregate (once per grouping
+        set), and return the scope in which SELECT and HAVING see group keys, aggregate
+        results and GROUPING()."""
         scope.context = "GROUP BY"
-        group_nodes = list(group.expressions) if group is not None else []
-        if group is not None and any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")):
-            raise UnsupportedSql("ROLLUP, CUBE and GROUPING SETS are not supported", span_of(group))
+        key_nodes, sets = grouping_sets(group)
         pre: list[Scalar] = []
         pre_names: list[str] = []
-        replacements: dict[str, Col] = {}
-        for g in group_nodes:
-            key = g.sql()
-            if key in replacements:
-                continue
+        replacements: dict[str, Scalar] = {}
+        for g in key_nodes:
             e = bind_scalar(g, scope)
-            replacements[key] = Col(e.type, len(pre))
+            replacements[g.sql()] = Col(e.type, len(pre))
             pre.append(e)
-            pre_names.append(g.alias_or_name.lower() if isinstance(g, exp.Column) else key)
+            pre_names.append(g.alias_or_name.lower() if isinstance(g, exp.Column) else g.sql())
         n_group = len(pre)
         aggs: list[AggCall] = []
         agg_keys: list[str] = []
@@ -311,30 +308,32 @@ class QueryBinder:
             aggs.append(call)
             agg_keys.append(key)
         pre_rel = lp.Project(tuple(lp.Field(n, e.type) for n, e in zip(pre_names, pre, strict=True)), rel, tuple(pre))
-        fields = pre_rel.fields[:n_group] + tuple(lp.Field(k, a.type) for k, a in zip(agg_keys, aggs, strict=True))
-        agg_rel = lp.Aggregate(fields, pre_rel, tuple(range(n_group)), tuple(aggs), is_global=n_group == 0)
+        agg_fields = tuple(lp.Field(k, a.type) for k, a in zip(agg_keys, aggs, strict=True))
+        fields = pre_rel.fields[:n_group] + agg_fields
+        grouping_id: Scalar = Lit(BIGINT, 0)
+        if sets is None:
+            agg_rel: lp.Relation = lp.Aggregate(
+                fields, pre_rel, tuple(range(n_group)), tuple(aggs), is_global=n_group == 0
+            )
+        else:
+            agg_rel = _grouping_sets_union(pre_rel, n_group, sets, tuple(aggs), agg_fields)
+            grouping_id = Col(BIGINT, len(fields))
         for j, key in enumerate(agg_keys):
             replacements[key] = Col(aggs[j].type, n_group + j)
+        replacements.update(_grouping_calls(bodies, key_nodes, grouping_id))
         post = ScalarScope(scope.columns, self.semantics, replacements, only_replacements=True)
         return agg_rel, post
 
     def _agg_call(self, node: exp.Expression, scope: ScalarScope, arg_index: int) -> tuple[AggCall, Scalar | None]:
-        inner = node.this
-        distinct = isinstance(inner, exp.Distinct)
-        if distinct:
-            if len(inner.expressions) != 1:
-                raise UnsupportedSql("COUNT(DISTINCT a, b) is not supported", span_of(node))
-            inner = inner.expressions[0]
-            if isinstance(inner, exp.Star):
-                raise SqlError("COUNT(DISTINCT *) is not allowed; name the columns", span_of(node))
-        if isinstance(node, exp.Count) and (inner is None or isinstance(inner, exp.Star)):
+        fn, inner, distinct, call = reduce_call(node)
+        if inner is None:
             return AggCall("count_star", None, BIGINT), None
-        if any(isinstance(n, AGGREGATE_NODES) for n in inner.walk() if n is not inner) or isinstance(
-            inner, AGGREGATE_NODES
-        ):
+        if any(isinstance(n, exp.Expression) and is_aggregate_call(n) for n in inner.walk()):
             raise SqlError("aggregate calls cannot be nested", span_of(node))
         arg = bind_scalar(inner, scope)
-        fn = _AGG_NAMES[type(node)]
+        boolean = not isinstance(call, (*CORE, exp.CountIf))  # bool_and, bool_or, every, some, any
+        if boolean and arg.type.kind not in ("BOOLEAN", "NULL"):
+            raise SqlError(f"{call.sql(self.dialect)} needs a BOOLEAN argument, not {arg.type}", span_of(node))
         try:
             t = {"count": lambda: BIGINT, "sum": lambda: sum_type(arg.type), "avg": lambda: avg_type(arg.type)}.get(
                 fn, lambda: arg.type
@@ -343,16 +342,10 @@ class QueryBinder:
             raise SqlError(str(e), span_of(node)) from None
         if fn in ("sum", "avg") and arg.type.kind == "NULL":
             arg = coerce(arg, t)
+        if boolean and arg.type.kind == "NULL":
+            arg, t = coerce(arg, BOOLEAN), BOOLEAN
         return AggCall(fn, arg_index, t, distinct), arg
 
-
-_AGG_NAMES: dict[type[exp.Expression], str] = {
-    exp.Count: "count",
-    exp.Sum: "sum",
-    exp.Avg: "avg",
-    exp.Min: "min",
-    exp.Max: "max",
-}
 
 # -- helpers -------------------------------------------------------------------------------
 
@@ -417,16 +410,71 @@ def _predicate(expr: Scalar, node: exp.Expression) -> Scalar:
     return expr
 
 
+def _grouping_sets_union(
+    pre: lp.Relation,
+    n_group: int,
+    sets: list[tuple[int, ...]],
+    aggs: tuple[AggCall, ...],
+    agg_fields: tuple[lp.Field, ...],
+) -> lp.Relation:
+    """UNION ALL of one aggregate per grouping set: keys outside the set are NULL, and a
+    last column holds the set's grouping id (Spark's bit vector, first key highest)."""
+    keys = pre.fields[:n_group]
+    out_fields = (*keys, *agg_fields, lp.Field("grouping_id()", BIGINT))
+    parts: list[lp.Relation] = []
+    for s in sets:
+        # an empty set groups everything into one row, yet none on empty input (Spark)
+        agg = lp.Aggregate((*(keys[k] for k in s), *agg_fields), pre, tuple(s), aggs, is_global=False)
+        bits = sum(1 << (n_group - 1 - k) for k in range(n_group) if k not in s)
+        exprs: list[Scalar] = [
+            Col(keys[k].type, s.index(k)) if k in s else Lit(keys[k].type, None) for k in range(n_group)
+        ]
+        exprs += [Col(f.type, len(s) + j) for j, f in enumerate(agg_fields)]
+        exprs.append(Lit(BIGINT, bits))
+        parts.append(lp.Project(out_fields, agg, tuple(exprs)))
+    return lp.UnionAll(out_fields, tuple(parts))
+
+
+def _grouping_calls(bodies: list[exp.Expression], keys: list[exp.Expression], grouping_id: Scalar) -> dict[str, Scalar]:
+    """GROUPING(k) and grouping_id(...) in SELECT and HAVING, as arithmetic on the id."""
+    out: dict[str, Scalar] = {}
+    positions = {k.sql(): i for i, k in enumerate(keys)}
+
+    def bit(arg: exp.Expression) -> Scalar:
+        i = positions.get(arg.sql())
+        if i is None:
+            raise SqlError(f"{arg.sql()} in GROUPING() is not a GROUP BY column", span_of(arg))
+        shifted = Call(BIGINT, "int_div", (grouping_id, Lit(BIGINT, 1 << (len(keys) - 1 - i))))
+        return Call(BIGINT, "mod", (shifted, Lit(BIGINT, 2)))
+
+    for body in bodies:
+        for node in body.find_all(exp.Grouping, exp.GroupingId):
+            args = list(node.expressions) or ([node.this] if node.this is not None else [])
+            if isinstance(node, exp.Grouping):
+                if len(args) != 1:
+                    raise SqlError("GROUPING takes one GROUP BY column", span_of(node))
+                out[node.sql()] = Call(TINYINT, "cast", (bit(args[0]),))
+            elif not args:
+                out[node.sql()] = grouping_id
+            else:
+                total: Scalar = Lit(BIGINT, 0)
+                for j, arg in enumerate(args):
+                    weight = Lit(BIGINT, 1 << (len(args) - 1 - j))
+                    total = Call(BIGINT, "add", (total, Call(BIGINT, "mul", (bit(arg), weight))))
+                out[node.sql()] = total
+    return out
+
+
 def _has_aggregate(node: exp.Expression) -> bool:
     return any(True for _ in _aggregate_calls([node]))
 
 
 def _aggregate_calls(nodes: list[exp.Expression]) -> list[exp.Expression]:
-    """Outermost aggregate calls, in order, not looking into subqueries."""
+    """Outermost aggregate calls (with their FILTER), in order, not looking into subqueries."""
     found: list[exp.Expression] = []
 
     def visit(n: exp.Expression) -> None:
-        if isinstance(n, AGGREGATE_NODES):
+        if is_aggregate_call(n):
             found.append(n)
             return
         if isinstance(n, (exp.Subquery, exp.Select)):

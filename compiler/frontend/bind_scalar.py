@@ -16,13 +16,12 @@ from sqlglot import exp
 
 from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.bind_aggregate import AGGREGATE_NODES
 from compiler.frontend.ddl import sql_type
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, arithmetic_type, castable, coerce, common_type
 from compiler.logical.scalar import Call, Col, Lit, Scalar
 from compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, NULL, STRING, TIMESTAMP, SqlType, decimal
-
-AGGREGATE_NODES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
 
 
 @dataclass
@@ -37,7 +36,7 @@ class ScalarScope:
 
     columns: dict[tuple[str, str], tuple[int, SqlType]]
     semantics: Semantics
-    replacements: dict[str, Col] = field(default_factory=dict)
+    replacements: dict[str, Scalar] = field(default_factory=dict)
     only_replacements: bool = False
     context: str = "expression"
 

@@ -1,0 +1,153 @@
+"""Aggregate calls and grouping sets, reduced to what the Aggregate plan node computes.
+
+The plan node knows COUNT(*), COUNT, SUM, AVG, MIN and MAX (compiler/logical/aggregate.py).
+Spark's other forms are rewritten into those, each exact:
+- `agg(x) FILTER (WHERE c)` is `agg(CASE WHEN c THEN x END)` (aggregates skip NULLs), and
+  `COUNT(*) FILTER (WHERE c)` is `COUNT(CASE WHEN c THEN 1 END)`;
+- `count_if(c)` is `COUNT(CASE WHEN c THEN 1 END)` (0 on no rows, as Spark);
+- `bool_and`/`every` is MIN and `bool_or`/`some`/`any` is MAX over BOOLEAN (FALSE < TRUE).
+
+GROUPING SETS, ROLLUP and CUBE list the key subsets to group by; the binder aggregates
+once per set and adds the results (UNION ALL), keys outside a set being NULL, with a
+grouping id whose bit for key i (first key most significant) is 1 when the key is
+aggregated away, as Spark's `grouping_id()`.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from sqlglot import exp
+
+from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.positions import span_of
+
+# What the Aggregate node computes, by sqlglot class.
+CORE: dict[type[exp.Expression], str] = {
+    exp.Count: "count",
+    exp.Sum: "sum",
+    exp.Avg: "avg",
+    exp.Min: "min",
+    exp.Max: "max",
+}
+# Spark's boolean aggregates: bool_and is MIN, bool_or is MAX (FALSE < TRUE).
+_BOOLEAN: dict[type[exp.Expression], str] = {exp.LogicalAnd: "min", exp.LogicalOr: "max"}
+_BOOLEAN_NAMES = {"every": "min", "bool_and": "min", "some": "max", "any": "max", "bool_or": "max"}
+AGGREGATE_NODES: tuple[type[exp.Expression], ...] = (*CORE, *_BOOLEAN, exp.CountIf)
+
+
+def is_aggregate_call(node: exp.Expression) -> bool:
+    """An aggregate call, possibly with FILTER (WHERE ...)."""
+    if isinstance(node, exp.Filter):
+        return is_aggregate_call(node.this)
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower() in _BOOLEAN_NAMES
+    return isinstance(node, AGGREGATE_NODES)
+
+
+def reduce_call(node: exp.Expression) -> tuple[str, exp.Expression | None, bool, exp.Expression]:
+    """(core function, argument or None for COUNT(*), DISTINCT, the call as written).
+
+    The argument is rewritten so that FILTER, count_if and the boolean aggregates become
+    one of the core functions over it."""
+    cond: exp.Expression | None = None
+    call = node
+    if isinstance(node, exp.Filter):
+        where = node.expression
+        cond = where.this if isinstance(where, exp.Where) else where
+        call = node.this
+    distinct = False
+    if isinstance(call, exp.CountIf):
+        fn, arg = "count", _when(call.this, exp.Literal.number(1))
+    elif isinstance(call, exp.Anonymous):
+        fn, arg = _BOOLEAN_NAMES[call.name.lower()], _only_argument(call)
+    elif type(call) in _BOOLEAN:
+        fn, arg = _BOOLEAN[type(call)], call.this
+    else:
+        fn, arg = CORE[type(call)], call.this
+        if isinstance(arg, exp.Distinct):
+            distinct = True
+            if len(arg.expressions) != 1:
+                raise UnsupportedSql("COUNT(DISTINCT a, b) is not supported", span_of(call))
+            arg = arg.expressions[0]
+            if isinstance(arg, exp.Star):
+                raise SqlError("COUNT(DISTINCT *) is not allowed; name the columns", span_of(call))
+        if isinstance(arg, exp.Star):
+            arg = None
+    if cond is not None:
+        arg = _when(cond, exp.Literal.number(1) if arg is None else arg)
+        fn = "count" if fn == "count" else fn
+    return fn, arg, distinct, call
+
+
+def _when(cond: exp.Expression, value: exp.Expression) -> exp.Expression:
+    return exp.Case(ifs=[exp.If(this=cond.copy(), true=value.copy())])
+
+
+def _only_argument(call: exp.Anonymous) -> exp.Expression:
+    if len(call.expressions) != 1:
+        raise SqlError(f"{call.name.upper()} takes one argument", span_of(call))
+    arg: exp.Expression = call.expressions[0]
+    return arg
+
+
+def grouping_sets(group: exp.Group | None) -> tuple[list[exp.Expression], list[tuple[int, ...]] | None]:
+    """The distinct key expressions of GROUP BY, and the key subsets to group by (indexes
+    into the keys, in Spark's order), or None for a plain GROUP BY."""
+    if group is None:
+        return [], None
+    keys: list[exp.Expression] = []
+
+    def index(node: exp.Expression) -> int:
+        while isinstance(node, exp.Paren):
+            node = node.this
+        for i, k in enumerate(keys):
+            if k.sql() == node.sql():
+                return i
+        keys.append(node)
+        return len(keys) - 1
+
+    # Each GROUP BY item contributes a list of alternatives; the sets are their product.
+    factors: list[list[tuple[int, ...]]] = []
+    plain = True
+    for item in group.expressions:
+        if isinstance(item, exp.Rollup):
+            cols = [index(e) for e in item.expressions]
+            factors.append([tuple(cols[:k]) for k in range(len(cols), -1, -1)])
+            plain = False
+        elif isinstance(item, exp.Cube):
+            cols = [index(e) for e in item.expressions]
+            factors.append(_cube(cols))
+            plain = False
+        elif isinstance(item, exp.GroupingSets):
+            factors.append([_set(e, index) for e in item.expressions])
+            plain = False
+        else:
+            factors.append([(index(item),)])
+    for modifier, expand in (("rollup", "rollup"), ("cube", "cube")):
+        if group.args.get(modifier):  # GROUP BY a, b WITH ROLLUP / WITH CUBE
+            cols = [i for f in factors for i in f[0]]
+            factors = [[tuple(cols[:k]) for k in range(len(cols), -1, -1)] if expand == "rollup" else _cube(cols)]
+            plain = False
+    if group.args.get("grouping_sets"):
+        raise UnsupportedSql("this GROUPING SETS form is not supported", span_of(group))
+    if plain:
+        return keys, None
+    sets = [
+        tuple(sorted(set(itertools.chain.from_iterable(combo)), key=lambda i: i))
+        for combo in itertools.product(*factors)
+    ]
+    return keys, sets
+
+
+def _cube(cols: list[int]) -> list[tuple[int, ...]]:
+    """All subsets, in Spark's order: the full set first, then by bit pattern."""
+    n = len(cols)
+    return [tuple(c for j, c in enumerate(cols) if not (mask >> (n - 1 - j)) & 1) for mask in range(2**n)]
+
+
+def _set(node: exp.Expression, index: object) -> tuple[int, ...]:
+    assert callable(index)
+    if isinstance(node, exp.Tuple):
+        return tuple(index(e) for e in node.expressions)
+    return (index(node),)
