@@ -32,6 +32,8 @@ import polars as pl
 from compiler.errors import InternalCompilerError, RuntimeSqlError
 from compiler.logical.scalar import FUNCTIONS, Call, Col, Lit, Scalar
 from compiler.types import SqlType
+from runtime.datetime_functions import KERNELS as DATETIME_KERNELS
+from runtime.string_functions import KERNELS as STRING_KERNELS
 from runtime.zset import WEIGHT, col_name, polars_dtype
 
 Guard = pl.Expr | None  # None: the subexpression is evaluated on every row
@@ -973,6 +975,18 @@ _HANDLERS: dict[str, Handler] = {
     "greatest": _extremum(largest=True),
     "least": _extremum(largest=False),
 }
+
+
+def _simple(kernel: Callable[[list[pl.Expr], Call], pl.Expr]) -> Handler:
+    """A function that evaluates all its arguments and raises no error."""
+
+    def handler(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
+        return kernel(c.args(call, guard), call)
+
+    return handler
+
+
+_HANDLERS.update({name: _simple(k) for name, k in {**DATETIME_KERNELS, **STRING_KERNELS}.items()})
 
 _missing = set(_HANDLERS) ^ FUNCTIONS
 if _missing:  # pragma: no cover - a catalogue/runtime mismatch is a programming error

@@ -17,6 +17,9 @@ from sqlglot import exp
 from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.bind_aggregate import AGGREGATE_NODES
+from compiler.frontend.bind_datetime import RULES as DATETIME_RULES
+from compiler.frontend.bind_datetime import interval_arithmetic
+from compiler.frontend.bind_strings import RULES as STRING_RULES
 from compiler.frontend.ddl import sql_type
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, arithmetic_type, castable, coerce, common_type
@@ -53,6 +56,12 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
         if hit is not None:
             return hit
     binder = _BINDERS.get(type(node))
+    rule = _FUNCTION_RULES.get(type(node)) if binder is None else None
+    if rule is not None:
+        try:
+            return rule(node, lambda e: bind_scalar(e, scope))
+        except TypeMismatch as e:
+            raise SqlError(f"{e} in '{_short(node, scope)}'", span_of(node)) from None
     if binder is None:
         if isinstance(node, exp.Anonymous):
             raise UnsupportedSql(f"function {node.name.upper()}() is unknown or not supported", span_of(node))
@@ -152,12 +161,25 @@ def _operand_type(x: Scalar, other: Scalar) -> SqlType:
 
 def _bind_arith(node: exp.Binary, scope: ScalarScope) -> Scalar:
     symbol, fn = _ARITH[type(node)]
+    if fn in ("add", "sub") and isinstance(node.expression, exp.Interval):
+        return interval_arithmetic(bind_scalar(node.this, scope), node.expression, negate=fn == "sub")
+    if fn == "add" and isinstance(node.this, exp.Interval):
+        return interval_arithmetic(bind_scalar(node.expression, scope), node.this, negate=False)
     a, b = _args(node, scope)
     temporal = [x for x in (a, b) if x.type.kind in ("DATE", "TIMESTAMP")]
     if temporal:
         other = b if temporal[0] is a else a
+        if fn in ("add", "sub") and a.type == DATE and other.type.is_integer and other.type.kind != "BIGINT":
+            # Spark: date ± n is date_add(date, ±n)
+            n = coerce(b, INT) if fn == "add" else Call(INT, "neg", (coerce(b, INT),))
+            return Call(DATE, "date_add_days", (a, n))
+        if fn == "add" and b.type == DATE and a.type.is_integer and a.type.kind != "BIGINT":
+            return Call(DATE, "date_add_days", (b, coerce(a, INT)))
         if fn in ("add", "sub") and (other.type.is_integer or other.type.kind in ("DATE", "TIMESTAMP")):
-            raise UnsupportedSql("date and timestamp arithmetic is not supported yet", span_of(node))
+            raise UnsupportedSql(
+                f"'{symbol}' on {a.type} and {b.type} is not supported; use DATEDIFF, DATE_ADD or an INTERVAL",
+                span_of(node),
+            )
         raise SqlError(f"cannot apply '{symbol}' to {a.type} and {b.type} in '{_short(node, scope)}'", span_of(node))
     _refuse_string_number(a, b, node, scope)
     t = arithmetic_type(symbol, _operand_type(a, b), _operand_type(b, a), scope.semantics)
@@ -565,3 +587,5 @@ _BINDERS: dict[type, Callable[..., Scalar]] = {
 }
 if hasattr(exp, "Replace"):
     _BINDERS[exp.Replace] = _bind_replace
+
+_FUNCTION_RULES = {**DATETIME_RULES, **STRING_RULES}

@@ -46,6 +46,13 @@ Numbers:
   round                    args = (x[, digits]); half away from zero
   floor, ceil
   greatest, least (variadic; NULLs skipped, as Spark)
+Dates and times (compiler/frontend/bind_datetime.py):
+  year, month, day, quarter, dayofweek, hour, minute, second
+  date_add_days (d, n), datediff (end, start), add_months (d, n), last_day
+  date_trunc (x, 'polars unit'), offset_by (x, 'constant interval')
+More strings (compiler/frontend/bind_strings.py):
+  lpad, rpad (s, width, padding), locate (sub, s, start), concat_ws (sep, ...)
+  regexp_extract (s, pattern, group), initcap, reverse, repeat
 """
 
 from __future__ import annotations
@@ -59,7 +66,10 @@ FUNCTIONS = frozenset(
     """add sub mul neg div div_or_null ieee_div int_div int_div_or_null mod mod_or_null abs
     eq ne lt le gt ge null_safe_eq and or not is_null is_not_null is_true is_false
     case coalesce nullif cast try_cast like concat upper lower length trim ltrim rtrim
-    substring replace left right round floor ceil greatest least""".split()
+    substring replace left right round floor ceil greatest least
+    year month day quarter dayofweek hour minute second date_add_days datediff date_trunc
+    add_months last_day offset_by
+    lpad rpad locate concat_ws regexp_extract initcap reverse repeat""".split()
 )
 
 

@@ -1,0 +1,217 @@
+"""Spark's date and time functions and interval arithmetic, typed as Spark 4 types them.
+
+Each rule receives the sqlglot node and `bind`, which binds a subexpression in the
+caller's scope (so this module does not import the scalar binder). Timestamps are the
+session's wall-clock time (dbspc has one time zone, the session's, like a Spark job).
+
+- year, month, day/dayofmonth, quarter, dayofweek (1 = Sunday), hour, minute, second:
+  INT; EXTRACT(field FROM x) for the same fields.
+- date_add/date_sub(d, n), datediff(end, start): DATE and INT day arithmetic.
+- date_trunc(unit, x): TIMESTAMP (weeks start on Monday); trunc(d, unit): DATE, NULL for
+  units other than YEAR, QUARTER, MONTH and WEEK.
+- add_months(d, n), last_day(d): DATE, clamped to the month's last day.
+- DATE ± INTERVAL of days, months or years is a DATE; with hours, minutes or seconds, or
+  on a TIMESTAMP, a TIMESTAMP (months clamp to the month's end, as add_months).
+- current_date, current_timestamp and now are refused: a view's contents must be a
+  function of its tables, and these change with the clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.positions import span_of
+from compiler.frontend.type_rules import TypeMismatch, coerce
+from compiler.logical.scalar import Call, Lit, Scalar
+from compiler.types import DATE, INT, STRING, TIMESTAMP
+
+Bind = Callable[[exp.Expression], Scalar]
+Rule = Callable[[exp.Expression, Bind], Scalar]
+
+_PARTS = {"year": "year", "month": "month", "day": "day", "dayofmonth": "day", "quarter": "quarter"}
+_PARTS.update({"dayofweek": "dayofweek", "dow": "dayofweek", "hour": "hour", "minute": "minute", "second": "second"})
+_TIME_PARTS = ("hour", "minute", "second")
+
+
+def _temporal(x: Scalar, node: exp.Expression, want: str = "DATE") -> Scalar:
+    """A DATE or TIMESTAMP operand; strings are cast as Spark casts them."""
+    if x.type.kind in ("DATE", "TIMESTAMP"):
+        return x
+    if x.type.kind in ("STRING", "NULL"):
+        return coerce(x, DATE if want == "DATE" else TIMESTAMP)
+    raise SqlError(f"{_name(node)} needs a DATE or TIMESTAMP, not {x.type}", span_of(node))
+
+
+def _name(node: exp.Expression) -> str:
+    return (node.sql_name() if hasattr(node, "sql_name") else type(node).__name__).upper()
+
+
+def _part(fn: str) -> Rule:
+    def rule(node: exp.Expression, bind: Bind) -> Scalar:
+        x = _temporal(bind(node.this), node, "TIMESTAMP" if fn in _TIME_PARTS else "DATE")
+        if fn in _TIME_PARTS and x.type == DATE:
+            x = coerce(x, TIMESTAMP)
+        return Call(INT, fn, (x,))
+
+    return rule
+
+
+def _extract(node: exp.Expression, bind: Bind) -> Scalar:
+    field = node.this.name.lower()
+    fn = _PARTS.get(field)
+    if fn is None or fn == "second":  # EXTRACT(SECOND ...) is DECIMAL(8,6) in Spark
+        raise UnsupportedSql(f"EXTRACT({field.upper()} FROM ...) is not supported", span_of(node))
+    x = _temporal(bind(node.expression), node, "TIMESTAMP" if fn in _TIME_PARTS else "DATE")
+    return Call(INT, fn, (coerce(x, TIMESTAMP) if fn in _TIME_PARTS else x,))
+
+
+def _int(x: Scalar, node: exp.Expression) -> Scalar:
+    if not (x.type.is_integer or x.type.kind == "NULL") or x.type.kind == "BIGINT":
+        raise SqlError(f"{_name(node)} needs an INT number of days or months, not {x.type}", span_of(node))
+    return coerce(x, INT)
+
+
+def _date_add(node: exp.Expression, bind: Bind) -> Scalar:
+    unit = node.args.get("unit")
+    if unit is not None and unit.name.upper() not in ("DAY", "DAYS"):
+        raise UnsupportedSql(f"DATE_ADD by {unit.name} is not supported", span_of(node))
+    d = coerce(_temporal(bind(node.this), node), DATE)
+    return Call(DATE, "date_add_days", (d, _int(bind(node.expression), node)))
+
+
+def _datediff(node: exp.Expression, bind: Bind) -> Scalar:
+    end = coerce(_temporal(bind(node.this), node), DATE)
+    start = coerce(_temporal(bind(node.expression), node), DATE)
+    return Call(INT, "datediff", (end, start))
+
+
+_TRUNC_UNITS = {
+    "YEAR": "1y", "YYYY": "1y", "YY": "1y", "QUARTER": "1q", "MONTH": "1mo", "MM": "1mo", "MON": "1mo",
+    "WEEK": "1w", "DAY": "1d", "DD": "1d", "HOUR": "1h", "MINUTE": "1m", "SECOND": "1s",
+    "MILLISECOND": "1ms", "MICROSECOND": "1us",
+}  # fmt: skip
+_DATE_TRUNC_UNITS = ("1y", "1q", "1mo", "1w")
+
+
+def _unit(node: exp.Expression, arg: exp.Expression | None) -> str | None:
+    """The truncation unit, which must be a constant; None for one Spark does not know."""
+    if isinstance(arg, exp.Var | exp.Literal) or (isinstance(arg, exp.Column) and not arg.table):
+        return _TRUNC_UNITS.get(arg.name.upper())
+    raise UnsupportedSql(f"{_name(node)} needs a constant unit", span_of(node))
+
+
+def _date_trunc(node: exp.Expression, bind: Bind) -> Scalar:
+    """date_trunc(unit, x): TIMESTAMP; sqlglot keeps the unit in `unit`."""
+    unit = _unit(node, node.args.get("unit"))
+    x = coerce(_temporal(bind(node.this), node, "TIMESTAMP"), TIMESTAMP)
+    if unit is None:
+        return Lit(TIMESTAMP, None)
+    return Call(TIMESTAMP, "date_trunc", (x, Lit(STRING, unit)))
+
+
+def _trunc(node: exp.Expression, bind: Bind) -> Scalar:
+    """trunc(d, unit): DATE; NULL for units other than YEAR, QUARTER, MONTH, WEEK."""
+    unit = _unit(node, node.args.get("unit"))
+    d = coerce(_temporal(bind(node.this), node), DATE)
+    if unit not in _DATE_TRUNC_UNITS:
+        return Lit(DATE, None)
+    return Call(DATE, "date_trunc", (d, Lit(STRING, unit)))
+
+
+def _add_months(node: exp.Expression, bind: Bind) -> Scalar:
+    d = coerce(_temporal(bind(node.this), node), DATE)
+    return Call(DATE, "add_months", (d, _int(bind(node.expression), node)))
+
+
+def _last_day(node: exp.Expression, bind: Bind) -> Scalar:
+    return Call(DATE, "last_day", (coerce(_temporal(bind(node.this), node), DATE),))
+
+
+def _to_date(node: exp.Expression, bind: Bind) -> Scalar:
+    """to_date(x), also what sqlglot wraps around the argument of year(x) and friends."""
+    fmt = node.args.get("format")
+    if fmt is not None and not (isinstance(fmt, exp.Literal) and fmt.name in ("yyyy-MM-dd", "%Y-%m-%d")):
+        raise UnsupportedSql("TO_DATE with a format other than yyyy-MM-dd is not supported", span_of(node))
+    x = bind(node.this)
+    if x.type.kind == "DATE":
+        return x
+    return coerce(_temporal(x, node), DATE)
+
+
+def _refuse_clock(node: exp.Expression, bind: Bind) -> Scalar:
+    raise UnsupportedSql(
+        f"{_name(node)} is not allowed in a view: its value changes with the clock, not with the tables; "
+        "store the time in a column instead",
+        span_of(node),
+    )
+
+
+RULES: dict[type[exp.Expression], Rule] = {
+    exp.Year: _part("year"),
+    exp.Month: _part("month"),
+    exp.Day: _part("day"),
+    exp.DayOfMonth: _part("day"),
+    exp.Quarter: _part("quarter"),
+    exp.DayOfWeek: _part("dayofweek"),
+    exp.Hour: _part("hour"),
+    exp.Minute: _part("minute"),
+    exp.Second: _part("second"),
+    exp.Extract: _extract,
+    exp.TsOrDsAdd: _date_add,
+    exp.DateDiff: _datediff,
+    exp.TimestampTrunc: _date_trunc,
+    exp.DateTrunc: _trunc,
+    exp.AddMonths: _add_months,
+    exp.LastDay: _last_day,
+    exp.TsOrDsToDate: _to_date,
+    exp.CurrentDate: _refuse_clock,
+    exp.CurrentTimestamp: _refuse_clock,
+}
+
+# -- intervals ----------------------------------------------------------------------------
+
+_INTERVAL_UNITS = {
+    "YEAR": ("mo", 12), "MONTH": ("mo", 1), "WEEK": ("d", 7), "DAY": ("d", 1),
+    "HOUR": ("h", 1), "MINUTE": ("m", 1), "SECOND": ("s", 1),
+}  # fmt: skip
+
+
+def interval_offset(node: exp.Interval, negate: bool) -> tuple[str, int] | None:
+    """(polars offset unit, amount) of a constant INTERVAL literal such as `INTERVAL 3 DAY`."""
+    unit = node.args.get("unit")
+    name = (unit.name if unit is not None else "").upper().rstrip("S")
+    found = _INTERVAL_UNITS.get(name)
+    value = node.this
+    if found is None or not isinstance(value, exp.Literal):
+        return None
+    try:
+        amount = int(value.name)
+    except ValueError:
+        return None
+    return found[0], (-amount if negate else amount) * found[1]
+
+
+def interval_arithmetic(x: Scalar, node: exp.Interval, negate: bool) -> Scalar:
+    """x ± INTERVAL: a DATE stays a DATE for days, months and years (Spark)."""
+    offset = interval_offset(node, negate)
+    if offset is None:
+        raise UnsupportedSql(
+            "only constant intervals of years, months, weeks, days, hours, minutes or seconds are supported",
+            span_of(node),
+        )
+    unit, amount = offset
+    if x.type.kind == "STRING":
+        x = coerce(x, TIMESTAMP)
+    if x.type.kind not in ("DATE", "TIMESTAMP", "NULL"):
+        raise SqlError(f"cannot add an INTERVAL to {x.type}", span_of(node))
+    if x.type == DATE and unit in ("h", "m", "s"):
+        x = coerce(x, TIMESTAMP)
+    t = DATE if x.type == DATE else TIMESTAMP
+    try:
+        x = coerce(x, t)
+    except TypeMismatch as e:
+        raise SqlError(str(e), span_of(node)) from None
+    return Call(t, "offset_by", (x, Lit(STRING, f"{amount}{unit}")))

@@ -1,0 +1,103 @@
+"""Vectorized kernels of the string functions of compiler/frontend/bind_strings.py.
+
+Each takes the evaluated arguments and the typed call (constants are read from it) and
+returns the value expression with SQL's NULL propagation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import polars as pl
+
+from compiler.logical.scalar import Call, Lit
+
+Kernel = Callable[[list[pl.Expr], Call], pl.Expr]
+
+
+def _constant(call: Call, i: int) -> object:
+    arg = call.args[i]
+    assert isinstance(arg, Lit)
+    return arg.value
+
+
+def _null_if_any(value: pl.Expr, args: list[pl.Expr]) -> pl.Expr:
+    return pl.when(pl.any_horizontal([a.is_null() for a in args])).then(None).otherwise(value)
+
+
+def _pad(left: bool) -> Kernel:
+    """lpad/rpad(s, width, padding): `padding` is the pad repeated to `width` characters."""
+
+    def kernel(args: list[pl.Expr], call: Call) -> pl.Expr:
+        s = args[0]
+        width = int(_constant(call, 1))  # type: ignore[call-overload]
+        padding = str(_constant(call, 2))
+        if width <= 0:
+            return _null_if_any(pl.lit(""), [s])
+        n = s.str.len_chars().cast(pl.Int64)
+        need = pl.lit(width, pl.Int64) - n
+        fill = pl.lit(padding).str.slice(0, pl.when(need > 0).then(need).otherwise(0))
+        padded = pl.concat_str([fill, s]) if left else pl.concat_str([s, fill])
+        value = pl.when(need <= 0).then(s.str.slice(0, width)).otherwise(padded if padding else s)
+        return _null_if_any(value, [s])
+
+    return kernel
+
+
+def _locate(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """1-based position of sub in s at or after `start`; 0 if absent or start < 1."""
+    sub, s, start = args
+    start64 = start.cast(pl.Int64)
+    tail = s.str.slice(pl.when(start64 > 0).then(start64 - 1).otherwise(0))
+    # the characters before the first occurrence: the first piece of a split on sub
+    before = tail.str.split(sub).list.first().str.len_chars().cast(pl.Int64)
+    found = tail.str.contains(sub, literal=True)
+    empty = sub.str.len_chars() == 0
+    position = (
+        pl.when(start64 < 1)
+        .then(0)
+        .when(empty)
+        .then(pl.when(start64 <= s.str.len_chars() + 1).then(start64).otherwise(0))
+        .when(found)
+        .then(before + start64)
+        .otherwise(0)
+    )
+    return _null_if_any(position.cast(pl.Int32), [sub, s, start])
+
+
+def _concat_ws(args: list[pl.Expr], call: Call) -> pl.Expr:
+    sep = str(_constant(call, 0))
+    return pl.concat_str(args[1:], separator=sep, ignore_nulls=True)
+
+
+def _regexp_extract(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """The group's text; '' when the pattern does not match (Spark)."""
+    s = args[0]
+    pattern = str(_constant(call, 1))
+    group = int(_constant(call, 2))  # type: ignore[call-overload]
+    return pl.when(s.is_null()).then(None).otherwise(s.str.extract(pattern, group).fill_null(""))
+
+
+def _initcap(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """Each space-separated word: first character upper case, the rest lower case."""
+    word = pl.element()
+    cap = word.str.slice(0, 1).str.to_uppercase() + word.str.slice(1).str.to_lowercase()
+    return args[0].str.split(" ").list.eval(cap).list.join(" ")
+
+
+def _repeat(args: list[pl.Expr], call: Call) -> pl.Expr:
+    s, n = args
+    times = pl.when(n > 0).then(n).otherwise(0).cast(pl.UInt32)
+    return _null_if_any(s.repeat_by(times).list.join(""), [s, n])
+
+
+KERNELS: dict[str, Kernel] = {
+    "lpad": _pad(left=True),
+    "rpad": _pad(left=False),
+    "locate": _locate,
+    "concat_ws": _concat_ws,
+    "regexp_extract": _regexp_extract,
+    "initcap": _initcap,
+    "reverse": lambda a, c: a[0].str.reverse(),
+    "repeat": _repeat,
+}
