@@ -84,11 +84,24 @@ def _regexp_extract(node: exp.Expression, bind: Bind) -> Scalar:
     assert isinstance(pattern, str) and isinstance(group, int)
     try:
         groups = re.compile(pattern).groups
-    except re.error as e:
+        _runtime_regex_accepts(pattern)
+    except (re.error, ValueError) as e:
         raise SqlError(f"invalid regular expression '{pattern}': {e}", span_of(node.expression)) from None
     if not 0 <= group <= groups:
         raise SqlError(f"REGEXP_EXTRACT group {group} is not in '{pattern}' ({groups} groups)", span_of(node))
     return Call(STRING, "regexp_extract", (s, Lit(STRING, pattern), Lit(INT, group)))
+
+
+def _runtime_regex_accepts(pattern: str) -> None:
+    """The runtime's regex engine (polars, Rust's regex) lacks look-around and
+    back-references; refuse such a pattern now rather than fail at the first step."""
+    import polars as pl
+
+    try:
+        pl.Series([""], dtype=pl.String).str.extract(pattern, 0)
+    except pl.exceptions.PolarsError as e:
+        reason = next((line for line in str(e).splitlines() if line.startswith("error: ")), "error: not supported")
+        raise ValueError(reason.removeprefix("error: ")) from None
 
 
 def _unary(fn: str) -> Rule:
