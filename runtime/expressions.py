@@ -62,18 +62,18 @@ class Check:
 
 
 @dataclass(slots=True)
-class Compiled:
+class CompiledScalar:
     """A compiled scalar: its value expression (already of the SQL type's dtype)."""
 
     expr: pl.Expr
     checks: list[Check] = field(default_factory=list)
 
 
-def compile_scalar(expr: Scalar) -> Compiled:
+def compile_scalar(expr: Scalar) -> CompiledScalar:
     """Compile `expr` once into a polars expression and its error checks."""
     compiler = _Compiler()
     value = compiler.compile(expr, None)
-    return Compiled(value.cast(polars_dtype(expr.type), strict=False), compiler.checks)
+    return CompiledScalar(value.cast(polars_dtype(expr.type), strict=False), compiler.checks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,7 @@ def _program(exprs: tuple[Scalar, ...]) -> _Program:
     return _Program(tuple(c.expr for c in compiled), checks)
 
 
-def compile_program(exprs: Sequence[Scalar]) -> tuple[list[pl.Expr], list[Check]]:
+def compile_scalars(exprs: Sequence[Scalar]) -> tuple[list[pl.Expr], list[Check]]:
     """The value expressions and all checks of a list of scalars (cached if hashable)."""
     try:
         prog = _program(tuple(exprs))
@@ -144,7 +144,7 @@ def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.Data
 
     Raises `RuntimeSqlError(f"{message} in {what}")` if any row hits a runtime error.
     """
-    values, checks = compile_program(exprs)
+    values, checks = compile_scalars(exprs)
     run_checks(frame, checks, what)
     names = [col_name(i) for i in range(len(values))]
     if WEIGHT in frame.columns:
@@ -164,7 +164,7 @@ def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.Data
 
 def evaluate_predicate(frame: pl.DataFrame, predicate: Scalar, what: str) -> pl.DataFrame:
     """The rows of `frame` where `predicate` is TRUE (NULL and FALSE drop)."""
-    values, checks = compile_program([predicate])
+    values, checks = compile_scalars([predicate])
     run_checks(frame, checks, what)
     return _collect(frame.lazy().filter(values[0]), what)
 
@@ -994,9 +994,9 @@ if _missing:  # pragma: no cover - a catalogue/runtime mismatch is a programming
 
 __all__ = [
     "Check",
-    "Compiled",
-    "compile_program",
+    "CompiledScalar",
     "compile_scalar",
+    "compile_scalars",
     "evaluate",
     "evaluate_predicate",
     "like_to_regex",
