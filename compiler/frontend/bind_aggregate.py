@@ -6,6 +6,8 @@ Spark's other forms are rewritten into those, each exact:
   `COUNT(*) FILTER (WHERE c)` is `COUNT(CASE WHEN c THEN 1 END)`;
 - `count_if(c)` is `COUNT(CASE WHEN c THEN 1 END)` (0 on no rows, as Spark);
 - `bool_and`/`every` is MIN and `bool_or`/`some`/`any` is MAX over BOOLEAN (FALSE < TRUE).
+stddev/stddev_samp/stddev_pop and variance/var_samp/var_pop are aggregates of their own
+(DOUBLE, from the group's values).
 
 GROUPING SETS, ROLLUP and CUBE list the key subsets to group by; the binder aggregates
 once per set and adds the results (UNION ALL), keys outside a set being NULL, with a
@@ -24,6 +26,11 @@ from compiler.frontend.positions import span_of
 
 # What the Aggregate node computes, by sqlglot class.
 CORE: dict[type[exp.Expression], str] = {
+    exp.Stddev: "stddev_samp",
+    exp.StddevSamp: "stddev_samp",
+    exp.StddevPop: "stddev_pop",
+    exp.Variance: "var_samp",
+    exp.VariancePop: "var_pop",
     exp.Count: "count",
     exp.Sum: "sum",
     exp.Avg: "avg",

@@ -18,9 +18,9 @@ from compiler.frontend.bind_aggregate import CORE, grouping_sets, is_aggregate_c
 from compiler.frontend.bind_recursive import bind_recursive_with
 from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
 from compiler.frontend.positions import span_of
-from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, sum_type
+from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, moment_type, sum_type
 from compiler.logical import plan as lp
-from compiler.logical.aggregate import AggCall
+from compiler.logical.aggregate import MOMENTS, AggCall
 from compiler.logical.projections import cast_to, renamed
 from compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
 from compiler.types import BIGINT, BOOLEAN, TINYINT, SqlType
@@ -336,11 +336,11 @@ class QueryBinder:
             raise SqlError(f"{call.sql(self.dialect)} needs a BOOLEAN argument, not {arg.type}", span_of(node))
         try:
             t = {"count": lambda: BIGINT, "sum": lambda: sum_type(arg.type), "avg": lambda: avg_type(arg.type)}.get(
-                fn, lambda: arg.type
+                fn, lambda: moment_type(arg.type) if fn in MOMENTS else arg.type
             )()
         except TypeMismatch as e:
             raise SqlError(str(e), span_of(node)) from None
-        if fn in ("sum", "avg") and arg.type.kind == "NULL":
+        if (fn in ("sum", "avg") or fn in MOMENTS) and arg.type.kind == "NULL":
             arg = coerce(arg, t)
         if boolean and arg.type.kind == "NULL":
             arg, t = coerce(arg, BOOLEAN), BOOLEAN

@@ -121,6 +121,13 @@ def avg_type(t: SqlType) -> SqlType:
     raise TypeMismatch(f"AVG needs a numeric argument, not {t}")
 
 
+def moment_type(t: SqlType) -> SqlType:
+    """stddev and variance are DOUBLE, of any numeric argument."""
+    if t.is_numeric or t == NULL:
+        return DOUBLE
+    raise TypeMismatch(f"STDDEV and VARIANCE need a numeric argument, not {t}")
+
+
 def coerce(expr: Scalar, target: SqlType) -> Scalar:
     """`expr` as `target`, adding a cast only where the type differs."""
     if expr.type == target:

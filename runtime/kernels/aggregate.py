@@ -28,7 +28,7 @@ import polars as pl
 
 from compiler.circuit import operators as op
 from compiler.errors import RuntimeSqlError
-from compiler.logical.aggregate import AggCall
+from compiler.logical.aggregate import MOMENTS, AggCall
 from compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
 from runtime.registry import Context, Setup, Value, as_zset, evaluates
 from runtime.trace import Trace
@@ -125,6 +125,18 @@ def _sum_parts(a: _Agg, v: pl.Expr, w: pl.Expr) -> list[pl.Expr]:
         unscaled = v.to_physical() if t is not None and t.is_decimal else v.cast(pl.Int128)
         parts.append((unscaled.cast(pl.Int128) * w.cast(pl.Int128)).sum().alias(a.s))
     return parts
+
+
+def _moment(fn: str, value: pl.Expr, weight: pl.Expr) -> pl.Expr:
+    """Variance or standard deviation over a group's (value, multiplicity) rows, in two
+    passes in DOUBLE: NULL for no value (and for one value, sample forms: Spark 3+).
+    Summed in value order, so the same multiset always gives the same bits (a later
+    change retracts exactly the row emitted before)."""
+    v, w = value.cast(pl.Float64).sort_by(value), weight.cast(pl.Float64).sort_by(value)
+    n = w.sum()
+    m2 = (w * (v - (v * w).sum() / n) ** 2).sum()
+    var = pl.when(n > 1).then(m2 / (n - 1)) if fn.endswith("samp") else pl.when(n > 0).then(m2 / n)
+    return var.sqrt() if fn.startswith("stddev") else var
 
 
 def _group_agg(frame: pl.DataFrame, keys: list[str], exprs: list[pl.Expr]) -> pl.DataFrame:
@@ -262,7 +274,10 @@ class _Plan:
         v = pl.col(_v(arg))
         exprs: list[pl.Expr] = []
         for a in self.mset_aggs[arg]:
-            if a.call.fn == "min":
+            if a.call.fn in MOMENTS:
+                weight = pl.col(WEIGHT).sign() if a.call.distinct else pl.col(WEIGHT)  # once per value
+                exprs.append(_moment(a.call.fn, v, weight).alias(a.m))
+            elif a.call.fn == "min":
                 exprs.append(v.min().alias(a.m))
             elif a.call.fn == "max":
                 # NaN is the largest float (Spark); polars' max would skip it.
@@ -305,7 +320,7 @@ class _Plan:
         k = pl.col(a.k).fill_null(0)
         if fn == "count":
             return k, None
-        if fn in ("min", "max"):
+        if fn in ("min", "max", *MOMENTS):
             return pl.col(a.m), None
         some = k > 0
         if a.is_float:
