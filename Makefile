@@ -25,8 +25,8 @@ demo: setup check-java
 	$(BIN)/python examples/spark_demo.py
 
 test: setup check-java
-	$(BIN)/ruff check compiler runtime cli.py tests bench
-	$(BIN)/mypy compiler runtime
+	$(BIN)/ruff check compiler runtime slt cli.py tests bench
+	$(BIN)/mypy compiler runtime slt
 	$(BIN)/python -m pytest -n 2 --dist loadgroup tests
 
 bench: setup
