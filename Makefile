@@ -24,10 +24,20 @@ demo: setup check-java
 	$(BIN)/dbspc run examples/orders.sql
 	$(BIN)/python examples/spark_demo.py
 
+# Each part runs on its own and reports its wall time at the end (.ci/timed): the developer
+# loop is `pytest -m "not slow"`; the conformance files are many small tests spread over both
+# xdist workers as they free up (--dist load).
+PYTEST := $(BIN)/python -m pytest
+export TEST_TIMES := $(VENV)/test-times.tsv
+
 test: setup check-java
-	$(BIN)/ruff check compiler runtime cli.py tests bench
-	$(BIN)/mypy compiler runtime
-	$(BIN)/python -m pytest -n 2 --dist loadgroup tests
+	@: > $(TEST_TIMES)
+	@.ci/timed ruff $(BIN)/ruff check compiler runtime slt cli.py tests bench
+	@.ci/timed mypy $(BIN)/mypy compiler runtime slt
+	@.ci/timed "pytest fast" $(PYTEST) -n 2 -m "not slow and not spark" tests
+	@.ci/timed "pytest spark" $(PYTEST) -m "spark" tests
+	@.ci/timed "pytest slow (conformance)" $(PYTEST) -n 2 --dist load -m "slow and not spark" tests
+	@.ci/timed --report
 
 bench: setup
 	$(BIN)/python bench/join_groupby.py

@@ -111,11 +111,35 @@ def run(script: str, dialect: str, output: str, non_incremental: bool, max_itera
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--verbose", "-v", is_flag=True, help="Print every query that is not passed.")
 @click.option("--limit", type=int, default=None, help="Stop after this many queries per file.")
-def slt(paths: tuple[str, ...], verbose: bool, limit: int | None) -> None:
+@click.option(
+    "--size-limit",
+    type=int,
+    default=5_000_000,
+    show_default=True,
+    help="Stop a query whose intermediate result exceeds this many values (rows x columns).",
+)
+@click.option("--memory-mb", type=int, default=6144, show_default=True, help="Address-space cap of a file's process.")
+@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds one record may take.")
+@click.option("--check-inputs", is_flag=True, help="Check every step's changes as Pipeline.step does (slower).")
+@click.option("--in-process", is_flag=True, help="Run files in this process (no crash isolation).")
+def slt(
+    paths: tuple[str, ...],
+    verbose: bool,
+    limit: int | None,
+    size_limit: int,
+    memory_mb: int,
+    timeout: float,
+    check_inputs: bool,
+    in_process: bool,
+) -> None:
     """Run sqllogictest files, each query as an incremental view fed in several steps."""
-    from runtime.sqllogictest import run_paths
+    from slt.incremental import Limits
+    from slt.runner import run_paths
 
-    totals = run_paths(list(paths), verbose=verbose, limit=limit, echo=click.echo)
+    limits = Limits(size_limit=size_limit, memory_mb=memory_mb, record_timeout=timeout, check_inputs=check_inputs)
+    totals = run_paths(
+        list(paths), verbose=verbose, limit=limit, echo=click.echo, isolate=not in_process, limits=limits
+    )
     if totals.wrong:
         sys.exit(1)
 

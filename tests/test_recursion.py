@@ -237,6 +237,7 @@ CREATE VIEW odd_nodes AS WITH RECURSIVE ev(n) AS (SELECT 0 FROM e WHERE src = 0
 NETWORKX_VIEWS = ("tc2", "odd_nodes")
 
 
+@pytest.mark.slow  # 30 random recursive streams: minutes; the fixed recursion tests stay in the fast loop
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 2**32), st.integers(3, 8))
 def test_random_edge_streams(seed: int, nodes: int) -> None:

@@ -42,6 +42,10 @@ BATCHES = 6
 SPARK_BATCHES = 3
 RUNS = 10
 
+# every test here starts and kills processes, some with a Spark session: minutes, so not in
+# the developer loop (`pytest -m "not slow"`)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> child.Reference:

@@ -1,0 +1,1 @@
+"""The sqllogictest harness: SQLite's conformance files run against dbspc (`dbspc slt`)."""
