@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pyarrow as pa
+from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from runtime.spark.catalog import quote
+from runtime.spark.sources import HASH, combine
 from runtime.zset import WEIGHT, col_name
 
 
@@ -32,7 +34,18 @@ class Engine(Protocol):
 
     def read_after(self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None) -> pa.Table:
         """Rows whose `offset` column is above `after` (all rows if None) or NULL, with
-        the columns `select` names as (source column, alias), as one Arrow table."""
+        the columns `select` names as (source column, alias), as one Arrow table, plus
+        a column HASH: a 64-bit hash of the selected source columns of each row."""
+        ...
+
+    def summary(self, source: str, columns: Sequence[str], offset: str, upto: int) -> tuple[int, int]:
+        """The row count and the sum of HASH (as `read_after` computes it over
+        `columns`) of the rows whose offset is <= `upto`: one aggregate, no transfer."""
+        ...
+
+    def sample(self, source: str, select: Sequence[tuple[str, str]], offset: str, upto: int) -> pa.Table:
+        """At most one row whose offset is <= `upto` (the highest offset first), as
+        `read_after` names its columns: for error messages only."""
         ...
 
     def snapshot_diff(self, source: str, columns: Sequence[str], new: Path, old: Path | None) -> pa.Table:
@@ -67,7 +80,19 @@ class SparkEngine:
         if after is not None:
             # NULL offsets are read too, so that they are reported instead of skipped.
             df = df.where((off > F.lit(after)) | off.isNull())
-        return _arrow(df.select([F.col(quote(src)).alias(dst) for src, dst in select]))
+        return _arrow(df.select(*[F.col(quote(src)).alias(dst) for src, dst in select], _hash([s for s, _ in select])))
+
+    def summary(self, source: str, columns: Sequence[str], offset: str, upto: int) -> tuple[int, int]:
+        # Sums of the hash's high and low 32 bits: exact in BIGINT (no ANSI overflow)
+        # for up to 2^31 rows, and recombined into the sum of the hashes in Python.
+        h = _hash(columns)
+        df = self._table(source).where(F.col(quote(offset)) <= F.lit(upto))
+        row = df.agg(F.count(F.lit(1)), F.sum(F.shiftright(h, 32)), F.sum(h.bitwiseAND(F.lit(0xFFFFFFFF)))).collect()[0]
+        return int(row[0]), combine(row[1] or 0, row[2] or 0)
+
+    def sample(self, source: str, select: Sequence[tuple[str, str]], offset: str, upto: int) -> pa.Table:
+        df = self._table(source).where(F.col(quote(offset)) <= F.lit(upto)).orderBy(F.col(quote(offset)).desc())
+        return _arrow(df.select([F.col(quote(src)).alias(dst) for src, dst in select]).limit(1))
 
     def snapshot_diff(self, source: str, columns: Sequence[str], new: Path, old: Path | None) -> pa.Table:
         current = self._table(source).select([F.col(quote(c)).alias(col_name(i)) for i, c in enumerate(columns)])
@@ -85,6 +110,10 @@ class SparkEngine:
         keys = [col_name(i) for i in range(len(columns))]
         diff = now.unionByName(before).groupBy(*keys).agg(F.sum(WEIGHT).alias(WEIGHT)).where(F.col(WEIGHT) != 0)
         return _arrow(diff)
+
+
+def _hash(columns: Sequence[str]) -> SparkColumn:
+    return F.xxhash64(*[F.col(quote(c)) for c in columns]).alias(HASH)
 
 
 def _readable(schema: T.StructType) -> T.StructType:

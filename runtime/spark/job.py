@@ -53,6 +53,7 @@ from runtime.spark.sources import (
     ChangeTable,
     PlainTable,
     Source,
+    hash_sum,
     selection,
     spark_name,
     to_zset,
@@ -206,6 +207,11 @@ class Job:
         except OSError:
             lock.close()
             raise InputError(f"checkpoint {self.checkpoint_dir} is in use by another running job") from None
+        try:
+            _claim(self.output_dir, self.checkpoint_dir)
+        except BaseException:
+            lock.close()
+            raise
         self._lock = lock
 
     def _columns(self, spec: Source) -> tuple[Column, ...]:
@@ -255,7 +261,7 @@ class Job:
         manifest = self.manifest
         k = self.refresh_id + 1
         clock = _Clock()
-        changes, offsets, snapshots, pending = self._read(k)
+        changes, offsets, snapshots, checks, pending = self._read(k)
         clock.lap("transfer")
         rows_read = {t: len(z) for t, z in changes.items()}
         if manifest is not None and not any(rows_read.values()):
@@ -284,6 +290,7 @@ class Job:
                 state=state,
                 pipeline=pipeline.state_meta(),
                 sinks=sink_section,
+                checks=checks,
             )
             checkpoint.commit(self.checkpoint_dir, new)
         except BaseException:
@@ -298,15 +305,19 @@ class Job:
         clock.lap("publish")
         return RefreshResult(k, True, deltas, rows_read, clock.done())
 
-    def _read(self, k: int) -> tuple[dict[str, ZSet], dict[str, int | None], dict[str, str], list[Path]]:
-        """Every source's changes for refresh k, with the offsets and snapshots that
-        committing them would record, and the snapshot files written on the way.
+    def _read(
+        self, k: int
+    ) -> tuple[dict[str, ZSet], dict[str, int | None], dict[str, str], dict[str, list[int]], list[Path]]:
+        """Every source's changes for refresh k, with the offsets, snapshots and checks
+        that committing them would record, and the snapshot files written on the way.
 
         Sources are read concurrently: with Spark each read is a small job whose time is
-        mostly scheduling latency, which overlaps well."""
+        mostly scheduling latency, which overlaps well. Each change or append table is
+        also checked: its rows at offsets already committed must be those committed."""
         manifest = self.manifest
         offsets: dict[str, int | None] = dict(manifest.offsets) if manifest else {}
         snapshots: dict[str, str] = dict(manifest.snapshots) if manifest else {}
+        checks: dict[str, list[int]] = dict(manifest.checks) if manifest else {}
         pending = [
             self.checkpoint_dir / _snapshot_path(i, k) for i, s in enumerate(self.sources) if isinstance(s, PlainTable)
         ]
@@ -328,26 +339,75 @@ class Job:
                 )
             return self.engine.read_after(spark_name(spec), selection(spec, columns), spec.offset, offsets.get(table))
 
+        def committed_rows(spec: Source) -> list[int] | None:
+            """[count, hash sum] of the rows at committed offsets, as they are now."""
+            table = spec.table.lower()
+            upto = offsets.get(table)
+            if isinstance(spec, PlainTable) or upto is None:
+                return None
+            columns = [src for src, _ in selection(spec, self.columns[table])]
+            return list(self.engine.summary(spark_name(spec), columns, spec.offset, upto))
+
         changes: dict[str, ZSet] = {}
         try:
-            with ThreadPoolExecutor(max_workers=min(len(self.sources), _READERS)) as pool:
+            with ThreadPoolExecutor(max_workers=min(2 * len(self.sources), _READERS)) as pool:
                 futures = [pool.submit(fetch, i, s) for i, s in enumerate(self.sources)]
+                found = [pool.submit(committed_rows, s) for s in self.sources]
                 # Wait for every read before looking at any result, so that on an error no
                 # read is still writing a snapshot when the snapshots are removed.
-                wait(futures)
-            for index, (spec, future) in enumerate(zip(self.sources, futures, strict=True)):
+                wait([*futures, *found])
+            read = [f.result() for f in futures]  # a drifted schema is reported first
+            for spec, check in zip(self.sources, found, strict=True):
+                self._verify(k, spec, offsets.get(spec.table.lower()), checks, check.result())
+            for index, (spec, data) in enumerate(zip(self.sources, read, strict=True)):
                 table = spec.table.lower()
-                changes[table], top = to_zset(spec, future.result(), self.columns[table])
+                changes[table], top = to_zset(spec, data, self.columns[table])
                 if isinstance(spec, PlainTable):
                     snapshots[table] = _snapshot_path(index, k)
-                elif top is not None:
+                    continue
+                count, total = checks.get(table, [0, 0])
+                checks[table] = [count + data.num_rows, total + hash_sum(data)]
+                if top is not None:
                     offsets[table] = top
                 failpoint(f"read {table}")
         except BaseException:
             for path in pending:
                 files.remove(path)
             raise
-        return changes, offsets, snapshots, pending
+        return changes, offsets, snapshots, checks, pending
+
+    def _verify(
+        self, k: int, spec: Source, upto: int | None, checks: dict[str, list[int]], found: list[int] | None
+    ) -> None:
+        """Rows at an offset already committed were applied when it was: one arriving
+        (or changing) later would be skipped for good, so it is an error, not ignored."""
+        table = spec.table.lower()
+        if found is None or upto is None or isinstance(spec, PlainTable):
+            return
+        recorded = checks.get(table)
+        if recorded is None:  # a checkpoint from before checks were kept: start now
+            checks[table] = found
+            return
+        if recorded == found:
+            return
+        select = selection(spec, self.columns[table])
+        rows = self.engine.sample(spark_name(spec), select, spec.offset, upto).to_pylist()
+        names = [c.name for c in self.columns[table]] + [src for src, _ in select[len(self.columns[table]) :]]
+        shown = (
+            "; rows there now include e.g. ("
+            + ", ".join(f"{n}={v!r}" for n, v in zip(names, rows[0].values(), strict=False))
+            + ")"
+            if rows
+            else ""
+        )
+        raise InputError(
+            f"refresh {k}: {where(spec)} has rows at offsets already committed that were not there "
+            f"(or were different) when they were read: {recorded[0]} row(s) with {spec.offset} <= {upto} "
+            f"were committed by refresh {k - 1}, now {found[0]}"
+            + (" with different contents" if recorded[0] == found[0] else "")
+            + f"{shown}. A new batch must get an offset above every committed one ({spec.offset} > {upto}); "
+            "such rows would be skipped for good, so nothing was refreshed"
+        )
 
     def _context(self, message: str, offsets: Mapping[str, int | None]) -> str:
         """Where the rows of the table an error names came from."""
@@ -425,6 +485,34 @@ class _Clock:
     def done(self) -> dict[str, float]:
         self.laps["total"] = time.perf_counter() - self.start
         return self.laps
+
+
+OWNER = "_dbspc_owner.json"
+
+
+def _claim(output: Path, checkpoint_dir: Path) -> None:
+    """Make `output` this checkpoint's own, or refuse if another checkpoint owns it: two
+    jobs writing one output directory would overwrite each other's view files.
+
+    The marker is written whole under a temporary name, then linked to its final name:
+    link fails if the name exists, so of two jobs claiming at once exactly one wins."""
+    marker = output / OWNER
+    mine = str(checkpoint_dir.resolve())
+    if not marker.exists():
+        tmp = output / f".{OWNER}.tmp-{os.getpid()}"
+        files.write_json(tmp, {"checkpoint": mine})
+        try:
+            os.link(tmp, marker)
+        except FileExistsError:
+            pass  # claimed meanwhile: check whose it is below
+        finally:
+            files.remove(tmp)
+    owner = str(files.read_json(marker).get("checkpoint"))
+    if owner != mine:
+        raise InputError(
+            f"output directory {output} belongs to the job of checkpoint {owner}, not to checkpoint {mine}; "
+            "each job needs its own output directory (pass output=)"
+        )
 
 
 def _snapshot_path(index: int, refresh_id: int) -> str:

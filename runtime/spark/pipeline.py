@@ -16,6 +16,7 @@ is refused. See docs/spark.md for the design and its guarantees.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,8 @@ class SparkPipeline:
     """Views over Spark tables, refreshed incrementally and checkpointed exactly once.
 
     - `checkpoint`: a local directory of this job's own (state, offsets, manifest).
-    - `output`: where view tables are written; by default `<warehouse>/dbspc/<name of
-      the checkpoint directory>`.
+    - `output`: where view tables are written, owned by this checkpoint alone; by
+      default `<warehouse>/dbspc/<checkpoint directory name>-<hash of its whole path>`.
     - `change_log`: True (every view) or view names to also keep each refresh's delta.
     - `publish`: register each view (and `<view>_changes`) as a temporary view of the
       session after every commit, named with `view_prefix`.
@@ -219,8 +220,11 @@ def _entry(record: Mapping[str, Any], view: str) -> Mapping[str, Any]:
 
 
 def _default_output(spark: SparkSession, checkpoint: Path) -> Path:
-    """<spark.sql.warehouse.dir>/dbspc/<checkpoint name>: the session's warehouse."""
+    """<spark.sql.warehouse.dir>/dbspc/<checkpoint name>-<hash of its path>: the session's
+    warehouse. The hash keeps apart checkpoints of the same name (/a/checkpoint and
+    /b/checkpoint), which would otherwise write their views over each other's."""
     url = urlparse(spark.conf.get("spark.sql.warehouse.dir") or "spark-warehouse")
     if url.scheme not in ("", "file"):
         raise InputError(f"the warehouse {url.geturl()} is not on a local file system; pass output= a local directory")
-    return (Path(url.path) / "dbspc" / checkpoint.name).resolve()
+    digest = hashlib.sha256(str(checkpoint.resolve()).encode()).hexdigest()[:16]
+    return (Path(url.path) / "dbspc" / f"{checkpoint.name}-{digest}").resolve()
