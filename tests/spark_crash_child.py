@@ -40,12 +40,10 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pyspark.sql import types as T
-from pyspark.sql.pandas.types import from_arrow_schema
 
-from runtime.spark import failpoints, files
-from runtime.spark.job import Job
-from runtime.spark.sources import HASH, AppendTable, ChangeTable, PlainTable, Source, hash_sum
+from runtime.refresh import failpoints, files
+from runtime.refresh.job import Job
+from runtime.refresh.sources import HASH, AppendTable, ChangeTable, PlainTable, Source, hash_sum
 from runtime.zset import WEIGHT, col_name
 
 VIEWS = [
@@ -191,7 +189,7 @@ def run(job: Any, source_dir: Path, n: int, seed: int) -> None:
 
 class FileEngine:
     """Sources as parquet directories, read with pyarrow and diffed with polars: the
-    Engine protocol without Spark (see runtime/spark/engine.py)."""
+    Engine protocol without Spark (see runtime/refresh/engine.py)."""
 
     def __init__(self, source_dir: Path) -> None:
         self.source_dir = source_dir
@@ -199,10 +197,8 @@ class FileEngine:
     def _dataset(self, source: str) -> ds.Dataset:
         return ds.dataset(self.source_dir / source, format="parquet")
 
-    def schema(self, source: str) -> T.StructType:
-        schema = from_arrow_schema(self._dataset(source).schema)
-        assert isinstance(schema, T.StructType)
-        return schema
+    def schema(self, source: str, table: str) -> pa.Schema:
+        return self._dataset(source).schema
 
     def read_after(self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None) -> pa.Table:
         dataset = self._dataset(source)

@@ -27,14 +27,16 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import types as T
 
-from compiler.errors import DbspcError, InputError, RuntimeSqlError
+from compiler.errors import DbspcError, InputError, RuntimeSqlError, UsageError
 from compiler.types import SqlType
 from runtime.pipeline import Pipeline
-from runtime.spark import SparkPipeline, checkpoint, read_changes, read_view
-from runtime.spark.catalog import columns_of, create_table, sql_type
-from runtime.spark.job import Job
-from runtime.spark.sinks import Sinks
-from runtime.spark.sources import AppendTable, ChangeTable
+from runtime.refresh import checkpoint
+from runtime.refresh.job import Job
+from runtime.refresh.schema import columns_of, create_table
+from runtime.refresh.sinks import Sinks
+from runtime.refresh.sources import AppendTable, ChangeTable
+from runtime.spark import SparkPipeline, read_changes, read_view
+from runtime.spark.catalog import arrow_schema, sql_type
 from runtime.zset import ZSet
 from tests import spark_crash_child as child
 from tests.oracle import assert_same_rows, spark_views
@@ -118,7 +120,7 @@ def test_spark_schema_becomes_ddl() -> None:
             T.StructField("version", T.LongType()),
         ]
     )
-    ddl = create_table("t", columns_of(schema, "t", exclude=["VERSION"]))
+    ddl = create_table("t", columns_of(arrow_schema(schema, "t"), "t", exclude=["VERSION"]))
     assert ddl == (
         "CREATE TABLE `t` (`id` BIGINT, `tiny` TINYINT, `small` SMALLINT, `n` INT, `f` FLOAT, `d` DOUBLE, "
         "`price` DECIMAL(12,3), `name with space` STRING, `code` STRING, `ok` BOOLEAN, `day` DATE, `at` TIMESTAMP);"
@@ -526,12 +528,28 @@ def test_registration_errors(spark: Any, tmp_path: Path) -> None:
     job.change_table("t", source=name, offset="v", weight="a").view("CREATE VIEW q AS SELECT 1 AS one FROM t")
     with pytest.raises(InputError, match="column 'tags'"):
         job.refresh()
+    plain = src.create("u", pa.schema([("a", pa.int32()), ("v", pa.int64())]))
     job = SparkPipeline(spark, tmp_path / "c3", output=tmp_path / "o3")
-    job.append_table("t", source=name, offset="missing").view("CREATE VIEW q AS SELECT a FROM t")
-    with pytest.raises(InputError, match=r"has no column 'missing'"):
+    job.append_table("t", source=plain, offset="missing").view("CREATE VIEW q AS SELECT a FROM t")
+    with pytest.raises(UsageError, match=r"has no column 'missing'"):
         job.refresh()
-    with pytest.raises(InputError, match="exactly one of a weight column or an op column"):
+    with pytest.raises(UsageError, match="exactly one of a weight column or an op column"):
         ChangeTable("t", offset="v")
+    # Misuse of the API is a UsageError, not an InputError (a batch that cannot be applied).
+    assert not issubclass(UsageError, InputError) and issubclass(UsageError, DbspcError)
+    with pytest.raises(UsageError, match="no views registered"):
+        SparkPipeline(spark, tmp_path / "c4", output=tmp_path / "o4").refresh()
+    job = SparkPipeline(spark, tmp_path / "c5", output=tmp_path / "o5", publish=False)
+    job.append_table("t", source=plain, offset="v")
+    job.view("CREATE VIEW q AS SELECT a FROM t")
+    job.refresh()
+    with pytest.raises(UsageError, match="before the first start"):
+        job.view("CREATE VIEW r AS SELECT a FROM t")
+    with pytest.raises(UsageError, match="no view 'nope'; the job has q"):
+        job.table("nope")
+    with pytest.raises(UsageError, match="view 'q' has no change log"):
+        job.changes("q")
+    job.close()
 
 
 # -- files only: sinks, incremental state, program checks, locks ---------------------------
@@ -612,7 +630,7 @@ def test_a_different_program_is_refused(tmp_path: Path) -> None:
     job.refresh()
     job.close()
     other = _file_job(tmp_path, [*child.VIEWS, "CREATE VIEW extra AS SELECT id FROM orders"])
-    with pytest.raises(InputError, match=r"different program.*views' SQL text differs"):
+    with pytest.raises(UsageError, match=r"different program.*views' SQL text differs"):
         other.start()
     other.close()
 
@@ -621,7 +639,7 @@ def test_one_job_per_checkpoint(tmp_path: Path) -> None:
     child.prepare_sources(tmp_path, 1)
     job = _file_job(tmp_path)
     job.start()
-    with pytest.raises(InputError, match="in use by another running job"):
+    with pytest.raises(UsageError, match="in use by another running job"):
         _file_job(tmp_path).start()
     job.close()
     _file_job(tmp_path).start()
@@ -720,7 +738,7 @@ def test_two_pipelines_cannot_share_an_output(spark: Any, tmp_path: Path) -> Non
         jobs.append(job)
     jobs[0].refresh()
     with pytest.raises(
-        InputError,
+        UsageError,
         match=rf"output directory {tmp_path / 'shared'} belongs to the job of checkpoint "
         rf"{tmp_path / 'sales' / 'checkpoint'}, not to checkpoint {tmp_path / 'inventory' / 'checkpoint'}",
     ):
@@ -797,3 +815,38 @@ def test_a_runaway_recursive_view_fails_fast(spark: Any, tmp_path: Path) -> None
     assert (tmp_path / "ckpt" / "MANIFEST.json").read_bytes() == manifest
     assert sorted(tuple(r) for r in job.table("walks").collect()) == [(1, 2)]
     job.close()
+
+
+def test_the_refresh_layer_imports_no_pyspark(tmp_path: Path) -> None:
+    """runtime.refresh is engine-neutral: with pyspark unimportable, it imports and runs
+    a refresh over the pyarrow engine."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys
+
+class NoSpark:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pyspark" or name.startswith("pyspark."):
+            raise ImportError("pyspark is blocked")
+        return None
+
+sys.meta_path.insert(0, NoSpark())
+from pathlib import Path
+import runtime.refresh.checkpoint, runtime.refresh.engine, runtime.refresh.failpoints
+import runtime.refresh.files, runtime.refresh.job, runtime.refresh.schema, runtime.refresh.sinks
+import runtime.refresh.sources
+from tests import spark_crash_child as child
+work = Path({str(tmp_path)!r})
+child.prepare_sources(work, 2)
+job = child.file_job(work)
+assert job.refresh().refresh_id == 1
+assert not [m for m in sys.modules if m.startswith("pyspark")]
+print("ok")
+"""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env={"PYTHONPATH": str(root)}, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

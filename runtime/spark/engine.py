@@ -1,18 +1,15 @@
-"""Where source rows come from: the Spark engine, behind a small protocol.
+"""The Spark engine: Spark tables as the sources of the refresh layer.
 
-The refresh protocol (job.py) needs only three things from the system holding the
-sources: a table's schema, the rows of a change or append table above an offset, and
-a plain table's difference from its last snapshot. Spark provides them here, moving
-every batch through Arrow (`DataFrame.toArrow()`), never row by row. Keeping the
-protocol this narrow lets the crash tests drive the same checkpoint and sink code
-from a file-based engine without paying a Spark session per killed process.
+It implements runtime/refresh/engine.py's protocol: schemas as Arrow (mapped from
+Spark's types by catalog.py), batches through Arrow (`DataFrame.toArrow()`), never row
+by row, and the checks and snapshot diffs as Spark queries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import Column as SparkColumn
@@ -20,38 +17,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from runtime.spark.catalog import quote
-from runtime.spark.sources import HASH, combine
+from runtime.refresh.sources import HASH, combine
+from runtime.spark.catalog import arrow_schema, quote
 from runtime.zset import WEIGHT, col_name
-
-
-class Engine(Protocol):
-    """What a refresh needs from the system that holds the sources."""
-
-    def schema(self, source: str) -> T.StructType:
-        """The source's current schema (called before every read, to catch drift)."""
-        ...
-
-    def read_after(self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None) -> pa.Table:
-        """Rows whose `offset` column is above `after` (all rows if None) or NULL, with
-        the columns `select` names as (source column, alias), as one Arrow table, plus
-        a column HASH: a 64-bit hash of the selected source columns of each row."""
-        ...
-
-    def summary(self, source: str, columns: Sequence[str], offset: str, upto: int) -> tuple[int, int]:
-        """The row count and the sum of HASH (as `read_after` computes it over
-        `columns`) of the rows whose offset is <= `upto`: one aggregate, no transfer."""
-        ...
-
-    def sample(self, source: str, select: Sequence[tuple[str, str]], offset: str, upto: int) -> pa.Table:
-        """At most one row whose offset is <= `upto` (the highest offset first), as
-        `read_after` names its columns: for error messages only."""
-        ...
-
-    def snapshot_diff(self, source: str, columns: Sequence[str], new: Path, old: Path | None) -> pa.Table:
-        """Write the source's current rows (positional columns c0..) as a parquet
-        snapshot at `new`, then return `new - old` as c0.., w (+1 / -1 rows)."""
-        ...
 
 
 class SparkEngine:
@@ -69,10 +37,10 @@ class SparkEngine:
     def _table(self, source: str) -> DataFrame:
         return self.spark.table(source)
 
-    def schema(self, source: str) -> T.StructType:
+    def schema(self, source: str, table: str) -> pa.Schema:
         if self.refresh_sources:
             self.spark.catalog.refreshTable(source)
-        return self._table(source).schema
+        return arrow_schema(self._table(source).schema, table)
 
     def read_after(self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None) -> pa.Table:
         df = self._table(source)
@@ -131,4 +99,4 @@ def _arrow(df: DataFrame) -> pa.Table:
     return table
 
 
-__all__ = ["Engine", "SparkEngine"]
+__all__ = ["SparkEngine"]

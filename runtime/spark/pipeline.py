@@ -24,13 +24,13 @@ from urllib.parse import urlparse
 
 from pyspark.sql import DataFrame, SparkSession
 
-from compiler.errors import InputError
+from compiler.errors import UsageError
 from runtime.nested import DEFAULT_MAX_ITERATIONS
 from runtime.pipeline import Pipeline
+from runtime.refresh.job import Job, RefreshResult
+from runtime.refresh.sources import DEFAULT_OPS, AppendTable, ChangeTable, PlainTable, Source, spark_name
 from runtime.spark import readers
 from runtime.spark.engine import SparkEngine
-from runtime.spark.job import Job, RefreshResult
-from runtime.spark.sources import DEFAULT_OPS, AppendTable, ChangeTable, PlainTable, Source, spark_name
 
 
 class SparkPipeline:
@@ -114,7 +114,7 @@ class SparkPipeline:
 
     def _registering(self) -> None:
         if self._job is not None:
-            raise InputError("sources and views must be registered before the first start() or refresh()")
+            raise UsageError("sources and views must be registered before the first start() or refresh()")
 
     # -- running ---------------------------------------------------------------------
 
@@ -122,7 +122,7 @@ class SparkPipeline:
     def job(self) -> Job:
         if self._job is None:
             if not self._views:
-                raise InputError("no views registered; call view('CREATE VIEW ...') first")
+                raise UsageError("no views registered; call view('CREATE VIEW ...') first")
             self._job = Job(
                 self._engine,
                 self.checkpoint_dir,
@@ -194,7 +194,7 @@ class SparkPipeline:
         names = [self.view_prefix + v for v in pipeline.view_names()]
         for name in names:
             if name.lower() in taken or f"{name}_changes".lower() in taken:
-                raise InputError(f"publishing view '{name}' would hide the source table of that name; set view_prefix")
+                raise UsageError(f"publishing view '{name}' would hide the source table of that name; set view_prefix")
 
     def _committed(self, record: dict[str, Any]) -> None:
         """After each commit (and on resume): point the session's views at it."""
@@ -214,7 +214,7 @@ class SparkPipeline:
 def _entry(record: Mapping[str, Any], view: str) -> Mapping[str, Any]:
     views = record["views"]
     if view.lower() not in views:
-        raise InputError(f"no view '{view}'; the job has {', '.join(sorted(views))}")
+        raise UsageError(f"no view '{view}'; the job has {', '.join(sorted(views))}")
     entry: Mapping[str, Any] = views[view.lower()]
     return entry
 
@@ -225,6 +225,6 @@ def _default_output(spark: SparkSession, checkpoint: Path) -> Path:
     /b/checkpoint), which would otherwise write their views over each other's."""
     url = urlparse(spark.conf.get("spark.sql.warehouse.dir") or "spark-warehouse")
     if url.scheme not in ("", "file"):
-        raise InputError(f"the warehouse {url.geturl()} is not on a local file system; pass output= a local directory")
+        raise UsageError(f"the warehouse {url.geturl()} is not on a local file system; pass output= a local directory")
     digest = hashlib.sha256(str(checkpoint.resolve()).encode()).hexdigest()[:16]
     return (Path(url.path) / "dbspc" / f"{checkpoint.name}-{digest}").resolve()

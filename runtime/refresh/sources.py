@@ -31,8 +31,8 @@ from typing import ClassVar
 import polars as pl
 import pyarrow as pa
 
-from compiler.errors import InputError
-from runtime.spark.catalog import Column
+from compiler.errors import InputError, UsageError
+from runtime.refresh.schema import Column
 from runtime.zset import WEIGHT, ZSet, col_name
 
 # Names of the meta columns in the Arrow the engine returns.
@@ -65,10 +65,10 @@ class ChangeTable:
 
     def __post_init__(self) -> None:
         if (self.weight is None) == (self.op is None):
-            raise InputError(f"change table '{self.table}' needs exactly one of a weight column or an op column")
+            raise UsageError(f"change table '{self.table}' needs exactly one of a weight column or an op column")
         bad = {k: v for k, v in self.ops.items() if v not in (1, -1)}
         if bad:
-            raise InputError(f"change table '{self.table}': operation weights must be 1 or -1, got {bad}")
+            raise UsageError(f"change table '{self.table}': operation weights must be 1 or -1, got {bad}")
 
     def meta_columns(self) -> tuple[str, ...]:
         return (self.offset, self.weight or self.op or "")

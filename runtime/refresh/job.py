@@ -37,18 +37,18 @@ from pathlib import Path
 from typing import IO, Any
 
 import pyarrow as pa
-from pyspark.sql import types as T
 
-from compiler.errors import DbspcError, InputError, Span
+from compiler.errors import DbspcError, InputError, Span, UsageError
 from runtime.nested import DEFAULT_MAX_ITERATIONS
 from runtime.pipeline import Pipeline
-from runtime.spark import checkpoint, files, readers
-from runtime.spark.catalog import Column, columns_of, create_table, describe, drift, spark_schema
-from runtime.spark.checkpoint import Manifest, StateStore
-from runtime.spark.engine import Engine
-from runtime.spark.failpoints import failpoint
-from runtime.spark.sinks import Sinks, ViewFiles
-from runtime.spark.sources import (
+from runtime.refresh import checkpoint, files
+from runtime.refresh import sinks as sink_files
+from runtime.refresh.checkpoint import Manifest, StateStore
+from runtime.refresh.engine import Engine
+from runtime.refresh.failpoints import failpoint
+from runtime.refresh.schema import Column, columns_of, create_table, describe, drift, spark_schema, sql_type
+from runtime.refresh.sinks import Sinks, ViewFiles
+from runtime.refresh.sources import (
     AppendTable,
     ChangeTable,
     PlainTable,
@@ -59,12 +59,11 @@ from runtime.spark.sources import (
     to_zset,
     where,
 )
-from runtime.spark.sources import (
+from runtime.refresh.sources import (
     describe as describe_source,
 )
 from runtime.zset import ZSet
 
-_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _READERS = 8  # sources read at once
 
 
@@ -118,7 +117,7 @@ class Job:
         names = [s.table.lower() for s in self.sources]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise InputError(f"table(s) {', '.join(dupes)} registered by more than one source")
+            raise UsageError(f"table(s) {', '.join(dupes)} registered by more than one source")
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -164,7 +163,7 @@ class Job:
         logged = list(views) if self.change_log is True else [v.lower() for v in self.change_log or ()]
         unknown = sorted(set(logged) - set(views))
         if unknown:
-            raise InputError(f"change_log names unknown view(s) {', '.join(unknown)}")
+            raise UsageError(f"change_log names unknown view(s) {', '.join(unknown)}")
         self._sinks = Sinks(self.output_dir, views, logged)
         manifest = checkpoint.load_manifest(self.checkpoint_dir)
         if manifest is not None:
@@ -177,7 +176,7 @@ class Job:
                 if not (self.output_dir / run.file).exists()
             ]
             if missing:
-                raise InputError(
+                raise UsageError(
                     f"the outputs of checkpoint {self.checkpoint_dir} are missing from {self.output_dir} "
                     f"(e.g. {missing[0]}); resume with the same output directory, or start over with a new checkpoint"
                 )
@@ -206,7 +205,7 @@ class Job:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             lock.close()
-            raise InputError(f"checkpoint {self.checkpoint_dir} is in use by another running job") from None
+            raise UsageError(f"checkpoint {self.checkpoint_dir} is in use by another running job") from None
         try:
             _claim(self.output_dir, self.checkpoint_dir)
         except BaseException:
@@ -216,27 +215,27 @@ class Job:
 
     def _columns(self, spec: Source) -> tuple[Column, ...]:
         """A source's data columns from the engine's schema; its meta columns checked."""
-        schema = self.engine.schema(spark_name(spec))
-        fields = {f.name.lower(): f for f in schema.fields}
-        checks: list[tuple[str | None, tuple[type, ...], str]] = []
+        schema = self.engine.schema(spark_name(spec), spec.table)
+        fields = {f.name.lower(): f for f in schema}
+        checks: list[tuple[str | None, Callable[[pa.DataType], bool], str]] = []
         if isinstance(spec, (ChangeTable, AppendTable)):
-            checks.append((spec.offset, _INTEGRAL, "an integer offset"))
+            checks.append((spec.offset, pa.types.is_integer, "an integer offset"))
         if isinstance(spec, ChangeTable):
-            checks.append((spec.weight, _INTEGRAL, "an integer weight"))
-            checks.append((spec.op, (T.StringType, T.VarcharType, T.CharType), "a string operation"))
-        for name, kinds, what in checks:
+            checks.append((spec.weight, pa.types.is_integer, "an integer weight"))
+            checks.append((spec.op, _is_string, "a string operation"))
+        for name, kind, what in checks:
             if name is None:
                 continue
             found = fields.get(name.lower())
             if found is None:
-                raise InputError(f"{where(spec)} has no column '{name}' ({what} column is expected)")
-            if not isinstance(found.dataType, kinds):
-                raise InputError(
-                    f"column '{name}' of {where(spec)} is {found.dataType.simpleString()}; {what} column is expected"
+                raise UsageError(f"{where(spec)} has no column '{name}' ({what} column is expected)")
+            if not kind(found.type):
+                raise UsageError(
+                    f"column '{name}' of {where(spec)} is {_sql_name(found.type)}; {what} column is expected"
                 )
         columns = columns_of(schema, spec.table, spec.meta_columns())
         if not columns:
-            raise InputError(f"{where(spec)} has no data columns besides its offset/weight/op columns")
+            raise UsageError(f"{where(spec)} has no data columns besides its offset/weight/op columns")
         return columns
 
     def _compile(self, ddl_lines: int) -> Pipeline:
@@ -325,7 +324,7 @@ class Job:
         def fetch(index: int, spec: Source) -> pa.Table:
             table = spec.table.lower()
             columns = self.columns[table]
-            now = columns_of(self.engine.schema(spark_name(spec)), spec.table, spec.meta_columns())
+            now = columns_of(self.engine.schema(spark_name(spec), spec.table), spec.table, spec.meta_columns())
             problem = drift(spec.table, spark_name(spec), columns, now)
             if problem:
                 raise InputError(problem)
@@ -444,7 +443,7 @@ class Job:
                 "change_log": v in sinks.change_log,
                 "changes": f"{v}/changes",
             }
-        return readers.published(self.refresh_id, views)
+        return sink_files.published(self.refresh_id, views)
 
     def contents(self, view: str) -> ZSet:
         """A view's committed contents read back with polars (tests, tools)."""
@@ -454,7 +453,7 @@ class Job:
 
     def _publish(self) -> None:
         record = self.published()
-        readers.publish(self.output_dir, record)
+        sink_files.publish(self.output_dir, record)
         failpoint("published")
         if self.on_commit is not None:
             self.on_commit(record)
@@ -509,10 +508,22 @@ def _claim(output: Path, checkpoint_dir: Path) -> None:
             files.remove(tmp)
     owner = str(files.read_json(marker).get("checkpoint"))
     if owner != mine:
-        raise InputError(
+        raise UsageError(
             f"output directory {output} belongs to the job of checkpoint {owner}, not to checkpoint {mine}; "
             "each job needs its own output directory (pass output=)"
         )
+
+
+def _is_string(dtype: pa.DataType) -> bool:
+    return bool(pa.types.is_string(dtype) or pa.types.is_large_string(dtype))
+
+
+def _sql_name(dtype: pa.DataType) -> str:
+    """A column's type as SQL names it (engines hand over only types dbspc can hold)."""
+    try:
+        return sql_type(dtype, "", "").sql()
+    except InputError:
+        return str(dtype)
 
 
 def _snapshot_path(index: int, refresh_id: int) -> str:
@@ -527,4 +538,4 @@ def _statement(sql: str) -> str:
 
 def _check_view_name(view: str) -> None:
     if not view or view.startswith(".") or os.sep in view or view.startswith("_"):
-        raise InputError(f"view name '{view}' cannot name an output directory; rename the view")
+        raise UsageError(f"view name '{view}' cannot name an output directory; rename the view")

@@ -29,8 +29,8 @@ from typing import Any
 
 import polars as pl
 
-from compiler.errors import DbspcError, InputError
-from runtime.spark import files
+from compiler.errors import DbspcError, InputError, UsageError
+from runtime.refresh import files
 from runtime.trace import Trace
 from runtime.zset import ZSet
 
@@ -119,7 +119,7 @@ def check_program(root: Path, manifest: Manifest, program: dict[str, Any], diges
     if old.get("dialect") != new.get("dialect"):
         reasons.append(f"the dialect was {old.get('dialect')}, now {new.get('dialect')}")
     detail = "; ".join(reasons) or "the program differs"
-    raise InputError(
+    raise UsageError(
         f"checkpoint {root} was written by a different program ({detail}); resume with the same "
         "sources and views, or start over with a new checkpoint directory"
     )
