@@ -55,5 +55,10 @@ class InputError(DbspcError):
     """A change batch that cannot be applied: deleting absent rows, wrong schema."""
 
 
+class UsageError(DbspcError):
+    """An API used wrongly: an unknown table or view, registering after the start, bad
+    arguments, a checkpoint or output directory that belongs to another job."""
+
+
 class InternalCompilerError(Exception):
     """A broken invariant inside dbspc; never the user's fault."""

@@ -40,12 +40,10 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pyspark.sql import types as T
-from pyspark.sql.pandas.types import from_arrow_schema
 
-from runtime.spark import failpoints, files
-from runtime.spark.job import Job
-from runtime.spark.sources import AppendTable, ChangeTable, PlainTable, Source
+from runtime.refresh import failpoints, files
+from runtime.refresh.job import Job
+from runtime.refresh.sources import HASH, AppendTable, ChangeTable, PlainTable, Source, hash_sum
 from runtime.zset import WEIGHT, col_name
 
 VIEWS = [
@@ -191,7 +189,7 @@ def run(job: Any, source_dir: Path, n: int, seed: int) -> None:
 
 class FileEngine:
     """Sources as parquet directories, read with pyarrow and diffed with polars: the
-    Engine protocol without Spark (see runtime/spark/engine.py)."""
+    Engine protocol without Spark (see runtime/refresh/engine.py)."""
 
     def __init__(self, source_dir: Path) -> None:
         self.source_dir = source_dir
@@ -199,16 +197,23 @@ class FileEngine:
     def _dataset(self, source: str) -> ds.Dataset:
         return ds.dataset(self.source_dir / source, format="parquet")
 
-    def schema(self, source: str) -> T.StructType:
-        schema = from_arrow_schema(self._dataset(source).schema)
-        assert isinstance(schema, T.StructType)
-        return schema
+    def schema(self, source: str, table: str) -> pa.Schema:
+        return self._dataset(source).schema
 
     def read_after(self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None) -> pa.Table:
         dataset = self._dataset(source)
         flt = None if after is None else (pc.field(offset) > after) | pc.field(offset).is_null()
         table = dataset.to_table(columns=[s for s, _ in select], filter=flt)
-        return table.rename_columns([d for _, d in select])
+        hashed = table.append_column(HASH, _hashes(table))
+        return hashed.rename_columns([*[d for _, d in select], HASH])
+
+    def summary(self, source: str, columns: Sequence[str], offset: str, upto: int) -> tuple[int, int]:
+        table = self._dataset(source).to_table(columns=list(columns), filter=pc.field(offset) <= upto)
+        return table.num_rows, hash_sum(pa.table({HASH: _hashes(table)}))
+
+    def sample(self, source: str, select: Sequence[tuple[str, str]], offset: str, upto: int) -> pa.Table:
+        table = self._dataset(source).to_table(columns=[s for s, _ in select], filter=pc.field(offset) <= upto)
+        return table.sort_by([(offset, "descending")]).slice(0, 1).rename_columns([d for _, d in select])
 
     def snapshot_diff(self, source: str, columns: Sequence[str], new: Path, old: Path | None) -> pa.Table:
         table = self._dataset(source).to_table(columns=list(columns))
@@ -222,6 +227,14 @@ class FileEngine:
             keys = [col_name(i) for i in range(len(columns))]
             now = pl.concat([now, before]).group_by(keys).agg(pl.col(WEIGHT).sum()).filter(pl.col(WEIGHT) != 0)
         return now.to_arrow()
+
+
+def _hashes(table: pa.Table) -> pa.Array:
+    """Row hashes, stable within one polars version (the checks only compare hashes
+    computed by the same engine)."""
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame.hash_rows(seed=0).reinterpret(signed=True).to_arrow()
 
 
 def file_job(workdir: Path) -> Job:

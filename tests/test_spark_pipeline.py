@@ -27,14 +27,16 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import types as T
 
-from compiler.errors import DbspcError, InputError, RuntimeSqlError
+from compiler.errors import DbspcError, InputError, RuntimeSqlError, UsageError
 from compiler.types import SqlType
 from runtime.pipeline import Pipeline
-from runtime.spark import SparkPipeline, checkpoint, read_changes, read_view
-from runtime.spark.catalog import columns_of, create_table, sql_type
-from runtime.spark.job import Job
-from runtime.spark.sinks import Sinks
-from runtime.spark.sources import AppendTable, ChangeTable
+from runtime.refresh import checkpoint
+from runtime.refresh.job import Job
+from runtime.refresh.schema import columns_of, create_table
+from runtime.refresh.sinks import Sinks
+from runtime.refresh.sources import AppendTable, ChangeTable
+from runtime.spark import SparkPipeline, read_changes, read_view
+from runtime.spark.catalog import arrow_schema, sql_type
 from runtime.zset import ZSet
 from tests import spark_crash_child as child
 from tests.oracle import assert_same_rows, spark_views
@@ -118,7 +120,7 @@ def test_spark_schema_becomes_ddl() -> None:
             T.StructField("version", T.LongType()),
         ]
     )
-    ddl = create_table("t", columns_of(schema, "t", exclude=["VERSION"]))
+    ddl = create_table("t", columns_of(arrow_schema(schema, "t"), "t", exclude=["VERSION"]))
     assert ddl == (
         "CREATE TABLE `t` (`id` BIGINT, `tiny` TINYINT, `small` SMALLINT, `n` INT, `f` FLOAT, `d` DOUBLE, "
         "`price` DECIMAL(12,3), `name with space` STRING, `code` STRING, `ok` BOOLEAN, `day` DATE, `at` TIMESTAMP);"
@@ -526,12 +528,28 @@ def test_registration_errors(spark: Any, tmp_path: Path) -> None:
     job.change_table("t", source=name, offset="v", weight="a").view("CREATE VIEW q AS SELECT 1 AS one FROM t")
     with pytest.raises(InputError, match="column 'tags'"):
         job.refresh()
+    plain = src.create("u", pa.schema([("a", pa.int32()), ("v", pa.int64())]))
     job = SparkPipeline(spark, tmp_path / "c3", output=tmp_path / "o3")
-    job.append_table("t", source=name, offset="missing").view("CREATE VIEW q AS SELECT a FROM t")
-    with pytest.raises(InputError, match=r"has no column 'missing'"):
+    job.append_table("t", source=plain, offset="missing").view("CREATE VIEW q AS SELECT a FROM t")
+    with pytest.raises(UsageError, match=r"has no column 'missing'"):
         job.refresh()
-    with pytest.raises(InputError, match="exactly one of a weight column or an op column"):
+    with pytest.raises(UsageError, match="exactly one of a weight column or an op column"):
         ChangeTable("t", offset="v")
+    # Misuse of the API is a UsageError, not an InputError (a batch that cannot be applied).
+    assert not issubclass(UsageError, InputError) and issubclass(UsageError, DbspcError)
+    with pytest.raises(UsageError, match="no views registered"):
+        SparkPipeline(spark, tmp_path / "c4", output=tmp_path / "o4").refresh()
+    job = SparkPipeline(spark, tmp_path / "c5", output=tmp_path / "o5", publish=False)
+    job.append_table("t", source=plain, offset="v")
+    job.view("CREATE VIEW q AS SELECT a FROM t")
+    job.refresh()
+    with pytest.raises(UsageError, match="before the first start"):
+        job.view("CREATE VIEW r AS SELECT a FROM t")
+    with pytest.raises(UsageError, match="no view 'nope'; the job has q"):
+        job.table("nope")
+    with pytest.raises(UsageError, match="view 'q' has no change log"):
+        job.changes("q")
+    job.close()
 
 
 # -- files only: sinks, incremental state, program checks, locks ---------------------------
@@ -612,7 +630,7 @@ def test_a_different_program_is_refused(tmp_path: Path) -> None:
     job.refresh()
     job.close()
     other = _file_job(tmp_path, [*child.VIEWS, "CREATE VIEW extra AS SELECT id FROM orders"])
-    with pytest.raises(InputError, match=r"different program.*views' SQL text differs"):
+    with pytest.raises(UsageError, match=r"different program.*views' SQL text differs"):
         other.start()
     other.close()
 
@@ -621,7 +639,7 @@ def test_one_job_per_checkpoint(tmp_path: Path) -> None:
     child.prepare_sources(tmp_path, 1)
     job = _file_job(tmp_path)
     job.start()
-    with pytest.raises(InputError, match="in use by another running job"):
+    with pytest.raises(UsageError, match="in use by another running job"):
         _file_job(tmp_path).start()
     job.close()
     _file_job(tmp_path).start()
@@ -685,3 +703,150 @@ def test_a_bad_delete_names_the_source_and_offsets(tmp_path: Path) -> None:
     assert job.refresh_id == 1
     job.close()
     assert json.loads((tmp_path / "checkpoint" / "MANIFEST.json").read_text())["refresh_id"] == 1
+
+
+# -- ownership of outputs, rows behind the committed offset, runaway recursion ------------
+
+_ITEMS = pa.schema([("id", pa.int64()), ("qty", pa.int32()), ("version", pa.int64())])
+
+
+def _items(rows: list[tuple[int, int, int]]) -> pa.Table:
+    return pa.table({f.name: [r[j] for r in rows] for j, f in enumerate(_ITEMS)}, schema=_ITEMS)
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_two_pipelines_cannot_share_an_output(spark: Any, tmp_path: Path) -> None:
+    """Two jobs writing one output directory would overwrite each other's view files
+    (the first job's view then read the second's rows): the second is refused, and
+    default outputs of same-named checkpoint folders differ."""
+    sales = SparkPipeline(spark, tmp_path / "sales" / "checkpoint")
+    inventory = SparkPipeline(spark, tmp_path / "inventory" / "checkpoint")
+    assert sales.output_dir != inventory.output_dir
+    assert sales.output_dir.name.startswith("checkpoint-")
+
+    src = Sources(spark, tmp_path / "sources")
+    src.create("s", _ITEMS)
+    src.create("i", _ITEMS)
+    src.add("s", _items([(1, 1, 1)]))
+    src.add("i", _items([(i, i, 1) for i in range(5)]))
+    jobs = []
+    for name, table in (("sales", "s"), ("inventory", "i")):
+        job = SparkPipeline(spark, tmp_path / name / "checkpoint", output=tmp_path / "shared", publish=False)
+        job.append_table("items", source=src.name(table), offset="version")
+        job.view("CREATE VIEW stock AS SELECT id, qty FROM items")
+        jobs.append(job)
+    jobs[0].refresh()
+    with pytest.raises(
+        UsageError,
+        match=rf"output directory {tmp_path / 'shared'} belongs to the job of checkpoint "
+        rf"{tmp_path / 'sales' / 'checkpoint'}, not to checkpoint {tmp_path / 'inventory' / 'checkpoint'}",
+    ):
+        jobs[1].refresh()
+    assert jobs[0].table("stock").count() == 1
+    assert read_view(spark, tmp_path / "shared", "stock").count() == 1
+    jobs[0].close()
+    jobs[1].close()
+    again = SparkPipeline(spark, tmp_path / "sales" / "checkpoint", output=tmp_path / "shared", publish=False)
+    again.append_table("items", source=src.name("s"), offset="version")
+    again.view("CREATE VIEW stock AS SELECT id, qty FROM items")
+    assert again.refresh_id == 1  # its owner resumes
+    again.close()
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_rows_behind_the_committed_offset_are_an_error(spark: Any, tmp_path: Path) -> None:
+    """Rows arriving at an offset already committed would never be read: the refresh
+    raises, naming the table, the offsets and a row, and changes nothing."""
+    src = Sources(spark, tmp_path / "sources")
+    src.create("items", _ITEMS)
+    job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", publish=False)
+    job.change_table("items", source=src.name("items"), offset="version", weight="qty")
+    job.view("CREATE VIEW ids AS SELECT id, COUNT(*) AS n FROM items GROUP BY id")
+    src.add("items", _items([(1, 1, 1)]))
+    src.add("items", _items([(2, 1, 2)]))
+    assert job.refresh().refresh_id == 1
+    src.add("items", _items([(3, 1, 3)]))
+    assert job.refresh().refresh_id == 2  # rows above the committed offset: fine
+    manifest = (tmp_path / "ckpt" / "MANIFEST.json").read_bytes()
+    src.add("items", _items([(7, 1, 2), (8, 1, 1)]))  # behind: offsets up to 3 are committed
+    for _ in range(2):  # and it stays an error, not a silent skip
+        with pytest.raises(
+            InputError,
+            match=rf"refresh 3: table 'items' \(Spark table '{src.name('items')}'\) has rows at offsets already "
+            r"committed.*3 row\(s\) with version <= 3 were committed by refresh 2, now 5.*"
+            r"e\.g\. \(id=\d, version=\d, qty=1\).*version > 3",
+        ):
+            job.refresh()
+    assert job.refresh_id == 2
+    assert (tmp_path / "ckpt" / "MANIFEST.json").read_bytes() == manifest
+    assert sorted(r[0] for r in job.table("ids").collect()) == [1, 2, 3]
+    job.close()
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_a_runaway_recursive_view_fails_fast(spark: Any, tmp_path: Path) -> None:
+    """A UNION ALL recursion over a cycle never converges: with max_iterations it fails
+    within seconds naming the CTE, and the committed state stays as it was."""
+    import time
+
+    src = Sources(spark, tmp_path / "sources")
+    src.create("edges", pa.schema([("a", pa.int32()), ("b", pa.int32()), ("v", pa.int64())]))
+    job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", publish=False, max_iterations=100)
+    job.append_table("edges", source=src.name("edges"), offset="v")
+    job.view(
+        """CREATE VIEW walks AS WITH RECURSIVE w(x, y) AS (
+             SELECT a, b FROM edges UNION ALL SELECT w.x, e.b FROM w JOIN edges e ON w.y = e.a)
+           SELECT x, y FROM w"""
+    )
+    assert job.job.max_iterations == 100
+    edges = pa.schema([("a", pa.int32()), ("b", pa.int32()), ("v", pa.int64())])
+    src.add("edges", pa.table({"a": [1], "b": [2], "v": [1]}, schema=edges))
+    assert job.refresh().refresh_id == 1
+    manifest = (tmp_path / "ckpt" / "MANIFEST.json").read_bytes()
+    src.add("edges", pa.table({"a": [2], "b": [1], "v": [2]}, schema=edges))  # a cycle
+    started = time.perf_counter()
+    with pytest.raises(RuntimeSqlError, match=r"recursive CTE 'w' did not converge within 100 iterations"):
+        job.refresh()
+    assert time.perf_counter() - started < 30
+    assert job.refresh_id == 1
+    assert (tmp_path / "ckpt" / "MANIFEST.json").read_bytes() == manifest
+    assert sorted(tuple(r) for r in job.table("walks").collect()) == [(1, 2)]
+    job.close()
+
+
+def test_the_refresh_layer_imports_no_pyspark(tmp_path: Path) -> None:
+    """runtime.refresh is engine-neutral: with pyspark unimportable, it imports and runs
+    a refresh over the pyarrow engine."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys
+
+class NoSpark:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pyspark" or name.startswith("pyspark."):
+            raise ImportError("pyspark is blocked")
+        return None
+
+sys.meta_path.insert(0, NoSpark())
+from pathlib import Path
+import runtime.refresh.checkpoint, runtime.refresh.engine, runtime.refresh.failpoints
+import runtime.refresh.files, runtime.refresh.job, runtime.refresh.schema, runtime.refresh.sinks
+import runtime.refresh.sources
+from tests import spark_crash_child as child
+work = Path({str(tmp_path)!r})
+child.prepare_sources(work, 2)
+job = child.file_job(work)
+assert job.refresh().refresh_id == 1
+assert not [m for m in sys.modules if m.startswith("pyspark")]
+print("ok")
+"""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env={"PYTHONPATH": str(root)}, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

@@ -1,11 +1,11 @@
 """dbspc inside a PySpark job: views over Spark tables, refreshed incrementally,
 written back as Spark-readable tables and checkpointed exactly once (docs/spark.md)."""
 
-from runtime.spark.job import RefreshResult
+from runtime.refresh.job import RefreshResult
+from runtime.refresh.sources import AppendTable, ChangeTable, PlainTable
 from runtime.spark.pipeline import SparkPipeline
 from runtime.spark.readers import read_changes, read_view
 from runtime.spark.session import local_session
-from runtime.spark.sources import AppendTable, ChangeTable, PlainTable
 
 __all__ = [
     "AppendTable",

@@ -1,7 +1,8 @@
-"""Spark schemas to dbspc tables, and dbspc types back to Spark, Arrow and polars.
+"""Spark types to dbspc types: how the Spark engine describes its tables.
 
 dbspc compiles views against `CREATE TABLE` text, so a Spark job's source tables are
-described to it by DDL generated here from the Spark catalog. The mapping is exact
+described to it by Arrow schemas generated here from the Spark catalog (the refresh
+layer turns those into DDL, runtime/refresh/schema.py). The mapping is exact
 (each Spark type that dbspc can hold maps to one SQL type) and anything else is refused
 up front, naming the table and the column, rather than converted lossily at run time.
 
@@ -12,12 +13,8 @@ nullable), which would change the program text and make a checkpoint unusable.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 import pyarrow as pa
 from pyspark.sql import types as T
-from sqlglot import exp
 
 from compiler.errors import InputError
 from compiler.types import (
@@ -34,6 +31,9 @@ from compiler.types import (
     SqlType,
     decimal,
 )
+from runtime.refresh.schema import arrow_type, parse_type, quote, spark_schema
+
+__all__ = ["arrow_schema", "parse_type", "quote", "spark_schema", "sql_type"]
 
 _SIMPLE: dict[type, SqlType] = {
     T.ByteType: TINYINT,
@@ -48,14 +48,6 @@ _SIMPLE: dict[type, SqlType] = {
 }
 
 _SUPPORTED = "TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, DATE, TIMESTAMP"
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    """One data column of a source table, as dbspc sees it."""
-
-    name: str
-    type: SqlType
 
 
 def sql_type(dtype: T.DataType, table: str, column: str) -> SqlType:
@@ -83,95 +75,8 @@ def sql_type(dtype: T.DataType, table: str, column: str) -> SqlType:
     )
 
 
-def columns_of(schema: T.StructType, table: str, exclude: Sequence[str] = ()) -> tuple[Column, ...]:
-    """The data columns of a Spark schema (all but `exclude`, matched case-insensitively)."""
-    skip = {e.lower() for e in exclude}
-    return tuple(
-        Column(f.name, sql_type(f.dataType, table, f.name)) for f in schema.fields if f.name.lower() not in skip
-    )
-
-
-def quote(name: str, dialect: str = "spark") -> str:
-    """An identifier quoted for `dialect`, whatever characters it holds."""
-    return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
-
-
-def create_table(table: str, columns: Sequence[Column], dialect: str = "spark") -> str:
-    """The CREATE TABLE statement dbspc compiles views against."""
-    body = ", ".join(f"{quote(c.name, dialect)} {c.type.sql()}" for c in columns)
-    return f"CREATE TABLE {quote(table, dialect)} ({body});"
-
-
-def spark_ddl_type(t: SqlType, where: str) -> str:
-    """The Spark type of a dbspc column (sinks are read back by Spark with this schema)."""
-    if t.kind == "NULL":
-        raise InputError(f"{where} has type NULL, which Spark cannot store in parquet; CAST it to a type")
-    return t.sql()
-
-
-def spark_schema(names: Sequence[str], types: Sequence[SqlType], where: str) -> str:
-    """A Spark DDL schema string `c0 INT, c1 STRING, ...` for positional columns."""
-    return ", ".join(
-        f"{n} {spark_ddl_type(t, f'{where} column {i + 1}')}" for i, (n, t) in enumerate(zip(names, types, strict=True))
-    )
-
-
-def arrow_type(t: SqlType) -> pa.DataType:
-    """The Arrow type sink files are written with, chosen so that Spark reads each back as
-    the dbspc type: in particular TIMESTAMP is UTC-adjusted (Spark's TIMESTAMP, not
-    TIMESTAMP_NTZ), since dbspc holds timestamps as naive UTC values."""
-    simple: dict[str, pa.DataType] = {
-        "TINYINT": pa.int8(),
-        "SMALLINT": pa.int16(),
-        "INT": pa.int32(),
-        "BIGINT": pa.int64(),
-        "FLOAT": pa.float32(),
-        "DOUBLE": pa.float64(),
-        "STRING": pa.large_string(),
-        "BOOLEAN": pa.bool_(),
-        "DATE": pa.date32(),
-        "TIMESTAMP": pa.timestamp("us", tz="UTC"),
-    }
-    if t.kind == "DECIMAL":
-        assert t.precision is not None
-        return pa.decimal128(t.precision, t.scale or 0)
-    return simple[t.kind]
-
-
-def parse_type(text: str) -> SqlType:
-    """The inverse of SqlType.sql() (types kept as text in JSON files)."""
-    if text.startswith("DECIMAL(") and text.endswith(")"):
-        precision, scale = text[len("DECIMAL(") : -1].split(",")
-        return decimal(int(precision), int(scale))
-    return SqlType(text)
-
-
-def describe(columns: Sequence[Column]) -> list[list[str]]:
-    """Columns as JSON-friendly [name, type] pairs (kept in the checkpoint manifest)."""
-    return [[c.name, c.type.sql()] for c in columns]
-
-
-def drift(table: str, source: str, registered: Sequence[Column], now: Sequence[Column]) -> str | None:
-    """A message naming what changed between two schemas of one source, or None."""
-    before = {c.name.lower(): c for c in registered}
-    after = {c.name.lower(): c for c in now}
-    problems: list[str] = []
-    missing = [c.name for c in registered if c.name.lower() not in after]
-    added = [c.name for c in now if c.name.lower() not in before]
-    retyped = [
-        f"{c.name} {c.type.sql()} -> {after[c.name.lower()].type.sql()}"
-        for c in registered
-        if c.name.lower() in after and after[c.name.lower()].type != c.type
-    ]
-    if missing:
-        problems.append(f"missing column(s) {', '.join(missing)}")
-    if added:
-        problems.append(f"new column(s) {', '.join(added)}")
-    if retyped:
-        problems.append(f"changed type(s) {', '.join(retyped)}")
-    if not problems and [c.name.lower() for c in registered] != [c.name.lower() for c in now]:
-        problems.append(f"column order changed to {', '.join(c.name for c in now)}")
-    if not problems:
-        return None
-    origin = f"'{table}'" if source == table else f"'{table}' (Spark table '{source}')"
-    return f"schema of table {origin} drifted since the views were registered: {'; '.join(problems)}"
+def arrow_schema(schema: T.StructType, table: str) -> pa.Schema:
+    """A Spark schema as the Arrow schema the refresh layer reads (runtime/refresh/
+    schema.py): each column with the Arrow type of its dbspc type, so that the mapping
+    and its refusals (naming the Spark type) happen here, once."""
+    return pa.schema([pa.field(f.name, arrow_type(sql_type(f.dataType, table, f.name))) for f in schema.fields])

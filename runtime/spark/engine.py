@@ -1,44 +1,25 @@
-"""Where source rows come from: the Spark engine, behind a small protocol.
+"""The Spark engine: Spark tables as the sources of the refresh layer.
 
-The refresh protocol (job.py) needs only three things from the system holding the
-sources: a table's schema, the rows of a change or append table above an offset, and
-a plain table's difference from its last snapshot. Spark provides them here, moving
-every batch through Arrow (`DataFrame.toArrow()`), never row by row. Keeping the
-protocol this narrow lets the crash tests drive the same checkpoint and sink code
-from a file-based engine without paying a Spark session per killed process.
+It implements runtime/refresh/engine.py's protocol: schemas as Arrow (mapped from
+Spark's types by catalog.py), batches through Arrow (`DataFrame.toArrow()`), never row
+by row, and the checks and snapshot diffs as Spark queries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pyarrow as pa
+from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from runtime.spark.catalog import quote
+from runtime.refresh.sources import HASH, combine
+from runtime.spark.catalog import arrow_schema, quote
 from runtime.zset import WEIGHT, col_name
-
-
-class Engine(Protocol):
-    """What a refresh needs from the system that holds the sources."""
-
-    def schema(self, source: str) -> T.StructType:
-        """The source's current schema (called before every read, to catch drift)."""
-        ...
-
-    def read_after(self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None) -> pa.Table:
-        """Rows whose `offset` column is above `after` (all rows if None) or NULL, with
-        the columns `select` names as (source column, alias), as one Arrow table."""
-        ...
-
-    def snapshot_diff(self, source: str, columns: Sequence[str], new: Path, old: Path | None) -> pa.Table:
-        """Write the source's current rows (positional columns c0..) as a parquet
-        snapshot at `new`, then return `new - old` as c0.., w (+1 / -1 rows)."""
-        ...
 
 
 class SparkEngine:
@@ -56,10 +37,10 @@ class SparkEngine:
     def _table(self, source: str) -> DataFrame:
         return self.spark.table(source)
 
-    def schema(self, source: str) -> T.StructType:
+    def schema(self, source: str, table: str) -> pa.Schema:
         if self.refresh_sources:
             self.spark.catalog.refreshTable(source)
-        return self._table(source).schema
+        return arrow_schema(self._table(source).schema, table)
 
     def read_after(self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None) -> pa.Table:
         df = self._table(source)
@@ -67,7 +48,19 @@ class SparkEngine:
         if after is not None:
             # NULL offsets are read too, so that they are reported instead of skipped.
             df = df.where((off > F.lit(after)) | off.isNull())
-        return _arrow(df.select([F.col(quote(src)).alias(dst) for src, dst in select]))
+        return _arrow(df.select(*[F.col(quote(src)).alias(dst) for src, dst in select], _hash([s for s, _ in select])))
+
+    def summary(self, source: str, columns: Sequence[str], offset: str, upto: int) -> tuple[int, int]:
+        # Sums of the hash's high and low 32 bits: exact in BIGINT (no ANSI overflow)
+        # for up to 2^31 rows, and recombined into the sum of the hashes in Python.
+        h = _hash(columns)
+        df = self._table(source).where(F.col(quote(offset)) <= F.lit(upto))
+        row = df.agg(F.count(F.lit(1)), F.sum(F.shiftright(h, 32)), F.sum(h.bitwiseAND(F.lit(0xFFFFFFFF)))).collect()[0]
+        return int(row[0]), combine(row[1] or 0, row[2] or 0)
+
+    def sample(self, source: str, select: Sequence[tuple[str, str]], offset: str, upto: int) -> pa.Table:
+        df = self._table(source).where(F.col(quote(offset)) <= F.lit(upto)).orderBy(F.col(quote(offset)).desc())
+        return _arrow(df.select([F.col(quote(src)).alias(dst) for src, dst in select]).limit(1))
 
     def snapshot_diff(self, source: str, columns: Sequence[str], new: Path, old: Path | None) -> pa.Table:
         current = self._table(source).select([F.col(quote(c)).alias(col_name(i)) for i, c in enumerate(columns)])
@@ -87,6 +80,10 @@ class SparkEngine:
         return _arrow(diff)
 
 
+def _hash(columns: Sequence[str]) -> SparkColumn:
+    return F.xxhash64(*[F.col(quote(c)) for c in columns]).alias(HASH)
+
+
 def _readable(schema: T.StructType) -> T.StructType:
     """The schema with CHAR/VARCHAR as STRING, as parquet files hold them."""
     fields = [
@@ -102,4 +99,4 @@ def _arrow(df: DataFrame) -> pa.Table:
     return table
 
 
-__all__ = ["Engine", "SparkEngine"]
+__all__ = ["SparkEngine"]

@@ -16,6 +16,7 @@ is refused. See docs/spark.md for the design and its guarantees.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,21 +24,21 @@ from urllib.parse import urlparse
 
 from pyspark.sql import DataFrame, SparkSession
 
-from compiler.errors import InputError
+from compiler.errors import UsageError
 from runtime.nested import DEFAULT_MAX_ITERATIONS
 from runtime.pipeline import Pipeline
+from runtime.refresh.job import Job, RefreshResult
+from runtime.refresh.sources import DEFAULT_OPS, AppendTable, ChangeTable, PlainTable, Source, spark_name
 from runtime.spark import readers
 from runtime.spark.engine import SparkEngine
-from runtime.spark.job import Job, RefreshResult
-from runtime.spark.sources import DEFAULT_OPS, AppendTable, ChangeTable, PlainTable, Source, spark_name
 
 
 class SparkPipeline:
     """Views over Spark tables, refreshed incrementally and checkpointed exactly once.
 
     - `checkpoint`: a local directory of this job's own (state, offsets, manifest).
-    - `output`: where view tables are written; by default `<warehouse>/dbspc/<name of
-      the checkpoint directory>`.
+    - `output`: where view tables are written, owned by this checkpoint alone; by
+      default `<warehouse>/dbspc/<checkpoint directory name>-<hash of its whole path>`.
     - `change_log`: True (every view) or view names to also keep each refresh's delta.
     - `publish`: register each view (and `<view>_changes`) as a temporary view of the
       session after every commit, named with `view_prefix`.
@@ -113,7 +114,7 @@ class SparkPipeline:
 
     def _registering(self) -> None:
         if self._job is not None:
-            raise InputError("sources and views must be registered before the first start() or refresh()")
+            raise UsageError("sources and views must be registered before the first start() or refresh()")
 
     # -- running ---------------------------------------------------------------------
 
@@ -121,7 +122,7 @@ class SparkPipeline:
     def job(self) -> Job:
         if self._job is None:
             if not self._views:
-                raise InputError("no views registered; call view('CREATE VIEW ...') first")
+                raise UsageError("no views registered; call view('CREATE VIEW ...') first")
             self._job = Job(
                 self._engine,
                 self.checkpoint_dir,
@@ -193,7 +194,7 @@ class SparkPipeline:
         names = [self.view_prefix + v for v in pipeline.view_names()]
         for name in names:
             if name.lower() in taken or f"{name}_changes".lower() in taken:
-                raise InputError(f"publishing view '{name}' would hide the source table of that name; set view_prefix")
+                raise UsageError(f"publishing view '{name}' would hide the source table of that name; set view_prefix")
 
     def _committed(self, record: dict[str, Any]) -> None:
         """After each commit (and on resume): point the session's views at it."""
@@ -213,14 +214,17 @@ class SparkPipeline:
 def _entry(record: Mapping[str, Any], view: str) -> Mapping[str, Any]:
     views = record["views"]
     if view.lower() not in views:
-        raise InputError(f"no view '{view}'; the job has {', '.join(sorted(views))}")
+        raise UsageError(f"no view '{view}'; the job has {', '.join(sorted(views))}")
     entry: Mapping[str, Any] = views[view.lower()]
     return entry
 
 
 def _default_output(spark: SparkSession, checkpoint: Path) -> Path:
-    """<spark.sql.warehouse.dir>/dbspc/<checkpoint name>: the session's warehouse."""
+    """<spark.sql.warehouse.dir>/dbspc/<checkpoint name>-<hash of its path>: the session's
+    warehouse. The hash keeps apart checkpoints of the same name (/a/checkpoint and
+    /b/checkpoint), which would otherwise write their views over each other's."""
     url = urlparse(spark.conf.get("spark.sql.warehouse.dir") or "spark-warehouse")
     if url.scheme not in ("", "file"):
-        raise InputError(f"the warehouse {url.geturl()} is not on a local file system; pass output= a local directory")
-    return (Path(url.path) / "dbspc" / checkpoint.name).resolve()
+        raise UsageError(f"the warehouse {url.geturl()} is not on a local file system; pass output= a local directory")
+    digest = hashlib.sha256(str(checkpoint.resolve()).encode()).hexdigest()[:16]
+    return (Path(url.path) / "dbspc" / f"{checkpoint.name}-{digest}").resolve()

@@ -16,25 +16,15 @@ from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from compiler.errors import InputError
-from runtime.spark import files
+from compiler.errors import UsageError
+from runtime.refresh import files
+from runtime.refresh.sinks import PUBLISHED, REFRESH_ID
 from runtime.spark.catalog import parse_type, spark_schema
-from runtime.spark.sinks import REFRESH_ID
 from runtime.zset import WEIGHT, col_name
-
-PUBLISHED = "_published.json"
 
 # Names of the meta columns of a change-log DataFrame.
 CHANGE_WEIGHT = "weight"
 CHANGE_REFRESH = "refresh_id"
-
-
-def published(refresh_id: int, views: Mapping[str, Any]) -> dict[str, Any]:
-    return {"refresh_id": refresh_id, "views": dict(views)}
-
-
-def publish(root: Path, record: Mapping[str, Any]) -> None:
-    files.write_json(root / PUBLISHED, record)
 
 
 def contents(spark: SparkSession, root: Path, view: Mapping[str, Any], name: str) -> DataFrame:
@@ -57,7 +47,7 @@ def contents(spark: SparkSession, root: Path, view: Mapping[str, Any], name: str
 def changes(spark: SparkSession, root: Path, view: Mapping[str, Any], name: str, refresh_id: int) -> DataFrame:
     """The view's change log up to the committed refresh: rows, weight, refresh id."""
     if not view.get("change_log"):
-        raise InputError(f"view '{name}' has no change log; register the job with change_log=True")
+        raise UsageError(f"view '{name}' has no change log; register the job with change_log=True")
     schema = _schema(view, f"view '{name}'") + f", {REFRESH_ID} BIGINT"
     directory = root / str(view["changes"])
     directory.mkdir(parents=True, exist_ok=True)
@@ -82,14 +72,14 @@ def _published(output: str | Path) -> tuple[Path, dict[str, Any]]:
     root = Path(output)
     path = root / PUBLISHED
     if not path.exists():
-        raise InputError(f"{root} holds no published dbspc outputs (no {PUBLISHED}); has the job refreshed yet?")
+        raise UsageError(f"{root} holds no published dbspc outputs (no {PUBLISHED}); has the job refreshed yet?")
     return root, files.read_json(path)
 
 
 def _view(record: Mapping[str, Any], view: str, root: Path) -> Mapping[str, Any]:
     views = record["views"]
     if view.lower() not in views:
-        raise InputError(f"no view '{view}' in {root}; it has {', '.join(sorted(views))}")
+        raise UsageError(f"no view '{view}' in {root}; it has {', '.join(sorted(views))}")
     found: Mapping[str, Any] = views[view.lower()]
     return found
 

@@ -34,12 +34,13 @@ import polars as pl
 import pyarrow as pa
 
 from compiler.types import SqlType
-from runtime.spark import files
-from runtime.spark.catalog import arrow_type
-from runtime.spark.failpoints import failpoint
+from runtime.refresh import files
+from runtime.refresh.failpoints import failpoint
+from runtime.refresh.schema import arrow_type
 from runtime.zset import WEIGHT, ZSet, col_name
 
 REFRESH_ID = "refresh_id"
+PUBLISHED = "_published.json"  # <output>/_published.json: what readers follow
 MERGE_FACTOR = 4
 
 
@@ -184,6 +185,16 @@ class Sinks:
                 for path in changes_dir.iterdir():
                     if files.is_temporary(path) or _refresh_of(path) > refresh_id:
                         files.remove(path)
+
+
+def published(refresh_id: int, views: Mapping[str, Any]) -> dict[str, Any]:
+    """The record readers follow (runtime/spark/readers.py): the committed refresh and,
+    per view, its columns, types and current runs."""
+    return {"refresh_id": refresh_id, "views": dict(views)}
+
+
+def publish(root: Path, record: Mapping[str, Any]) -> None:
+    files.write_json(root / PUBLISHED, record)
 
 
 def change_file(view: str, refresh_id: int) -> str:

@@ -31,14 +31,15 @@ from typing import ClassVar
 import polars as pl
 import pyarrow as pa
 
-from compiler.errors import InputError
-from runtime.spark.catalog import Column
+from compiler.errors import InputError, UsageError
+from runtime.refresh.schema import Column
 from runtime.zset import WEIGHT, ZSet, col_name
 
 # Names of the meta columns in the Arrow the engine returns.
 OFFSET = "__offset"
 IN_WEIGHT = "__weight"
 IN_OP = "__op"
+HASH = "__hash"  # a 64-bit hash of a row's source columns (see `Checks`)
 
 # Operation values (compared lower-cased) and their weights: dbspc's own insert/delete,
 # and the row kinds of Delta Lake's change data feed.
@@ -64,10 +65,10 @@ class ChangeTable:
 
     def __post_init__(self) -> None:
         if (self.weight is None) == (self.op is None):
-            raise InputError(f"change table '{self.table}' needs exactly one of a weight column or an op column")
+            raise UsageError(f"change table '{self.table}' needs exactly one of a weight column or an op column")
         bad = {k: v for k, v in self.ops.items() if v not in (1, -1)}
         if bad:
-            raise InputError(f"change table '{self.table}': operation weights must be 1 or -1, got {bad}")
+            raise UsageError(f"change table '{self.table}': operation weights must be 1 or -1, got {bad}")
 
     def meta_columns(self) -> tuple[str, ...]:
         return (self.offset, self.weight or self.op or "")
@@ -156,6 +157,21 @@ def to_zset(spec: Source, data: pa.Table, columns: tuple[Column, ...]) -> tuple[
     elif isinstance(spec, AppendTable):
         frame = frame.with_columns(pl.lit(1, dtype=pl.Int64()).alias(WEIGHT))
     return ZSet.from_frame(_naive_utc(frame, columns), sql_types), top
+
+
+def combine(high: int, low: int) -> int:
+    """The sum of 64-bit hashes from the sums of their high (signed) and low 32 bits,
+    which engines can add up without overflow."""
+    return int(high) * (1 << 32) + int(low)
+
+
+def hash_sum(data: pa.Table) -> int:
+    """The sum of the HASH column of a transferred batch, exactly."""
+    frame = pl.from_arrow(data.select([HASH]))
+    assert isinstance(frame, pl.DataFrame)
+    h = pl.col(HASH).cast(pl.Int64())
+    sums = frame.select((h // (1 << 32)).sum().alias("hi"), (h % (1 << 32)).sum().alias("lo")).row(0)
+    return combine(sums[0] or 0, sums[1] or 0)
 
 
 def _weights(spec: ChangeTable, frame: pl.DataFrame) -> pl.Series:

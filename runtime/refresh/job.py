@@ -37,33 +37,33 @@ from pathlib import Path
 from typing import IO, Any
 
 import pyarrow as pa
-from pyspark.sql import types as T
 
-from compiler.errors import DbspcError, InputError, Span
+from compiler.errors import DbspcError, InputError, Span, UsageError
 from runtime.nested import DEFAULT_MAX_ITERATIONS
 from runtime.pipeline import Pipeline
-from runtime.spark import checkpoint, files, readers
-from runtime.spark.catalog import Column, columns_of, create_table, describe, drift, spark_schema
-from runtime.spark.checkpoint import Manifest, StateStore
-from runtime.spark.engine import Engine
-from runtime.spark.failpoints import failpoint
-from runtime.spark.sinks import Sinks, ViewFiles
-from runtime.spark.sources import (
+from runtime.refresh import checkpoint, files
+from runtime.refresh import sinks as sink_files
+from runtime.refresh.checkpoint import Manifest, StateStore
+from runtime.refresh.engine import Engine
+from runtime.refresh.failpoints import failpoint
+from runtime.refresh.schema import Column, columns_of, create_table, describe, drift, spark_schema, sql_type
+from runtime.refresh.sinks import Sinks, ViewFiles
+from runtime.refresh.sources import (
     AppendTable,
     ChangeTable,
     PlainTable,
     Source,
+    hash_sum,
     selection,
     spark_name,
     to_zset,
     where,
 )
-from runtime.spark.sources import (
+from runtime.refresh.sources import (
     describe as describe_source,
 )
 from runtime.zset import ZSet
 
-_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _READERS = 8  # sources read at once
 
 
@@ -117,7 +117,7 @@ class Job:
         names = [s.table.lower() for s in self.sources]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise InputError(f"table(s) {', '.join(dupes)} registered by more than one source")
+            raise UsageError(f"table(s) {', '.join(dupes)} registered by more than one source")
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -163,7 +163,7 @@ class Job:
         logged = list(views) if self.change_log is True else [v.lower() for v in self.change_log or ()]
         unknown = sorted(set(logged) - set(views))
         if unknown:
-            raise InputError(f"change_log names unknown view(s) {', '.join(unknown)}")
+            raise UsageError(f"change_log names unknown view(s) {', '.join(unknown)}")
         self._sinks = Sinks(self.output_dir, views, logged)
         manifest = checkpoint.load_manifest(self.checkpoint_dir)
         if manifest is not None:
@@ -176,7 +176,7 @@ class Job:
                 if not (self.output_dir / run.file).exists()
             ]
             if missing:
-                raise InputError(
+                raise UsageError(
                     f"the outputs of checkpoint {self.checkpoint_dir} are missing from {self.output_dir} "
                     f"(e.g. {missing[0]}); resume with the same output directory, or start over with a new checkpoint"
                 )
@@ -205,32 +205,37 @@ class Job:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             lock.close()
-            raise InputError(f"checkpoint {self.checkpoint_dir} is in use by another running job") from None
+            raise UsageError(f"checkpoint {self.checkpoint_dir} is in use by another running job") from None
+        try:
+            _claim(self.output_dir, self.checkpoint_dir)
+        except BaseException:
+            lock.close()
+            raise
         self._lock = lock
 
     def _columns(self, spec: Source) -> tuple[Column, ...]:
         """A source's data columns from the engine's schema; its meta columns checked."""
-        schema = self.engine.schema(spark_name(spec))
-        fields = {f.name.lower(): f for f in schema.fields}
-        checks: list[tuple[str | None, tuple[type, ...], str]] = []
+        schema = self.engine.schema(spark_name(spec), spec.table)
+        fields = {f.name.lower(): f for f in schema}
+        checks: list[tuple[str | None, Callable[[pa.DataType], bool], str]] = []
         if isinstance(spec, (ChangeTable, AppendTable)):
-            checks.append((spec.offset, _INTEGRAL, "an integer offset"))
+            checks.append((spec.offset, pa.types.is_integer, "an integer offset"))
         if isinstance(spec, ChangeTable):
-            checks.append((spec.weight, _INTEGRAL, "an integer weight"))
-            checks.append((spec.op, (T.StringType, T.VarcharType, T.CharType), "a string operation"))
-        for name, kinds, what in checks:
+            checks.append((spec.weight, pa.types.is_integer, "an integer weight"))
+            checks.append((spec.op, _is_string, "a string operation"))
+        for name, kind, what in checks:
             if name is None:
                 continue
             found = fields.get(name.lower())
             if found is None:
-                raise InputError(f"{where(spec)} has no column '{name}' ({what} column is expected)")
-            if not isinstance(found.dataType, kinds):
-                raise InputError(
-                    f"column '{name}' of {where(spec)} is {found.dataType.simpleString()}; {what} column is expected"
+                raise UsageError(f"{where(spec)} has no column '{name}' ({what} column is expected)")
+            if not kind(found.type):
+                raise UsageError(
+                    f"column '{name}' of {where(spec)} is {_sql_name(found.type)}; {what} column is expected"
                 )
         columns = columns_of(schema, spec.table, spec.meta_columns())
         if not columns:
-            raise InputError(f"{where(spec)} has no data columns besides its offset/weight/op columns")
+            raise UsageError(f"{where(spec)} has no data columns besides its offset/weight/op columns")
         return columns
 
     def _compile(self, ddl_lines: int) -> Pipeline:
@@ -255,7 +260,7 @@ class Job:
         manifest = self.manifest
         k = self.refresh_id + 1
         clock = _Clock()
-        changes, offsets, snapshots, pending = self._read(k)
+        changes, offsets, snapshots, checks, pending = self._read(k)
         clock.lap("transfer")
         rows_read = {t: len(z) for t, z in changes.items()}
         if manifest is not None and not any(rows_read.values()):
@@ -284,6 +289,7 @@ class Job:
                 state=state,
                 pipeline=pipeline.state_meta(),
                 sinks=sink_section,
+                checks=checks,
             )
             checkpoint.commit(self.checkpoint_dir, new)
         except BaseException:
@@ -298,15 +304,19 @@ class Job:
         clock.lap("publish")
         return RefreshResult(k, True, deltas, rows_read, clock.done())
 
-    def _read(self, k: int) -> tuple[dict[str, ZSet], dict[str, int | None], dict[str, str], list[Path]]:
-        """Every source's changes for refresh k, with the offsets and snapshots that
-        committing them would record, and the snapshot files written on the way.
+    def _read(
+        self, k: int
+    ) -> tuple[dict[str, ZSet], dict[str, int | None], dict[str, str], dict[str, list[int]], list[Path]]:
+        """Every source's changes for refresh k, with the offsets, snapshots and checks
+        that committing them would record, and the snapshot files written on the way.
 
         Sources are read concurrently: with Spark each read is a small job whose time is
-        mostly scheduling latency, which overlaps well."""
+        mostly scheduling latency, which overlaps well. Each change or append table is
+        also checked: its rows at offsets already committed must be those committed."""
         manifest = self.manifest
         offsets: dict[str, int | None] = dict(manifest.offsets) if manifest else {}
         snapshots: dict[str, str] = dict(manifest.snapshots) if manifest else {}
+        checks: dict[str, list[int]] = dict(manifest.checks) if manifest else {}
         pending = [
             self.checkpoint_dir / _snapshot_path(i, k) for i, s in enumerate(self.sources) if isinstance(s, PlainTable)
         ]
@@ -314,7 +324,7 @@ class Job:
         def fetch(index: int, spec: Source) -> pa.Table:
             table = spec.table.lower()
             columns = self.columns[table]
-            now = columns_of(self.engine.schema(spark_name(spec)), spec.table, spec.meta_columns())
+            now = columns_of(self.engine.schema(spark_name(spec), spec.table), spec.table, spec.meta_columns())
             problem = drift(spec.table, spark_name(spec), columns, now)
             if problem:
                 raise InputError(problem)
@@ -328,26 +338,75 @@ class Job:
                 )
             return self.engine.read_after(spark_name(spec), selection(spec, columns), spec.offset, offsets.get(table))
 
+        def committed_rows(spec: Source) -> list[int] | None:
+            """[count, hash sum] of the rows at committed offsets, as they are now."""
+            table = spec.table.lower()
+            upto = offsets.get(table)
+            if isinstance(spec, PlainTable) or upto is None:
+                return None
+            columns = [src for src, _ in selection(spec, self.columns[table])]
+            return list(self.engine.summary(spark_name(spec), columns, spec.offset, upto))
+
         changes: dict[str, ZSet] = {}
         try:
-            with ThreadPoolExecutor(max_workers=min(len(self.sources), _READERS)) as pool:
+            with ThreadPoolExecutor(max_workers=min(2 * len(self.sources), _READERS)) as pool:
                 futures = [pool.submit(fetch, i, s) for i, s in enumerate(self.sources)]
+                found = [pool.submit(committed_rows, s) for s in self.sources]
                 # Wait for every read before looking at any result, so that on an error no
                 # read is still writing a snapshot when the snapshots are removed.
-                wait(futures)
-            for index, (spec, future) in enumerate(zip(self.sources, futures, strict=True)):
+                wait([*futures, *found])
+            read = [f.result() for f in futures]  # a drifted schema is reported first
+            for spec, check in zip(self.sources, found, strict=True):
+                self._verify(k, spec, offsets.get(spec.table.lower()), checks, check.result())
+            for index, (spec, data) in enumerate(zip(self.sources, read, strict=True)):
                 table = spec.table.lower()
-                changes[table], top = to_zset(spec, future.result(), self.columns[table])
+                changes[table], top = to_zset(spec, data, self.columns[table])
                 if isinstance(spec, PlainTable):
                     snapshots[table] = _snapshot_path(index, k)
-                elif top is not None:
+                    continue
+                count, total = checks.get(table, [0, 0])
+                checks[table] = [count + data.num_rows, total + hash_sum(data)]
+                if top is not None:
                     offsets[table] = top
                 failpoint(f"read {table}")
         except BaseException:
             for path in pending:
                 files.remove(path)
             raise
-        return changes, offsets, snapshots, pending
+        return changes, offsets, snapshots, checks, pending
+
+    def _verify(
+        self, k: int, spec: Source, upto: int | None, checks: dict[str, list[int]], found: list[int] | None
+    ) -> None:
+        """Rows at an offset already committed were applied when it was: one arriving
+        (or changing) later would be skipped for good, so it is an error, not ignored."""
+        table = spec.table.lower()
+        if found is None or upto is None or isinstance(spec, PlainTable):
+            return
+        recorded = checks.get(table)
+        if recorded is None:  # a checkpoint from before checks were kept: start now
+            checks[table] = found
+            return
+        if recorded == found:
+            return
+        select = selection(spec, self.columns[table])
+        rows = self.engine.sample(spark_name(spec), select, spec.offset, upto).to_pylist()
+        names = [c.name for c in self.columns[table]] + [src for src, _ in select[len(self.columns[table]) :]]
+        shown = (
+            "; rows there now include e.g. ("
+            + ", ".join(f"{n}={v!r}" for n, v in zip(names, rows[0].values(), strict=False))
+            + ")"
+            if rows
+            else ""
+        )
+        raise InputError(
+            f"refresh {k}: {where(spec)} has rows at offsets already committed that were not there "
+            f"(or were different) when they were read: {recorded[0]} row(s) with {spec.offset} <= {upto} "
+            f"were committed by refresh {k - 1}, now {found[0]}"
+            + (" with different contents" if recorded[0] == found[0] else "")
+            + f"{shown}. A new batch must get an offset above every committed one ({spec.offset} > {upto}); "
+            "such rows would be skipped for good, so nothing was refreshed"
+        )
 
     def _context(self, message: str, offsets: Mapping[str, int | None]) -> str:
         """Where the rows of the table an error names came from."""
@@ -384,7 +443,7 @@ class Job:
                 "change_log": v in sinks.change_log,
                 "changes": f"{v}/changes",
             }
-        return readers.published(self.refresh_id, views)
+        return sink_files.published(self.refresh_id, views)
 
     def contents(self, view: str) -> ZSet:
         """A view's committed contents read back with polars (tests, tools)."""
@@ -394,7 +453,7 @@ class Job:
 
     def _publish(self) -> None:
         record = self.published()
-        readers.publish(self.output_dir, record)
+        sink_files.publish(self.output_dir, record)
         failpoint("published")
         if self.on_commit is not None:
             self.on_commit(record)
@@ -427,6 +486,46 @@ class _Clock:
         return self.laps
 
 
+OWNER = "_dbspc_owner.json"
+
+
+def _claim(output: Path, checkpoint_dir: Path) -> None:
+    """Make `output` this checkpoint's own, or refuse if another checkpoint owns it: two
+    jobs writing one output directory would overwrite each other's view files.
+
+    The marker is written whole under a temporary name, then linked to its final name:
+    link fails if the name exists, so of two jobs claiming at once exactly one wins."""
+    marker = output / OWNER
+    mine = str(checkpoint_dir.resolve())
+    if not marker.exists():
+        tmp = output / f".{OWNER}.tmp-{os.getpid()}"
+        files.write_json(tmp, {"checkpoint": mine})
+        try:
+            os.link(tmp, marker)
+        except FileExistsError:
+            pass  # claimed meanwhile: check whose it is below
+        finally:
+            files.remove(tmp)
+    owner = str(files.read_json(marker).get("checkpoint"))
+    if owner != mine:
+        raise UsageError(
+            f"output directory {output} belongs to the job of checkpoint {owner}, not to checkpoint {mine}; "
+            "each job needs its own output directory (pass output=)"
+        )
+
+
+def _is_string(dtype: pa.DataType) -> bool:
+    return bool(pa.types.is_string(dtype) or pa.types.is_large_string(dtype))
+
+
+def _sql_name(dtype: pa.DataType) -> str:
+    """A column's type as SQL names it (engines hand over only types dbspc can hold)."""
+    try:
+        return sql_type(dtype, "", "").sql()
+    except InputError:
+        return str(dtype)
+
+
 def _snapshot_path(index: int, refresh_id: int) -> str:
     """Where plain table number `index` is snapshotted at refresh `refresh_id`."""
     return f"snapshots/{index:04d}/r{refresh_id:08d}"
@@ -439,4 +538,4 @@ def _statement(sql: str) -> str:
 
 def _check_view_name(view: str) -> None:
     if not view or view.startswith(".") or os.sep in view or view.startswith("_"):
-        raise InputError(f"view name '{view}' cannot name an output directory; rename the view")
+        raise UsageError(f"view name '{view}' cannot name an output directory; rename the view")

@@ -29,8 +29,8 @@ from typing import Any
 
 import polars as pl
 
-from compiler.errors import DbspcError, InputError
-from runtime.spark import files
+from compiler.errors import DbspcError, InputError, UsageError
+from runtime.refresh import files
 from runtime.trace import Trace
 from runtime.zset import ZSet
 
@@ -55,6 +55,9 @@ class Manifest:
     state: dict[str, list[str]] = field(default_factory=dict)
     pipeline: dict[str, Any] = field(default_factory=dict)
     sinks: dict[str, Any] = field(default_factory=dict)
+    # Per change/append table: [row count, sum of row hashes] of its rows with an
+    # offset <= the committed one, to notice rows that arrive behind it (job.py).
+    checks: dict[str, list[int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,6 +70,7 @@ class Manifest:
             "state": self.state,
             "pipeline": self.pipeline,
             "sinks": self.sinks,
+            "checks": self.checks,
         }
 
     @staticmethod
@@ -82,6 +86,7 @@ class Manifest:
             state={k: list(v) for k, v in value["state"].items()},
             pipeline=dict(value["pipeline"]),
             sinks=dict(value["sinks"]),
+            checks={k: [int(x) for x in v] for k, v in value.get("checks", {}).items()},
         )
 
 
@@ -114,7 +119,7 @@ def check_program(root: Path, manifest: Manifest, program: dict[str, Any], diges
     if old.get("dialect") != new.get("dialect"):
         reasons.append(f"the dialect was {old.get('dialect')}, now {new.get('dialect')}")
     detail = "; ".join(reasons) or "the program differs"
-    raise InputError(
+    raise UsageError(
         f"checkpoint {root} was written by a different program ({detail}); resume with the same "
         "sources and views, or start over with a new checkpoint directory"
     )

@@ -1,0 +1,162 @@
+"""Source schemas as dbspc sees them: columns with SQL types, from Arrow schemas.
+
+An engine describes each source by an Arrow schema whose types are those `arrow_type`
+gives (the Spark engine maps Spark's types first, refusing what dbspc cannot hold;
+runtime/spark/catalog.py). This module maps them to SQL types, generates the
+`CREATE TABLE` text dbspc compiles views against, and says what drifted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+from sqlglot import exp
+
+from compiler.errors import InputError
+from compiler.types import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    FLOAT,
+    INT,
+    SMALLINT,
+    STRING,
+    TIMESTAMP,
+    TINYINT,
+    SqlType,
+    decimal,
+)
+
+_SUPPORTED = "TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, DATE, TIMESTAMP"
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One data column of a source table, as dbspc sees it."""
+
+    name: str
+    type: SqlType
+
+
+def quote(name: str, dialect: str = "spark") -> str:
+    """An identifier quoted for `dialect`, whatever characters it holds."""
+    return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
+
+
+def create_table(table: str, columns: Sequence[Column], dialect: str = "spark") -> str:
+    """The CREATE TABLE statement dbspc compiles views against."""
+    body = ", ".join(f"{quote(c.name, dialect)} {c.type.sql()}" for c in columns)
+    return f"CREATE TABLE {quote(table, dialect)} ({body});"
+
+
+def spark_ddl_type(t: SqlType, where: str) -> str:
+    """The Spark type of a dbspc column (sinks are read back by Spark with this schema)."""
+    if t.kind == "NULL":
+        raise InputError(f"{where} has type NULL, which Spark cannot store in parquet; CAST it to a type")
+    return t.sql()
+
+
+def spark_schema(names: Sequence[str], types: Sequence[SqlType], where: str) -> str:
+    """A Spark DDL schema string `c0 INT, c1 STRING, ...` for positional columns."""
+    return ", ".join(
+        f"{n} {spark_ddl_type(t, f'{where} column {i + 1}')}" for i, (n, t) in enumerate(zip(names, types, strict=True))
+    )
+
+
+def arrow_type(t: SqlType) -> pa.DataType:
+    """The Arrow type sink files are written with, chosen so that Spark reads each back as
+    the dbspc type: in particular TIMESTAMP is UTC-adjusted (Spark's TIMESTAMP, not
+    TIMESTAMP_NTZ), since dbspc holds timestamps as naive UTC values."""
+    simple: dict[str, pa.DataType] = {
+        "TINYINT": pa.int8(),
+        "SMALLINT": pa.int16(),
+        "INT": pa.int32(),
+        "BIGINT": pa.int64(),
+        "FLOAT": pa.float32(),
+        "DOUBLE": pa.float64(),
+        "STRING": pa.large_string(),
+        "BOOLEAN": pa.bool_(),
+        "DATE": pa.date32(),
+        "TIMESTAMP": pa.timestamp("us", tz="UTC"),
+    }
+    if t.kind == "DECIMAL":
+        assert t.precision is not None
+        return pa.decimal128(t.precision, t.scale or 0)
+    return simple[t.kind]
+
+
+def parse_type(text: str) -> SqlType:
+    """The inverse of SqlType.sql() (types kept as text in JSON files)."""
+    if text.startswith("DECIMAL(") and text.endswith(")"):
+        precision, scale = text[len("DECIMAL(") : -1].split(",")
+        return decimal(int(precision), int(scale))
+    return SqlType(text)
+
+
+def describe(columns: Sequence[Column]) -> list[list[str]]:
+    """Columns as JSON-friendly [name, type] pairs (kept in the checkpoint manifest)."""
+    return [[c.name, c.type.sql()] for c in columns]
+
+
+def drift(table: str, source: str, registered: Sequence[Column], now: Sequence[Column]) -> str | None:
+    """A message naming what changed between two schemas of one source, or None."""
+    before = {c.name.lower(): c for c in registered}
+    after = {c.name.lower(): c for c in now}
+    problems: list[str] = []
+    missing = [c.name for c in registered if c.name.lower() not in after]
+    added = [c.name for c in now if c.name.lower() not in before]
+    retyped = [
+        f"{c.name} {c.type.sql()} -> {after[c.name.lower()].type.sql()}"
+        for c in registered
+        if c.name.lower() in after and after[c.name.lower()].type != c.type
+    ]
+    if missing:
+        problems.append(f"missing column(s) {', '.join(missing)}")
+    if added:
+        problems.append(f"new column(s) {', '.join(added)}")
+    if retyped:
+        problems.append(f"changed type(s) {', '.join(retyped)}")
+    if not problems and [c.name.lower() for c in registered] != [c.name.lower() for c in now]:
+        problems.append(f"column order changed to {', '.join(c.name for c in now)}")
+    if not problems:
+        return None
+    origin = f"'{table}'" if source == table else f"'{table}' (Spark table '{source}')"
+    return f"schema of table {origin} drifted since the views were registered: {'; '.join(problems)}"
+
+
+_FROM_ARROW: dict[pa.DataType, SqlType] = {
+    pa.int8(): TINYINT,
+    pa.int16(): SMALLINT,
+    pa.int32(): INT,
+    pa.int64(): BIGINT,
+    pa.float32(): FLOAT,
+    pa.float64(): DOUBLE,
+    pa.string(): STRING,
+    pa.large_string(): STRING,
+    pa.bool_(): BOOLEAN,
+    pa.date32(): DATE,
+}
+
+
+def sql_type(dtype: pa.DataType, table: str, column: str) -> SqlType:
+    """The dbspc type of an Arrow column, or an error naming the table and the column."""
+    if dtype in _FROM_ARROW:
+        return _FROM_ARROW[dtype]
+    if pa.types.is_decimal(dtype):
+        return decimal(dtype.precision, dtype.scale)
+    if pa.types.is_timestamp(dtype) and dtype.tz is not None:
+        return TIMESTAMP  # an instant, held as naive UTC
+    hint = " (a timestamp without a time zone: make it a UTC instant)" if pa.types.is_timestamp(dtype) else ""
+    raise InputError(
+        f"column '{column}' of table '{table}' has type {dtype}, which dbspc does not support; "
+        f"supported: {_SUPPORTED}{hint}"
+    )
+
+
+def columns_of(schema: pa.Schema, table: str, exclude: Sequence[str] = ()) -> tuple[Column, ...]:
+    """The data columns of a schema (all but `exclude`, matched case-insensitively)."""
+    skip = {e.lower() for e in exclude}
+    return tuple(Column(f.name, sql_type(f.type, table, f.name)) for f in schema if f.name.lower() not in skip)
