@@ -160,14 +160,15 @@ class Spine:
         if not parts:
             return Run(np.empty(0, np.uint64), np.empty(0, np.uint64), np.empty((self.ncol, 0), np.int64),
                        np.empty((self.ncol, 0), np.uint8), np.empty(0, np.int64))
-        if len(parts) == 1:
-            return parts[0]
-        c = Run(np.concatenate([p.kh for p in parts]), np.concatenate([p.rh for p in parts]),
-                np.concatenate([p.vals for p in parts], axis=1), np.concatenate([p.valid for p in parts], axis=1),
-                np.concatenate([p.w for p in parts]))
-        order = run_order(c.kh, c.rh, c.vals, c.valid)
-        idx, wout = K.consolidate_sorted(c.kh, c.rh, c.vals, c.valid, c.w, order)
-        return c.take(idx, wout)
+        # each part is in run order: consolidate by pairwise linear merges, not a sort
+        while len(parts) > 1:
+            merged = []
+            for i in range(0, len(parts) - 1, 2):
+                m = Merge.start(parts[i], parts[i + 1])
+                m.step(K, len(parts[i]) + len(parts[i + 1]))
+                merged.append(m.result())
+            parts = merged + ([parts[-1]] if len(parts) % 2 else [])
+        return parts[0]
 
 
 class GroupSum:
