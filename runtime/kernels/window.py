@@ -1,0 +1,188 @@
+"""Window functions on Z-sets, and their incremental form (per changed partition).
+
+The kernel works on one frame holding whole partitions: it expands each row to as many
+copies as its weight (each copy is a row of the SQL bag), sorts by partition, ORDER BY
+keys (Spark: NULLs first ascending, last descending, unless told) and then all columns,
+so ties are broken the same way at every step. Every function is then a columnar
+expression over the sorted frame using row positions: the partition's first and last
+row, the current row's peer group (rows equal on the ORDER BY keys) and the frame
+bounds [lo, hi]; SUM/COUNT/AVG over a frame are differences of per-partition prefix
+sums, MIN/MAX running minima read at the frame's open end. No per-row Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from compiler.circuit import operators as op
+from compiler.errors import InternalCompilerError
+from compiler.logical.plan import Frame, OrderKey, WindowCall
+from compiler.types import SqlType
+from runtime.registry import Context, Value, as_zset, evaluates
+from runtime.trace import Trace
+from runtime.zset import WEIGHT, ZSet, col_name, polars_dtype
+
+_I = "__i"  # row position in the sorted frame
+_START = "__start"  # position of the partition's first row
+_END = "__end"
+_PEER = "__peer"  # peer group number (rows of a partition equal on the ORDER BY keys)
+_PSTART = "__pstart"
+_PEND = "__pend"
+_PART = "__part"  # partition number
+
+
+def _bounds(frame: Frame | None, has_order: bool) -> tuple[pl.Expr, pl.Expr]:
+    """[lo, hi] row positions of the frame (Spark's default with ORDER BY is RANGE
+    UNBOUNDED PRECEDING .. CURRENT ROW, peers included; without it the partition)."""
+    if frame is None:
+        frame = Frame(False, None, 0) if has_order else Frame(True, None, None)
+    i, start, end = pl.col(_I), pl.col(_START), pl.col(_END)
+    if frame.lo is None:
+        lo = start
+    elif frame.rows:
+        lo = pl.max_horizontal(i + frame.lo, start)
+    else:
+        lo = pl.col(_PSTART)
+    if frame.hi is None:
+        hi = end
+    elif frame.rows:
+        hi = pl.min_horizontal(i + frame.hi, end)
+    else:
+        hi = pl.col(_PEND)
+    return lo, hi
+
+
+def _prefix(value: pl.Expr, lo: pl.Expr, hi: pl.Expr) -> pl.Expr:
+    """Σ value over rows lo..hi of the partition, from the partition's prefix sums."""
+    c = value.cum_sum().over(_PART)
+    before = pl.when(lo > pl.col(_START)).then(c.gather(pl.max_horizontal(lo - 1, 0))).otherwise(pl.lit(0))
+    return c.gather(pl.max_horizontal(hi, 0)) - before
+
+
+def _call_expr(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) -> pl.Expr:
+    i, start, end = pl.col(_I), pl.col(_START), pl.col(_END)
+    out = polars_dtype(call.type)
+    if call.fn == "row_number":
+        return (i - start + 1).cast(out)
+    if call.fn == "rank":
+        return (pl.col(_PSTART) - start + 1).cast(out)
+    if call.fn == "dense_rank":
+        return (pl.col(_PEER) - pl.col(_PEER).gather(start) + 1).cast(out)
+    if call.fn == "lag":
+        assert call.arg is not None
+        src = i - call.offset
+        inside = (src >= start) & (src <= end)
+        value = pl.col(col_name(call.arg)).gather(src.clip(0, pl.len() - 1)).cast(out)
+        default = pl.col(col_name(call.default)).cast(out) if call.default is not None else pl.lit(None, dtype=out)
+        return pl.when(inside).then(value).otherwise(default)
+    lo, hi = _bounds(call.frame, has_order)
+    empty = lo > hi
+    if call.fn == "count_star":
+        return pl.when(empty).then(0).otherwise(hi - lo + 1).cast(out)
+    assert call.arg is not None
+    x = pl.col(col_name(call.arg))
+    count = _prefix(x.is_not_null().cast(pl.Int64), lo, hi)
+    if call.fn == "count":
+        return pl.when(empty).then(0).otherwise(count).cast(out)
+    if call.fn in ("sum", "avg"):
+        wide = out if call.fn == "sum" else pl.Float64()
+        total = _prefix(x.cast(wide).fill_null(0), lo, hi)
+        if call.fn == "avg":
+            total = total / count.cast(pl.Float64)
+        return pl.when(empty | (count == 0)).then(pl.lit(None, dtype=out)).otherwise(total.cast(out))
+    if call.fn in ("min", "max"):
+        # The binder only allows frames open at one end: read the running extreme there.
+        frame = call.frame or (Frame(False, None, 0) if has_order else Frame(True, None, None))
+        fold = x.cum_min if call.fn == "min" else x.cum_max
+        if frame.lo is None:
+            running = fold().forward_fill().over(_PART)
+            value = running.gather(pl.max_horizontal(hi, 0))
+        elif frame.hi is None:
+            running = fold(reverse=True).backward_fill().over(_PART)
+            value = running.gather(lo.clip(0, pl.len() - 1))
+        else:
+            raise InternalCompilerError("MIN/MAX over a frame bounded at both ends")
+        return pl.when(empty).then(pl.lit(None, dtype=out)).otherwise(value.cast(out))
+    raise InternalCompilerError(f"unknown window function {call.fn}")
+
+
+def window(
+    batch: ZSet,
+    partition: tuple[int, ...],
+    order: tuple[OrderKey, ...],
+    calls: tuple[WindowCall, ...],
+    out_types: tuple[SqlType, ...],
+) -> ZSet:
+    """The rows of `batch` (positive weights: a snapshot or whole partitions of one), each
+    with its window functions' values, consolidated."""
+    z = batch.consolidate()
+    frame = z.frame
+    if frame.height == 0:
+        return ZSet.empty(out_types)
+    weights = frame[WEIGHT].to_numpy()
+    if int(weights.min()) <= 0:
+        raise InternalCompilerError("window functions over a Z-set with non-positive weights")
+    cols = z.columns
+    rows = frame.select(cols)[np.repeat(np.arange(frame.height), weights)]
+    part_cols = [col_name(p) for p in partition]
+    order_cols = [col_name(k.index) for k in order]
+    rest = [c for c in cols if c not in part_cols and c not in order_cols]
+    by = part_cols + order_cols + rest
+    desc = [False] * len(part_cols) + [k.desc for k in order] + [False] * len(rest)
+    nulls_last = [False] * len(part_cols) + [not k.nulls_first for k in order] + [False] * len(rest)
+    rows = rows.sort(by, descending=desc, nulls_last=nulls_last, maintain_order=False) if by else rows
+    n = rows.height
+    i = pl.int_range(pl.len(), dtype=pl.Int64)
+    rows = rows.with_columns(i.alias(_I))
+
+    def changed(names: list[str]) -> pl.Expr:
+        first = pl.col(_I) == 0
+        return pl.any_horizontal([first, *(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in names)])
+
+    new_part = changed(part_cols) if part_cols else pl.col(_I) == 0
+    new_peer = changed(part_cols + order_cols) if order_cols else new_part
+    rows = rows.with_columns(
+        new_part.cast(pl.Int64).cum_sum().alias(_PART), new_peer.cast(pl.Int64).cum_sum().alias(_PEER)
+    )
+    rows = rows.with_columns(
+        pl.col(_I).min().over(_PART).alias(_START),
+        pl.col(_I).max().over(_PART).alias(_END),
+        pl.col(_I).min().over(_PEER).alias(_PSTART),
+        pl.col(_I).max().over(_PEER).alias(_PEND),
+    )
+    has_order = bool(order)
+    values = [
+        _call_expr(c, has_order, z.types).alias(col_name(len(cols) + j)) for j, c in enumerate(calls)
+    ]
+    out = rows.select([*cols, *values, pl.lit(1, dtype=pl.Int64).alias(WEIGHT)])
+    del n
+    return ZSet.from_frame(out, out_types).consolidate()
+
+
+def window_delta(old: Trace, delta: ZSet, o: op.WindowIncremental) -> ZSet:
+    """(↑window)^Δ for the partitions in `delta`: window(P_old + ΔP) − window(P_old),
+    with P_old the stored rows of those partitions (one indexed lookup)."""
+    d = delta.consolidate()
+    if d.frame.height == 0:
+        return ZSet.empty(o.types)
+    before = ZSet(old.lookup(d.frame, [col_name(p) for p in o.partition]), delta.types)
+    after = ZSet.concat([before, d], delta.types).consolidate()
+    if not after.is_positive():
+        raise InternalCompilerError("a partition holds a row a negative number of times")
+    new = window(after, o.partition, o.order, o.calls, o.types)
+    gone = window(before, o.partition, o.order, o.calls, o.types)
+    return ZSet.concat([new, gone.negate()], o.types).consolidate()
+
+
+@evaluates(op.Window)
+def _window(ctx: Context, o: op.Window, args: list[Value]) -> Value:
+    return window(as_zset(args[0]), o.partition, o.order, o.calls, o.types)
+
+
+@evaluates(op.WindowIncremental)
+def _window_incremental(ctx: Context, o: op.WindowIncremental, args: list[Value]) -> Value:
+    state = args[0]  # z⁻¹(I d), indexed by the partition columns
+    if not isinstance(state, Trace):
+        raise InternalCompilerError("window_incremental reads an integral through z⁻¹")
+    return window_delta(state, as_zset(args[1]), o)
