@@ -14,7 +14,7 @@ from sqlglot import exp
 from compiler.catalog import Catalog
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.bind_scalar import AGGREGATE_NODES, ScalarScope, bind_scalar
-from compiler.frontend.bind_window import bind_top_k, bind_windows, refuse_windows_in, window_calls
+from compiler.frontend.bind_window import bind_top_k, bind_windows, refuse_misplaced_windows, window_calls
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, sum_type
 from compiler.logical import plan as lp
@@ -138,12 +138,6 @@ class QueryBinder:
     ) -> tuple[lp.Relation, ScalarScope]:
         """Window nodes for the window calls of the SELECT list and QUALIFY, evaluated
         after WHERE, GROUP BY and HAVING (which may not hold any)."""
-        where, having, group = sel.args.get("where"), sel.args.get("having"), sel.args.get("group")
-        refuse_windows_in(where, "WHERE")
-        refuse_windows_in(having, "HAVING")
-        refuse_windows_in(group, "GROUP BY")
-        for join in sel.args.get("joins") or []:
-            refuse_windows_in(join.args.get("on"), "ON")
         qualify = sel.args.get("qualify")
         calls = window_calls(bodies + ([qualify.this] if qualify is not None else []))
         if not calls:
@@ -178,6 +172,7 @@ class QueryBinder:
         return kept, tuple(Col(e.type, n + j) for j, e in enumerate(exprs))
 
     def _refuse_unsupported_clauses(self, sel: exp.Select) -> None:
+        refuse_misplaced_windows(sel)
         for key, what in (("laterals", "LATERAL VIEW"),):
             value = sel.args.get(key)
             if value:

@@ -59,6 +59,39 @@ def refuse_windows_in(node: exp.Expression | None, clause: str) -> None:
         raise SqlError(f"window function {w.this.sql('spark')} is not allowed in {clause}", span_of(w))
 
 
+def refuse_misplaced_windows(sel: exp.Select) -> None:
+    """Spark evaluates windows after WHERE, GROUP BY and HAVING; QUALIFY filters on them."""
+    refuse_windows_in(sel.args.get("where"), "WHERE; filter on it with QUALIFY")
+    refuse_windows_in(sel.args.get("having"), "HAVING; filter on it with QUALIFY")
+    refuse_windows_in(sel.args.get("group"), "GROUP BY")
+    for join in sel.args.get("joins") or []:
+        refuse_windows_in(join.args.get("on"), "ON")
+
+
+def refuse_window_in_recursion(name: str, cte: exp.CTE, body: lp.Relation) -> None:
+    """A window over the recursive relation is not monotone (a new row renumbers its
+    partition), so the recursion has no least fixpoint to compute incrementally (DBSP
+    §5 needs a monotone body). Windows over data the recursion does not read are fine:
+    lowering hoists them out of the loop."""
+
+    def reads_ref(rel: lp.Relation) -> bool:
+        if isinstance(rel, lp.RecursiveRef):
+            return True
+        return any(reads_ref(c) for c in lp.children(rel))
+
+    def visit(rel: lp.Relation) -> None:
+        if isinstance(rel, lp.Window) and reads_ref(rel.input):
+            raise UnsupportedSql(
+                f"recursive CTE '{name}' applies a window function or ORDER BY ... LIMIT to itself; "
+                "they are not monotone and cannot be part of a recursion",
+                span_of(cte),
+            )
+        for c in lp.children(rel):
+            visit(c)
+
+    visit(body)
+
+
 def bind_windows(
     rel: lp.Relation, scope: ScalarScope, nodes: list[exp.Window]
 ) -> tuple[lp.Relation, ScalarScope]:
@@ -292,6 +325,5 @@ def _output_column(node: exp.Expression, out: lp.Relation, names: list[str]) -> 
             return matches[0]
         if len(matches) > 1:
             raise SqlError(f"ORDER BY column '{node.name}' is ambiguous", span_of(node))
-    raise UnsupportedSql(
-        f"ORDER BY ... LIMIT must order by selected columns; '{node.sql('spark')}' is not one", span_of(node)
-    )
+    shown = node.name if isinstance(node, exp.Column) else node.sql("spark")
+    raise UnsupportedSql(f"ORDER BY ... LIMIT must order by selected columns; '{shown}' is not one", span_of(node))
