@@ -82,14 +82,16 @@ DELETE FROM t WHERE s > 0;
 
 def test_window_types_match_spark(spark: Any) -> None:
     """LAG's default is cast to the argument's type (1.5 to INT is 1), SUM of a DECIMAL
-    over a window is DECIMAL(p + 10, s), and a top-k over DESC puts NULLs last."""
+    over a window is DECIMAL(p + 10, s), AVG a DECIMAL(p + 4, s + 4) rounded half up, and
+    a top-k over DESC puts NULLs last."""
     text = """
 CREATE TABLE t (g INT, y INT, d DECIMAL(10,2));
 CREATE VIEW v AS SELECT g, y, LAG(y, 1, 1.5) OVER (PARTITION BY g ORDER BY y) AS l,
-  SUM(d) OVER (PARTITION BY g ORDER BY y) AS s, LEAD(d, 1, 0) OVER (PARTITION BY g ORDER BY y) AS nd FROM t;
+  SUM(d) OVER (PARTITION BY g ORDER BY y) AS s, LEAD(d, 1, 0) OVER (PARTITION BY g ORDER BY y) AS nd,
+  AVG(d) OVER (PARTITION BY g ORDER BY y ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS a2 FROM t;
 CREATE VIEW top2 AS SELECT y, d FROM t ORDER BY y DESC LIMIT 2;
 -- step
-INSERT INTO t VALUES (1, 3, 1.25), (1, NULL, 2.50), (2, 7, NULL), (NULL, 1, 0.01);
+INSERT INTO t VALUES (1, 3, 1.25), (1, NULL, 2.50), (2, 7, NULL), (NULL, 1, 0.01), (NULL, 2, -0.02), (1, 4, 0.01);
 -- step
 INSERT INTO t VALUES (1, 9, 3.00);
 DELETE FROM t WHERE g = 2;

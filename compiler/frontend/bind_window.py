@@ -29,8 +29,8 @@ from compiler.types import BIGINT, SqlType
 
 INT = SqlType("INT")
 
-_RANKING = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank"}
-_AGGREGATES = {exp.Sum: "sum", exp.Count: "count", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+_RANKING: dict[type[exp.Expression], str] = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank"}
+_AGGREGATES: dict[type[exp.Expression], str] = {exp.Sum: "sum", exp.Count: "count", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
 
 
 def window_calls(nodes: list[exp.Expression]) -> list[exp.Window]:
@@ -92,9 +92,7 @@ def refuse_window_in_recursion(name: str, cte: exp.CTE, body: lp.Relation) -> No
     visit(body)
 
 
-def bind_windows(
-    rel: lp.Relation, scope: ScalarScope, nodes: list[exp.Window]
-) -> tuple[lp.Relation, ScalarScope]:
+def bind_windows(rel: lp.Relation, scope: ScalarScope, nodes: list[exp.Window]) -> tuple[lp.Relation, ScalarScope]:
     """Window nodes computing `nodes` above `rel`, and the scope in which the SELECT list
     sees each call (by its SQL text) and still every column `scope` saw."""
     replacements = dict(scope.replacements)
@@ -133,12 +131,11 @@ def _check_window(w: exp.Window) -> None:
     if isinstance(fn, exp.AggFunc) and isinstance(fn.this, exp.Distinct):
         raise UnsupportedSql("DISTINCT aggregates over a window are not supported", span_of(w))
     if isinstance(fn, (*_RANKING, exp.Lag, exp.Lead)) and w.args.get("order") is None:
+        assert isinstance(fn, exp.Expression)
         raise SqlError(f"window function {fn.sql('spark')} requires an ORDER BY in its window", span_of(w))
 
 
-def _bind_group(
-    rel: lp.Relation, scope: ScalarScope, group: list[exp.Window]
-) -> tuple[lp.Relation, list[Col]]:
+def _bind_group(rel: lp.Relation, scope: ScalarScope, group: list[exp.Window]) -> tuple[lp.Relation, list[Col]]:
     """One Window node for calls sharing PARTITION BY and ORDER BY."""
     n_in = len(rel.fields)
     extra: list[Scalar] = []
@@ -181,7 +178,7 @@ def _bind_group(
 def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, has_order: bool) -> lp.WindowCall:
     assert callable(column_of)
     fn = w.this
-    if isinstance(fn, tuple(_RANKING)):
+    if type(fn) in _RANKING:
         if w.args.get("spec") is not None:
             raise SqlError(f"{fn.sql('spark')} does not take a window frame", span_of(w))
         return lp.WindowCall(_RANKING[type(fn)], INT)
@@ -219,10 +216,15 @@ def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, has_order: 
         )
     except TypeMismatch as e:
         raise SqlError(str(e), span_of(fn)) from None
-    if name == "avg" and t.is_decimal:
-        raise UnsupportedSql("AVG of a DECIMAL over a window is not supported yet", span_of(w))
     if name in ("sum", "avg") and arg.type.kind == "NULL":
         arg = coerce(arg, t)
+    starts_at_partition = frame is None or frame.lo is None
+    if name in ("sum", "avg") and arg.type.kind in ("FLOAT", "DOUBLE") and not starts_at_partition:
+        raise UnsupportedSql(
+            f"{name.upper()} of a floating-point value over a frame that does not start at UNBOUNDED PRECEDING "
+            "is not supported (frame sums are differences of running sums, which would round)",
+            span_of(w),
+        )
     if name in ("min", "max") and frame is not None and frame.lo is not None and frame.hi is not None:
         raise UnsupportedSql(
             f"{name.upper()} over a frame bounded at both ends is not supported; "
@@ -292,7 +294,7 @@ def bind_top_k(sel: exp.Select, out: lp.Relation, names: list[str], dialect: str
         nulls_first = o.args.get("nulls_first")
         keys.append(lp.OrderKey(index, desc, bool(nulls_first) if nulls_first is not None else not desc))
     n = len(out.fields)
-    fields = out.fields + (lp.Field("rn", INT),)
+    fields = (*out.fields, lp.Field("rn", INT))
     win = lp.Window(fields, out, (), tuple(keys), (lp.WindowCall("row_number", INT),))
     rn = Col(INT, n)
     conds: list[Scalar] = []

@@ -16,9 +16,10 @@ import numpy as np
 import polars as pl
 
 from compiler.circuit import operators as op
-from compiler.errors import InternalCompilerError
+from compiler.errors import InternalCompilerError, RuntimeSqlError
 from compiler.logical.plan import Frame, OrderKey, WindowCall
-from compiler.types import SqlType
+from compiler.types import INTEGER_BOUNDS, SqlType
+from runtime.kernels.aggregate import _rescale, _unscaled_to_decimal
 from runtime.registry import Context, Value, as_zset, evaluates
 from runtime.trace import Trace
 from runtime.zset import WEIGHT, ZSet, col_name, polars_dtype
@@ -30,6 +31,8 @@ _PEER = "__peer"  # peer group number (rows of a partition equal on the ORDER BY
 _PSTART = "__pstart"
 _PEND = "__pend"
 _PART = "__part"  # partition number
+
+_Check = tuple[pl.Expr, str]  # rows where an error happened, and its message
 
 
 def _bounds(frame: Frame | None, has_order: bool) -> tuple[pl.Expr, pl.Expr]:
@@ -60,6 +63,52 @@ def _prefix(value: pl.Expr, lo: pl.Expr, hi: pl.Expr) -> pl.Expr:
     return c.gather(pl.max_horizontal(hi, 0)) - before
 
 
+def _sum_value(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) -> tuple[pl.Expr, _Check | None]:
+    """SUM/AVG over the frame: differences of per-partition running sums."""
+    assert call.arg is not None
+    out = polars_dtype(call.type)
+    lo, hi = _bounds(call.frame, has_order)
+    empty = lo > hi
+    x = pl.col(col_name(call.arg))
+    count = _prefix(x.is_not_null().cast(pl.Int64), lo, hi)
+    arg_type = types[call.arg]
+    none = pl.lit(None, dtype=out)
+    if arg_type.is_float:
+        # Only frames that start the partition reach here (the binder refuses others):
+        # the running sum is read directly, so inf and NaN propagate as in Spark.
+        total = _prefix(x.cast(pl.Float64).fill_null(0), lo, hi)
+        value = total if call.fn == "sum" else total / count.cast(pl.Float64)
+        return pl.when(empty | (count == 0)).then(none).otherwise(value.cast(out)), None
+    # Exact kinds sum as unscaled Int128, as GROUP BY does (runtime/kernels/aggregate.py).
+    unscaled = x.to_physical() if arg_type.is_decimal else x.cast(pl.Int128)
+    total = _prefix(unscaled.cast(pl.Int128).fill_null(0), lo, hi)
+    some = ~empty & (count > 0)
+    if call.fn == "avg" and not call.type.is_decimal:
+        scale = float(10 ** (arg_type.scale or 0)) if arg_type.is_decimal else 1.0
+        return pl.when(some).then(total.cast(pl.Float64) / scale / count.cast(pl.Float64)), None
+    if not call.type.is_decimal:
+        lo_int, hi_int = INTEGER_BOUNDS[call.type.kind]
+        bad = some & ((total < pl.lit(lo_int, dtype=pl.Int128)) | (total > pl.lit(hi_int, dtype=pl.Int128)))
+        return pl.when(some).then(total.cast(out, wrap_numerical=True)), (bad, "integer overflow in SUM over a window")
+    in_scale = arg_type.scale or 0
+    up = max(0, (call.type.scale or 0) - in_scale)
+    den = pl.when(some).then(count).otherwise(1).cast(pl.Int128) if call.fn == "avg" else pl.lit(1, dtype=pl.Int128)
+    value, huge = _rescale(total, up, den)
+    bad = some & (huge | (value.abs() >= pl.lit(10 ** (call.type.precision or 38), dtype=pl.Int128)))
+    name = "SUM" if call.fn == "sum" else "AVG"
+    return pl.when(some).then(_unscaled_to_decimal(value, call.type)), (
+        bad,
+        f"decimal overflow in {name} over a window",
+    )
+
+
+def _call_value(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) -> tuple[pl.Expr, _Check | None]:
+    """The call's value, and for exact sums a check that it did not overflow (Spark ANSI raises)."""
+    if call.fn in ("sum", "avg"):
+        return _sum_value(call, has_order, types)
+    return _call_expr(call, has_order, types), None
+
+
 def _call_expr(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) -> pl.Expr:
     i, start, end = pl.col(_I), pl.col(_START), pl.col(_END)
     out = polars_dtype(call.type)
@@ -85,12 +134,6 @@ def _call_expr(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) ->
     count = _prefix(x.is_not_null().cast(pl.Int64), lo, hi)
     if call.fn == "count":
         return pl.when(empty).then(0).otherwise(count).cast(out)
-    if call.fn in ("sum", "avg"):
-        wide = out if call.fn == "sum" else pl.Float64()
-        total = _prefix(x.cast(wide).fill_null(0), lo, hi)
-        if call.fn == "avg":
-            total = total / count.cast(pl.Float64)
-        return pl.when(empty | (count == 0)).then(pl.lit(None, dtype=out)).otherwise(total.cast(out))
     if call.fn in ("min", "max"):
         # The binder only allows frames open at one end: read the running extreme there.
         frame = call.frame or (Frame(False, None, 0) if has_order else Frame(True, None, None))
@@ -132,7 +175,6 @@ def window(
     desc = [False] * len(part_cols) + [k.desc for k in order] + [False] * len(rest)
     nulls_last = [False] * len(part_cols) + [not k.nulls_first for k in order] + [False] * len(rest)
     rows = rows.sort(by, descending=desc, nulls_last=nulls_last, maintain_order=False) if by else rows
-    n = rows.height
     i = pl.int_range(pl.len(), dtype=pl.Int64)
     rows = rows.with_columns(i.alias(_I))
 
@@ -152,11 +194,19 @@ def window(
         pl.col(_I).max().over(_PEER).alias(_PEND),
     )
     has_order = bool(order)
-    values = [
-        _call_expr(c, has_order, z.types).alias(col_name(len(cols) + j)) for j, c in enumerate(calls)
-    ]
+    values: list[pl.Expr] = []
+    checks: list[tuple[pl.Expr, str]] = []
+    for j, c in enumerate(calls):
+        value, check = _call_value(c, has_order, z.types)
+        values.append(value.alias(col_name(len(cols) + j)))
+        if check is not None:
+            checks.append((check[0].any().alias(f"__bad{len(checks)}"), check[1]))
+    if checks:
+        flags = rows.select([b for b, _ in checks]).row(0)
+        for flag, (_, message) in zip(flags, checks, strict=True):
+            if flag:
+                raise RuntimeSqlError(message)
     out = rows.select([*cols, *values, pl.lit(1, dtype=pl.Int64).alias(WEIGHT)])
-    del n
     return ZSet.from_frame(out, out_types).consolidate()
 
 
