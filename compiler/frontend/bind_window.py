@@ -30,7 +30,13 @@ from compiler.types import BIGINT, SqlType
 INT = SqlType("INT")
 
 _RANKING: dict[type[exp.Expression], str] = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank"}
-_AGGREGATES: dict[type[exp.Expression], str] = {exp.Sum: "sum", exp.Count: "count", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+_AGGREGATES: dict[type[exp.Expression], str] = {
+    exp.Sum: "sum",
+    exp.Count: "count",
+    exp.Avg: "avg",
+    exp.Min: "min",
+    exp.Max: "max",
+}
 
 
 def window_calls(nodes: list[exp.Expression]) -> list[exp.Window]:

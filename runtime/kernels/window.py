@@ -56,10 +56,13 @@ def _bounds(frame: Frame | None, has_order: bool) -> tuple[pl.Expr, pl.Expr]:
     return lo, hi
 
 
-def _prefix(value: pl.Expr, lo: pl.Expr, hi: pl.Expr) -> pl.Expr:
-    """Σ value over rows lo..hi of the partition, from the partition's prefix sums."""
-    c = value.cum_sum().over(_PART)
-    before = pl.when(lo > pl.col(_START)).then(c.gather(pl.max_horizontal(lo - 1, 0))).otherwise(pl.lit(0))
+def _prefix(value: pl.Expr, lo: pl.Expr, hi: pl.Expr, per_partition: bool = False) -> pl.Expr:
+    """Σ value over rows lo..hi, as a difference of prefix sums (exact for integers).
+    Floats use running sums restarted per partition, read only at hi (the binder allows
+    them only over frames that start the partition), so nothing is subtracted."""
+    c = value.cum_sum().over(_PART) if per_partition else value.cum_sum()
+    start = pl.col(_START) if per_partition else pl.lit(0)
+    before = pl.when(lo > start).then(c.gather(pl.max_horizontal(lo - 1, 0))).otherwise(pl.lit(0))
     return c.gather(pl.max_horizontal(hi, 0)) - before
 
 
@@ -76,7 +79,7 @@ def _sum_value(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) ->
     if arg_type.is_float:
         # Only frames that start the partition reach here (the binder refuses others):
         # the running sum is read directly, so inf and NaN propagate as in Spark.
-        total = _prefix(x.cast(pl.Float64).fill_null(0), lo, hi)
+        total = _prefix(x.cast(pl.Float64).fill_null(0), lo, hi, per_partition=True)
         value = total if call.fn == "sum" else total / count.cast(pl.Float64)
         return pl.when(empty | (count == 0)).then(none).otherwise(value.cast(out)), None
     # Exact kinds sum as unscaled Int128, as GROUP BY does (runtime/kernels/aggregate.py).
@@ -187,11 +190,19 @@ def window(
     rows = rows.with_columns(
         new_part.cast(pl.Int64).cum_sum().alias(_PART), new_peer.cast(pl.Int64).cum_sum().alias(_PEER)
     )
+    # Rows are sorted, so a partition's (a peer group's) first and last positions are
+    # filled from its boundaries: linear, with no grouping.
+    i = pl.col(_I)
+    last = i == pl.len() - 1
+    part_ends = pl.col(_PART).ne(pl.col(_PART).shift(-1)).fill_null(True) | last
+    peer_ends = pl.col(_PEER).ne(pl.col(_PEER).shift(-1)).fill_null(True) | last
+    part_starts = pl.col(_PART).ne_missing(pl.col(_PART).shift(1))
+    peer_starts = pl.col(_PEER).ne_missing(pl.col(_PEER).shift(1))
     rows = rows.with_columns(
-        pl.col(_I).min().over(_PART).alias(_START),
-        pl.col(_I).max().over(_PART).alias(_END),
-        pl.col(_I).min().over(_PEER).alias(_PSTART),
-        pl.col(_I).max().over(_PEER).alias(_PEND),
+        pl.when(part_starts).then(i).forward_fill().alias(_START),
+        pl.when(part_ends).then(i).backward_fill().alias(_END),
+        pl.when(peer_starts).then(i).forward_fill().alias(_PSTART),
+        pl.when(peer_ends).then(i).backward_fill().alias(_PEND),
     )
     has_order = bool(order)
     values: list[pl.Expr] = []
