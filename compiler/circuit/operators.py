@@ -504,7 +504,8 @@ class AggregateNested(Operator):
 def _window_params(o: Window | WindowIncremental) -> str:
     part = ", ".join(f"#{p}" for p in o.partition)
     order = ", ".join(str(k) for k in o.order)
-    return f"partition=[{part}] order=[{order}] " + ", ".join(str(c) for c in o.calls)
+    text = f"partition=[{part}] order=[{order}] " + ", ".join(str(c) for c in o.calls)
+    return text if o.limit is None else f"{text} limit={o.limit}"
 
 
 _WINDOW_REFUSED = Refused("window functions and top-k are not monotone; no recursion through them")
@@ -518,6 +519,7 @@ class Window(Operator):
     partition: tuple[int, ...]
     order: tuple[OrderKey, ...]
     calls: tuple[WindowCall, ...]
+    limit: int | None = None  # only rows numbered <= limit in their partition (top-k)
     kind: ClassVar[str] = "window"
     always_positive: ClassVar[bool] = True
     needs_incremental_form: ClassVar[bool] = True
@@ -539,6 +541,7 @@ class WindowIncremental(Operator):
     partition: tuple[int, ...]
     order: tuple[OrderKey, ...]
     calls: tuple[WindowCall, ...]
+    limit: int | None = None  # only rows numbered <= limit in their partition (top-k)
     kind: ClassVar[str] = "window_incremental"
     reads_state: ClassVar[bool] = True
     nested_form: ClassVar[object] = _WINDOW_REFUSED

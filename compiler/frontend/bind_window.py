@@ -301,7 +301,8 @@ def bind_top_k(sel: exp.Select, out: lp.Relation, names: list[str], dialect: str
         keys.append(lp.OrderKey(index, desc, bool(nulls_first) if nulls_first is not None else not desc))
     n = len(out.fields)
     fields = (*out.fields, lp.Field("rn", INT))
-    win = lp.Window(fields, out, (), tuple(keys), (lp.WindowCall("row_number", INT),))
+    limit = m + k if k is not None else None
+    win = lp.Window(fields, out, (), tuple(keys), (lp.WindowCall("row_number", INT),), limit)
     rn = Col(INT, n)
     conds: list[Scalar] = []
     if m:

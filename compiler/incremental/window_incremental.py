@@ -29,5 +29,5 @@ def window_incremental(c: Circuit, o: op.Operator) -> int | None:
         return None
     (d,) = inner
     state = delayed_integral(c, d, o.partition)
-    changes = c.add(op.WindowIncremental((state, d), o.types, o.partition, o.order, o.calls))
+    changes = c.add(op.WindowIncremental((state, d), o.types, o.partition, o.order, o.calls, o.limit))
     return c.add(op.Integrate((changes,), o.types, all_columns(o.types)))

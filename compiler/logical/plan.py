@@ -163,6 +163,8 @@ class Window(Relation):
     partition: tuple[int, ...]
     order: tuple[OrderKey, ...]
     calls: tuple[WindowCall, ...]
+    # Only the rows whose ROW_NUMBER in their partition is at most `limit` (a top-k).
+    limit: int | None = None
 
 
 def children(rel: Relation) -> list[Relation]:

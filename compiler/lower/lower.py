@@ -88,7 +88,7 @@ def lower_aggregate(ctx: Lowering, rel: lp.Aggregate) -> int:
 def lower_window(ctx: Lowering, rel: lp.Window) -> int:
     """Window functions ↦ ↑window (its incremental form re-evaluates changed partitions)."""
     src = ctx.relation(rel.input)
-    return ctx.circuit.add(op.Window((src,), rel.types, rel.partition, rel.order, rel.calls))
+    return ctx.circuit.add(op.Window((src,), rel.types, rel.partition, rel.order, rel.calls, rel.limit))
 
 
 def lower_distinct(ctx: Lowering, rel: lp.Distinct) -> int:

@@ -31,6 +31,7 @@ _PEER = "__peer"  # peer group number (rows of a partition equal on the ORDER BY
 _PSTART = "__pstart"
 _PEND = "__pend"
 _PART = "__part"  # partition number
+_KEEP = "__keep"  # within the limit
 
 _Check = tuple[pl.Expr, str]  # rows where an error happened, and its message
 
@@ -159,9 +160,11 @@ def window(
     order: tuple[OrderKey, ...],
     calls: tuple[WindowCall, ...],
     out_types: tuple[SqlType, ...],
+    limit: int | None = None,
 ) -> ZSet:
     """The rows of `batch` (positive weights: a snapshot or whole partitions of one), each
-    with its window functions' values, consolidated."""
+    with its window functions' values, consolidated; with `limit`, only the first `limit`
+    rows of each partition (a top-k: the output, and so the change, stays small)."""
     z = batch.consolidate()
     frame = z.frame
     if frame.height == 0:
@@ -217,7 +220,11 @@ def window(
         for flag, (_, message) in zip(flags, checks, strict=True):
             if flag:
                 raise RuntimeSqlError(message)
+    if limit is not None:
+        values.append((pl.col(_I) - pl.col(_START) < limit).alias(_KEEP))
     out = rows.select([*cols, *values, pl.lit(1, dtype=pl.Int64).alias(WEIGHT)])
+    if limit is not None:
+        out = out.filter(pl.col(_KEEP)).drop(_KEEP)
     return ZSet.from_frame(out, out_types).consolidate()
 
 
@@ -231,14 +238,14 @@ def window_delta(old: Trace, delta: ZSet, o: op.WindowIncremental) -> ZSet:
     after = ZSet.concat([before, d], delta.types).consolidate()
     if not after.is_positive():
         raise InternalCompilerError("a partition holds a row a negative number of times")
-    new = window(after, o.partition, o.order, o.calls, o.types)
-    gone = window(before, o.partition, o.order, o.calls, o.types)
+    new = window(after, o.partition, o.order, o.calls, o.types, o.limit)
+    gone = window(before, o.partition, o.order, o.calls, o.types, o.limit)
     return ZSet.concat([new, gone.negate()], o.types).consolidate()
 
 
 @evaluates(op.Window)
 def _window(ctx: Context, o: op.Window, args: list[Value]) -> Value:
-    return window(as_zset(args[0]), o.partition, o.order, o.calls, o.types)
+    return window(as_zset(args[0]), o.partition, o.order, o.calls, o.types, o.limit)
 
 
 @evaluates(op.WindowIncremental)
