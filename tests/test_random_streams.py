@@ -67,6 +67,31 @@ CREATE VIEW bands AS SELECT band, COUNT(*) AS n, SUM(v2) AS sv FROM projected GR
 CREATE VIEW per_key AS SELECT e.k, COUNT(*) AS n, MAX(e.w) AS mw FROM equi e GROUP BY e.k;
 CREATE VIEW grouped_c AS SELECT g.s, g.n, c.n AS cn FROM grouped g JOIN c ON g.s = c.s;
 CREATE VIEW dist_of_union AS SELECT DISTINCT k FROM u WHERE k > 0;
+-- window functions and top-k. Ties are frequent here, so each view selects only what is
+-- a function of the partitions whatever order SQL gives tied rows (rows tied on the
+-- ORDER BY keys are equal on every selected column), and DuckDB can judge it.
+CREATE VIEW numbered AS
+  SELECT k, v, s, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v, s) AS rn,
+         LAG(v, 1, -1) OVER (PARTITION BY k ORDER BY v, s) AS pv,
+         LEAD(s) OVER (PARTITION BY k ORDER BY v DESC, s) AS ns
+  FROM a;
+CREATE VIEW win_join AS
+  SELECT a.k, b.w, RANK() OVER (PARTITION BY a.k ORDER BY b.w DESC) AS r,
+         SUM(b.w) OVER (PARTITION BY a.k ORDER BY b.w) AS run, COUNT(*) OVER (PARTITION BY b.s) AS ns
+  FROM a JOIN b ON a.k = b.k;
+CREATE VIEW win_agg AS
+  SELECT s, COUNT(*) AS n, DENSE_RANK() OVER (ORDER BY COUNT(*) DESC) AS dr,
+         SUM(SUM(v)) OVER (ORDER BY s) AS run
+  FROM a GROUP BY s;
+CREATE VIEW moving AS
+  SELECT s, v, SUM(v) OVER (PARTITION BY s ORDER BY v ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS s3,
+         MIN(v) OVER (PARTITION BY s ORDER BY v DESC) AS lo, MAX(v) OVER (PARTITION BY s) AS hi
+  FROM a;
+CREATE VIEW top3 AS SELECT v, k FROM a ORDER BY v DESC, k LIMIT 3;
+CREATE VIEW top_groups AS SELECT s, sv FROM grouped ORDER BY sv DESC, s LIMIT 2 OFFSET 1;
+CREATE VIEW best_w AS SELECT k, w FROM b QUALIFY RANK() OVER (PARTITION BY k ORDER BY w DESC) = 1;
+CREATE VIEW best_per_k AS
+  SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM a) t WHERE rn <= 2;
 """
 
 Row = tuple[Any, ...]
@@ -137,8 +162,10 @@ def test_every_view_kind_is_covered() -> None:
     assert kinds["join"] >= 3 * 4
     assert kinds["distinct_h"] >= 5 and kinds["aggregate_incremental"] >= 4
     assert kinds["negate"] >= 2 and kinds["filter"] >= 3 and kinds["positive_part_h"] >= 1
+    assert kinds["window_incremental"] >= 8
     full = compiled(False).circuit
-    assert not full.incremental and Counter(full[n].kind for n in full.live())["distinct"] >= 5
+    full_kinds = Counter(full[n].kind for n in full.live())
+    assert not full.incremental and full_kinds["distinct"] >= 5 and full_kinds["window"] >= 8
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -50,6 +50,11 @@ SPARK_CASES = [
     "string_functions_more",  # lpad/rpad/instr/locate/concat_ws/regexp_extract/initcap
     "select_without_from",  # constant views
     "stddev_variance",  # sample/population moments, NULL for one value (Spark 3+)
+    "window_ranking",  # ROW_NUMBER/RANK/DENSE_RANK, NULL keys and order values, ties
+    "window_aggregates",  # running totals (RANGE with peers), ROWS frames, whole partitions
+    "window_lag_lead",  # LAG/LEAD offsets and defaults
+    "window_over_aggregates",  # windows over GROUP BY, duplicate rows
+    "topk",  # ORDER BY ... LIMIT/OFFSET, per-group top-k, QUALIFY
 ]
 
 
@@ -81,6 +86,25 @@ INSERT INTO t VALUES (32000, 100, -7), (-32000, -100, 7);
 DELETE FROM t WHERE s > 0;
 """
     check_against_spark(spark, "integer_widening", text)
+
+
+def test_window_types_match_spark(spark: Any) -> None:
+    """LAG's default is cast to the argument's type (1.5 to INT is 1), SUM of a DECIMAL
+    over a window is DECIMAL(p + 10, s), AVG a DECIMAL(p + 4, s + 4) rounded half up, and
+    a top-k over DESC puts NULLs last."""
+    text = """
+CREATE TABLE t (g INT, y INT, d DECIMAL(10,2));
+CREATE VIEW v AS SELECT g, y, LAG(y, 1, 1.5) OVER (PARTITION BY g ORDER BY y) AS l,
+  SUM(d) OVER (PARTITION BY g ORDER BY y) AS s, LEAD(d, 1, 0) OVER (PARTITION BY g ORDER BY y) AS nd,
+  AVG(d) OVER (PARTITION BY g ORDER BY y ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS a2 FROM t;
+CREATE VIEW top2 AS SELECT y, d FROM t ORDER BY y DESC LIMIT 2;
+-- step
+INSERT INTO t VALUES (1, 3, 1.25), (1, NULL, 2.50), (2, 7, NULL), (NULL, 1, 0.01), (NULL, 2, -0.02), (1, 4, 0.01);
+-- step
+INSERT INTO t VALUES (1, 9, 3.00);
+DELETE FROM t WHERE g = 2;
+"""
+    check_against_spark(spark, "window_types", text)
 
 
 def _failing_step(spark: Any, text: str, match: str, then: str) -> None:

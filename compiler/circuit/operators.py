@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar, Protocol
 
 from compiler.logical.aggregate import LINEAR_AGGREGATES, AggCall
+from compiler.logical.plan import OrderKey, WindowCall
 from compiler.logical.scalar import Scalar
 from compiler.types import SqlType
 
@@ -558,6 +559,61 @@ class AggregateNested(Operator):
 
     def cost(self, ctx: CostContext) -> Cost:
         return aggregate_cost(self.aggs)
+
+
+def _window_params(o: Window | WindowIncremental) -> str:
+    part = ", ".join(f"#{p}" for p in o.partition)
+    order = ", ".join(str(k) for k in o.order)
+    text = f"partition=[{part}] order=[{order}] " + ", ".join(str(c) for c in o.calls)
+    return text if o.limit is None else f"{text} limit={o.limit}"
+
+
+_WINDOW_REFUSED = Refused("window functions and top-k are not monotone; no recursion through them")
+
+
+@dataclass(frozen=True, slots=True)
+class Window(Operator):
+    """↑window: the input's rows, each with its window functions' values. Not linear:
+    a row's values depend on its whole partition."""
+
+    partition: tuple[int, ...]
+    order: tuple[OrderKey, ...]
+    calls: tuple[WindowCall, ...]
+    limit: int | None = None  # only rows numbered <= limit in their partition (top-k)
+    kind: ClassVar[str] = "window"
+    always_positive: ClassVar[bool] = True
+    needs_incremental_form: ClassVar[bool] = True
+    nested_form: ClassVar[object] = _WINDOW_REFUSED
+
+    def params(self) -> str:
+        return _window_params(self)
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost("none", "O(input log input): recomputed from the snapshot")
+
+
+@dataclass(frozen=True, slots=True)
+class WindowIncremental(Operator):
+    """(↑window)^Δ; inputs are (z⁻¹(I d) indexed by the partition columns, d). The output
+    is a function of each partition's contents, so for every partition the change
+    touches it retracts the partition's old output and emits its new one."""
+
+    partition: tuple[int, ...]
+    order: tuple[OrderKey, ...]
+    calls: tuple[WindowCall, ...]
+    limit: int | None = None  # only rows numbered <= limit in their partition (top-k)
+    kind: ClassVar[str] = "window_incremental"
+    reads_state: ClassVar[bool] = True
+    nested_form: ClassVar[object] = _WINDOW_REFUSED
+
+    def params(self) -> str:
+        return _window_params(self)
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost(
+            f"reads {ctx.ref(self.inputs[0])}",
+            "O(C log R + P log P), P the rows of the changed partitions: each is re-sorted and re-evaluated",
+        )
 
 
 def aggregate_cost(aggs: tuple[AggCall, ...]) -> Cost:

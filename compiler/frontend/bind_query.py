@@ -17,6 +17,7 @@ from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.bind_aggregate import CORE, grouping_sets, is_aggregate_call, reduce_call
 from compiler.frontend.bind_recursive import bind_recursive_with
 from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
+from compiler.frontend.bind_window import bind_top_k, bind_windows, refuse_misplaced_windows, window_calls
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, moment_type, sum_type
 from compiler.logical import plan as lp
@@ -121,29 +122,65 @@ class QueryBinder:
             if having is not None:
                 scope.context = "HAVING"
                 rel = lp.Filter(rel.fields, rel, _predicate(bind_scalar(having.this, scope), having))
+        rel, scope = self._bind_windows(sel, rel, scope, bodies)
         scope.context = "SELECT"
         exprs = tuple(bind_scalar(b, scope) for b in bodies)
+        rel, exprs = self._bind_qualify(sel, rel, scope, names, exprs)
         fields = tuple(lp.Field(n, e.type) for n, e in zip(names, exprs, strict=True))
         out: lp.Relation = lp.Project(fields, rel, exprs)
         if sel.args.get("distinct") is not None:
             if sel.args["distinct"].args.get("on") is not None:
                 raise UnsupportedSql("DISTINCT ON is not supported", span_of(sel.args["distinct"]))
             out = lp.Distinct(fields, out)
-        return out
+        return bind_top_k(sel, out, names, self.dialect)
+
+    # -- window functions, QUALIFY (compiler/frontend/bind_window.py) ----------------------
+
+    def _bind_windows(
+        self, sel: exp.Select, rel: lp.Relation, scope: ScalarScope, bodies: list[exp.Expression]
+    ) -> tuple[lp.Relation, ScalarScope]:
+        """Window nodes for the window calls of the SELECT list and QUALIFY, evaluated
+        after WHERE, GROUP BY and HAVING (which may not hold any)."""
+        qualify = sel.args.get("qualify")
+        calls = window_calls(bodies + ([qualify.this] if qualify is not None else []))
+        if not calls:
+            return rel, scope
+        return bind_windows(rel, scope, calls)
+
+    def _bind_qualify(
+        self,
+        sel: exp.Select,
+        rel: lp.Relation,
+        scope: ScalarScope,
+        names: list[str],
+        exprs: tuple[Scalar, ...],
+    ) -> tuple[lp.Relation, tuple[Scalar, ...]]:
+        """QUALIFY p (Spark 4): a filter after the window functions. It may name SELECT
+        aliases, so the SELECT expressions are computed first, beside the input columns."""
+        qualify = sel.args.get("qualify")
+        if qualify is None:
+            return rel, exprs
+        n = len(rel.fields)
+        wide_exprs = tuple(Col(f.type, i) for i, f in enumerate(rel.fields)) + exprs
+        wide_fields = rel.fields + tuple(lp.Field(nm, e.type) for nm, e in zip(names, exprs, strict=True))
+        wide = lp.Project(wide_fields, rel, wide_exprs)
+        input_names = {name for (_, name) in scope.columns}
+        replacements = dict(scope.replacements)
+        for j, (nm, e) in enumerate(zip(names, exprs, strict=True)):
+            if nm not in input_names:
+                replacements.setdefault(nm, Col(e.type, n + j))
+        qscope = ScalarScope(scope.columns, self.semantics, replacements, scope.only_replacements, "QUALIFY")
+        pred = _predicate(bind_scalar(qualify.this, qscope), qualify)
+        kept = lp.Filter(wide_fields, wide, pred)
+        return kept, tuple(Col(e.type, n + j) for j, e in enumerate(exprs))
 
     def _refuse_unsupported_clauses(self, sel: exp.Select) -> None:
-        for key, what in (
-            ("limit", "LIMIT"),
-            ("offset", "OFFSET"),
-            ("qualify", "QUALIFY"),
-            ("laterals", "LATERAL VIEW"),
-        ):
+        refuse_misplaced_windows(sel)
+        for key, what in (("laterals", "LATERAL VIEW"),):
             value = sel.args.get(key)
             if value:
                 node = value[0] if isinstance(value, list) else value
                 raise UnsupportedSql(f"{what} is not supported in an incremental view", span_of(node))
-        for window in sel.find_all(exp.Window):
-            raise UnsupportedSql("window functions are not supported yet", span_of(window))
         for sub in sel.find_all(exp.Exists):
             raise UnsupportedSql("EXISTS subqueries are not supported yet", span_of(sub))
         for join in sel.args.get("joins") or []:
@@ -478,6 +515,12 @@ def _aggregate_calls(nodes: list[exp.Expression]) -> list[exp.Expression]:
             found.append(n)
             return
         if isinstance(n, (exp.Subquery, exp.Select)):
+            return
+        if isinstance(n, exp.Window):  # SUM(x) OVER (...) is not a GROUP BY aggregate; its inside may hold one
+            for child in [*n.this.iter_expressions(), *(n.args.get("partition_by") or [])]:
+                visit(child)
+            if n.args.get("order") is not None:
+                visit(n.args["order"])
             return
         for child in n.iter_expressions():
             visit(child)

@@ -15,6 +15,7 @@ import networkx as nx
 from sqlglot import exp
 
 from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.bind_window import refuse_window_in_recursion
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, common_type
 from compiler.logical import plan as lp
@@ -99,6 +100,7 @@ def _bind_group(binder: QueryBinder, ctes: list[exp.CTE], outer: dict[str, lp.Re
         else:
             _check_linear(name, cte, arms[name], group, body)
         _check_stratified(name, cte, body)
+        refuse_window_in_recursion(name, cte, body)
         bodies.append(body)
     return {n: lp.Fixpoint(fields[n], tuple(names), tuple(bodies), i) for i, n in enumerate(names)}
 

@@ -15,6 +15,7 @@ from compiler.incremental.join_bilinear import join_bilinear
 from compiler.incremental.push_integral_linear import push_integral_through_linear
 from compiler.incremental.recursion_incremental import recursion_incremental
 from compiler.incremental.rewrite import rebuild
+from compiler.incremental.window_incremental import window_incremental
 
 # Rules that move an integral past one operator. Each applies to a disjoint set of
 # operator kinds, so their order inside the tuple does not matter; a single bottom-up
@@ -24,6 +25,7 @@ PUSH_RULES = (
     join_bilinear,
     distinct_incremental,
     aggregate_incremental,
+    window_incremental,
     recursion_incremental,
     cancel_differentiate_integrate,
 )

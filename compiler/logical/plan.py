@@ -111,9 +111,79 @@ class Values(Relation):
     rows: tuple[tuple[object, ...], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class OrderKey:
+    """One ORDER BY key of a window: a column, its direction and where NULLs go."""
+
+    index: int
+    desc: bool
+    nulls_first: bool
+
+    def __str__(self) -> str:
+        return f"#{self.index}{' desc' if self.desc else ''} nulls {'first' if self.nulls_first else 'last'}"
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """A window frame, offsets relative to the current row: `lo` None is UNBOUNDED
+    PRECEDING, `hi` None is UNBOUNDED FOLLOWING, -n is n PRECEDING, +n n FOLLOWING.
+    A RANGE frame's bounds are UNBOUNDED or CURRENT ROW (0), which takes in the peers."""
+
+    rows: bool
+    lo: int | None
+    hi: int | None
+
+    def __str__(self) -> str:
+        def bound(b: int | None, end: str) -> str:
+            if b is None:
+                return f"unbounded {end}"
+            if b == 0:
+                return "current row"
+            return f"{abs(b)} {'preceding' if b < 0 else 'following'}"
+
+        return f"{'rows' if self.rows else 'range'} {bound(self.lo, 'preceding')}..{bound(self.hi, 'following')}"
+
+
+@dataclass(frozen=True, slots=True)
+class WindowCall:
+    """One window function: `fn` is row_number, rank, dense_rank, lag (lead is a lag by a
+    negative offset), or an aggregate (sum, count, count_star, avg, min, max) over
+    `frame`. `arg` and `default` are input columns."""
+
+    fn: str
+    type: SqlType
+    arg: int | None = None
+    offset: int = 1
+    default: int | None = None
+    frame: Frame | None = None
+
+    def __str__(self) -> str:
+        parts = [f"#{self.arg}"] if self.arg is not None else []
+        if self.fn == "lag":
+            parts.append(str(self.offset))
+            if self.default is not None:
+                parts.append(f"#{self.default}")
+        text = f"{self.fn}({', '.join(parts)})"
+        return f"{text} {self.frame}" if self.frame is not None else text
+
+
+@dataclass(frozen=True, slots=True)
+class Window(Relation):
+    """Window functions over one PARTITION BY / ORDER BY: the input's columns, then one
+    column per call. Rows of a partition are ordered by `order`, then by all columns, so
+    that ROW_NUMBER over ties (nondeterministic in SQL) is a function of the partition."""
+
+    input: Relation
+    partition: tuple[int, ...]
+    order: tuple[OrderKey, ...]
+    calls: tuple[WindowCall, ...]
+    # Only the rows whose ROW_NUMBER in their partition is at most `limit` (a top-k).
+    limit: int | None = None
+
+
 def children(rel: Relation) -> list[Relation]:
     """The input relations of a plan node (a Fixpoint's bodies are not inputs)."""
-    if isinstance(rel, (Filter, Project, Aggregate, Distinct)):
+    if isinstance(rel, (Filter, Project, Aggregate, Distinct, Window)):
         return [rel.input]
     if isinstance(rel, (Join, Except, Intersect)):
         return [rel.left, rel.right]

@@ -85,6 +85,12 @@ def lower_aggregate(ctx: Lowering, rel: lp.Aggregate) -> int:
     return ctx.circuit.add(op.Aggregate((src,), rel.types, rel.group, rel.aggs, rel.is_global))
 
 
+def lower_window(ctx: Lowering, rel: lp.Window) -> int:
+    """Window functions ↦ ↑window (its incremental form re-evaluates changed partitions)."""
+    src = ctx.relation(rel.input)
+    return ctx.circuit.add(op.Window((src,), rel.types, rel.partition, rel.order, rel.calls, rel.limit))
+
+
 def lower_distinct(ctx: Lowering, rel: lp.Distinct) -> int:
     """SELECT DISTINCT ↦ ↑distinct."""
     return ctx.circuit.add(op.Distinct((ctx.relation(rel.input),), rel.types))
@@ -181,6 +187,7 @@ _LOWERINGS: dict[type, Callable[..., int]] = {
     lp.Join: lower_join,
     lp.Aggregate: lower_aggregate,
     lp.Distinct: lower_distinct,
+    lp.Window: lower_window,
     lp.UnionAll: lower_union_all,
     lp.Values: lower_values,
     lp.Except: lower_except,

@@ -1,0 +1,338 @@
+"""Bind window functions, QUALIFY and ORDER BY ... LIMIT (top-k) into the logical plan.
+
+Window calls of a SELECT list (and of QUALIFY) are evaluated by `Window` nodes placed
+between the FROM/WHERE/GROUP BY/HAVING result and the final projection; one node per
+distinct PARTITION BY / ORDER BY, each appending its calls' columns. Their arguments,
+partition and order expressions are first computed into extra columns by a Project, so
+the Window node itself only names columns. The SELECT list then sees each window call
+as a column (by its SQL text, like an aggregate after GROUP BY).
+
+ORDER BY ... LIMIT k [OFFSET m] is a ROW_NUMBER() over the whole result filtered to
+m < rn <= m + k: top-k is a window, maintained per changed partition like any other.
+Semantics follow Spark 4 (checked with pyspark 4.3): NULLs sort first ascending and last
+descending; with ORDER BY the default frame is RANGE UNBOUNDED PRECEDING .. CURRENT ROW
+(ties included), without it the whole partition; ROW_NUMBER/RANK/DENSE_RANK are INT;
+LAG/LEAD's default is cast to the argument's type.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
+from compiler.frontend.positions import span_of
+from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, sum_type
+from compiler.logical import plan as lp
+from compiler.logical.scalar import Call, Col, Lit, Scalar
+from compiler.types import BIGINT, SqlType
+
+INT = SqlType("INT")
+
+_RANKING: dict[type[exp.Expression], str] = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank"}
+_AGGREGATES: dict[type[exp.Expression], str] = {
+    exp.Sum: "sum",
+    exp.Count: "count",
+    exp.Avg: "avg",
+    exp.Min: "min",
+    exp.Max: "max",
+}
+
+
+def window_calls(nodes: list[exp.Expression]) -> list[exp.Window]:
+    """The window calls in `nodes`, outermost first, not looking into subqueries."""
+    found: list[exp.Window] = []
+
+    def visit(n: exp.Expression) -> None:
+        if isinstance(n, exp.Window):
+            found.append(n)
+            return
+        if isinstance(n, (exp.Subquery, exp.Select)):
+            return
+        for child in n.iter_expressions():
+            visit(child)
+
+    for n in nodes:
+        visit(n)
+    return found
+
+
+def refuse_windows_in(node: exp.Expression | None, clause: str) -> None:
+    """Spark evaluates windows after WHERE, GROUP BY and HAVING: they cannot appear there."""
+    if node is None:
+        return
+    for w in window_calls([node]):
+        raise SqlError(f"window function {w.this.sql('spark')} is not allowed in {clause}", span_of(w))
+
+
+def refuse_misplaced_windows(sel: exp.Select) -> None:
+    """Spark evaluates windows after WHERE, GROUP BY and HAVING; QUALIFY filters on them."""
+    refuse_windows_in(sel.args.get("where"), "WHERE; filter on it with QUALIFY")
+    refuse_windows_in(sel.args.get("having"), "HAVING; filter on it with QUALIFY")
+    refuse_windows_in(sel.args.get("group"), "GROUP BY")
+    for join in sel.args.get("joins") or []:
+        refuse_windows_in(join.args.get("on"), "ON")
+
+
+def refuse_window_in_recursion(name: str, cte: exp.CTE, body: lp.Relation) -> None:
+    """A window over the recursive relation is not monotone (a new row renumbers its
+    partition), so the recursion has no least fixpoint to compute incrementally (DBSP
+    §5 needs a monotone body). Windows over data the recursion does not read are fine:
+    lowering hoists them out of the loop."""
+
+    def reads_ref(rel: lp.Relation) -> bool:
+        if isinstance(rel, lp.RecursiveRef):
+            return True
+        return any(reads_ref(c) for c in lp.children(rel))
+
+    def visit(rel: lp.Relation) -> None:
+        if isinstance(rel, lp.Window) and reads_ref(rel.input):
+            raise UnsupportedSql(
+                f"recursive CTE '{name}' applies a window function or ORDER BY ... LIMIT to itself; "
+                "they are not monotone and cannot be part of a recursion",
+                span_of(cte),
+            )
+        for c in lp.children(rel):
+            visit(c)
+
+    visit(body)
+
+
+def bind_windows(rel: lp.Relation, scope: ScalarScope, nodes: list[exp.Window]) -> tuple[lp.Relation, ScalarScope]:
+    """Window nodes computing `nodes` above `rel`, and the scope in which the SELECT list
+    sees each call (by its SQL text) and still every column `scope` saw."""
+    replacements = dict(scope.replacements)
+    by_spec: dict[str, list[exp.Window]] = {}
+    for w in nodes:
+        if w.sql() in replacements:
+            continue
+        _check_window(w)
+        by_spec.setdefault(_spec_key(w), []).append(w)
+        replacements[w.sql()] = Col(INT, -1)  # placeholder: dedups equal calls
+    for group in by_spec.values():
+        rel, cols = _bind_group(rel, scope, group)
+        for w, col in zip(group, cols, strict=True):
+            replacements[w.sql()] = col
+    return rel, ScalarScope(scope.columns, scope.semantics, replacements, scope.only_replacements, scope.context)
+
+
+def _spec_key(w: exp.Window) -> str:
+    parts = [p.sql() for p in w.args.get("partition_by") or []]
+    order = w.args.get("order")
+    return repr((parts, order.sql() if order is not None else ""))
+
+
+def _check_window(w: exp.Window) -> None:
+    if isinstance(w.this, exp.Identifier) or w.args.get("alias") is not None:
+        raise UnsupportedSql("named windows (WINDOW w AS ...) are not supported; spell the window out", span_of(w))
+    fn = w.this
+    if isinstance(fn, (exp.IgnoreNulls, exp.RespectNulls)):
+        raise UnsupportedSql("IGNORE NULLS / RESPECT NULLS in window functions is not supported", span_of(w))
+    if not isinstance(fn, (*_RANKING, *_AGGREGATES, exp.Lag, exp.Lead)):
+        raise UnsupportedSql(
+            f"window function {fn.sql('spark')} is not supported; supported: ROW_NUMBER, RANK, DENSE_RANK, "
+            "LAG, LEAD, SUM, COUNT, AVG, MIN, MAX",
+            span_of(w),
+        )
+    if isinstance(fn, exp.AggFunc) and isinstance(fn.this, exp.Distinct):
+        raise UnsupportedSql("DISTINCT aggregates over a window are not supported", span_of(w))
+    if isinstance(fn, (*_RANKING, exp.Lag, exp.Lead)) and w.args.get("order") is None:
+        assert isinstance(fn, exp.Expression)
+        raise SqlError(f"window function {fn.sql('spark')} requires an ORDER BY in its window", span_of(w))
+
+
+def _bind_group(rel: lp.Relation, scope: ScalarScope, group: list[exp.Window]) -> tuple[lp.Relation, list[Col]]:
+    """One Window node for calls sharing PARTITION BY and ORDER BY."""
+    n_in = len(rel.fields)
+    extra: list[Scalar] = []
+
+    def column(node: exp.Expression) -> int:
+        e = bind_scalar(node, scope)
+        return column_of(e)
+
+    def column_of(e: Scalar) -> int:
+        if isinstance(e, Col) and e.index < n_in:
+            return e.index
+        if e in extra:
+            return n_in + extra.index(e)
+        extra.append(e)
+        return n_in + len(extra) - 1
+
+    first = group[0]
+    scope.context = "a window specification"
+    partition = tuple(column(p) for p in first.args.get("partition_by") or [])
+    order_node = first.args.get("order")
+    order: list[lp.OrderKey] = []
+    for o in order_node.expressions if order_node is not None else []:
+        desc = bool(o.args.get("desc"))
+        nulls_first = o.args.get("nulls_first")
+        order.append(lp.OrderKey(column(o.this), desc, bool(nulls_first) if nulls_first is not None else not desc))
+    scope.context = "a window function's argument"
+    calls = [_bind_call(w, scope, column_of, bool(order)) for w in group]
+    pre: lp.Relation = rel
+    if extra:
+        exprs = tuple(Col(f.type, i) for i, f in enumerate(rel.fields)) + tuple(extra)
+        fields = rel.fields + tuple(lp.Field(f"w{i}", e.type) for i, e in enumerate(extra))
+        pre = lp.Project(fields, rel, exprs)
+    n_pre = len(pre.fields)
+    fields = pre.fields + tuple(lp.Field(f"win{j}", c.type) for j, c in enumerate(calls))
+    out = lp.Window(fields, pre, partition, tuple(order), tuple(calls))
+    cols = [Col(c.type, n_pre + j) for j, c in enumerate(calls)]
+    return out, cols
+
+
+def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, has_order: bool) -> lp.WindowCall:
+    assert callable(column_of)
+    fn = w.this
+    if type(fn) in _RANKING:
+        if w.args.get("spec") is not None:
+            raise SqlError(f"{fn.sql('spark')} does not take a window frame", span_of(w))
+        return lp.WindowCall(_RANKING[type(fn)], INT)
+    if isinstance(fn, (exp.Lag, exp.Lead)):
+        arg = bind_scalar(fn.this, scope)
+        offset = 1
+        if fn.args.get("offset") is not None:
+            off = bind_scalar(fn.args["offset"], scope)
+            if not isinstance(off, Lit) or not isinstance(off.value, int) or isinstance(off.value, bool):
+                raise SqlError("the offset of LAG/LEAD must be an integer literal", span_of(fn.args["offset"]))
+            offset = off.value
+        default: int | None = None
+        if fn.args.get("default") is not None:
+            d = bind_scalar(fn.args["default"], scope)
+            try:
+                d = coerce(d, arg.type) if not isinstance(d, Lit) or d.value is not None else Lit(arg.type, None)
+            except TypeMismatch as e:
+                raise SqlError(f"{e} in the default of {fn.sql('spark')}", span_of(fn.args["default"])) from None
+            if d.type != arg.type:
+                d = Call(arg.type, "cast", (d,))
+            default = column_of(d)
+        if arg.type.kind == "NULL":
+            raise SqlError(f"{fn.sql('spark')} of an untyped NULL", span_of(fn))
+        sign = 1 if isinstance(fn, exp.Lag) else -1
+        return lp.WindowCall("lag", arg.type, column_of(arg), sign * offset, default)
+    name = _AGGREGATES[type(fn)]
+    frame = _frame(w, has_order)
+    inner = fn.this
+    if name == "count" and (inner is None or isinstance(inner, exp.Star)):
+        return lp.WindowCall("count_star", BIGINT, None, frame=frame)
+    arg = bind_scalar(inner, scope)
+    try:
+        t = {"count": BIGINT, "sum": None, "avg": None}.get(name) or (
+            sum_type(arg.type) if name == "sum" else avg_type(arg.type) if name == "avg" else arg.type
+        )
+    except TypeMismatch as e:
+        raise SqlError(str(e), span_of(fn)) from None
+    if name in ("sum", "avg") and arg.type.kind == "NULL":
+        arg = coerce(arg, t)
+    starts_at_partition = frame is None or frame.lo is None
+    if name in ("sum", "avg") and arg.type.kind in ("FLOAT", "DOUBLE") and not starts_at_partition:
+        raise UnsupportedSql(
+            f"{name.upper()} of a floating-point value over a frame that does not start at UNBOUNDED PRECEDING "
+            "is not supported (frame sums are differences of running sums, which would round)",
+            span_of(w),
+        )
+    if name in ("min", "max") and frame is not None and frame.lo is not None and frame.hi is not None:
+        raise UnsupportedSql(
+            f"{name.upper()} over a frame bounded at both ends is not supported; "
+            "use UNBOUNDED PRECEDING or UNBOUNDED FOLLOWING",
+            span_of(w),
+        )
+    return lp.WindowCall(name, t, column_of(arg), frame=frame)
+
+
+def _frame(w: exp.Window, has_order: bool) -> lp.Frame | None:
+    spec = w.args.get("spec")
+    if spec is None:
+        return None  # Spark's default: RANGE UNBOUNDED PRECEDING .. CURRENT ROW, or the partition
+    rows = (spec.args.get("kind") or "").upper() == "ROWS"
+    if not has_order:
+        raise UnsupportedSql("a window frame without ORDER BY is not supported", span_of(spec))
+    lo = _bound(spec, "start", rows)
+    hi = _bound(spec, "end", rows)
+    if (lo is not None and lo > 0 and hi is not None and hi < lo) or (hi is not None and hi < 0 and lo is None):
+        pass  # an empty frame is legal; the kernel yields NULL / 0
+    return lp.Frame(rows, lo, hi)
+
+
+def _bound(spec: exp.Expression, which: str, rows: bool) -> int | None:
+    value = spec.args.get(which)
+    side = (spec.args.get(f"{which}_side") or "").upper()
+    text = value.upper() if isinstance(value, str) else None
+    if text == "UNBOUNDED":
+        if (which == "start") != (side == "PRECEDING"):
+            raise SqlError(f"UNBOUNDED {side} cannot be the {which} of a window frame", span_of(spec))
+        return None
+    if text == "CURRENT ROW":
+        return 0
+    if not rows:
+        raise UnsupportedSql(
+            "RANGE frames with offsets are not supported; use ROWS, or UNBOUNDED / CURRENT ROW", span_of(spec)
+        )
+    if not isinstance(value, exp.Literal) or value.is_string:
+        raise UnsupportedSql("a ROWS frame bound must be an integer literal", span_of(spec))
+    n = int(value.this)
+    return -n if side == "PRECEDING" else n
+
+
+# -- ORDER BY ... LIMIT --------------------------------------------------------------------
+
+
+def bind_top_k(sel: exp.Select, out: lp.Relation, names: list[str], dialect: str) -> lp.Relation:
+    """ORDER BY ... LIMIT k [OFFSET m] over the SELECT's result `out`: the rows whose
+    ROW_NUMBER in that order is in (m, m + k]. Without LIMIT, ORDER BY is accepted and
+    means nothing (a view is a bag); LIMIT or OFFSET without ORDER BY is refused (which
+    rows it keeps is not determined)."""
+    limit = sel.args.get("limit")
+    offset = sel.args.get("offset")
+    order = sel.args.get("order")
+    if limit is None and offset is None:
+        return out
+    if order is None:
+        node = limit if limit is not None else offset
+        what = "LIMIT" if limit is not None else "OFFSET"
+        raise UnsupportedSql(f"{what} without ORDER BY is nondeterministic; add an ORDER BY", span_of(node))
+    k = _count(limit, "LIMIT") if limit is not None else None
+    m = _count(offset, "OFFSET") if offset is not None else 0
+    keys: list[lp.OrderKey] = []
+    for o in order.expressions:
+        index = _output_column(o.this, out, names)
+        desc = bool(o.args.get("desc"))
+        nulls_first = o.args.get("nulls_first")
+        keys.append(lp.OrderKey(index, desc, bool(nulls_first) if nulls_first is not None else not desc))
+    n = len(out.fields)
+    fields = (*out.fields, lp.Field("rn", INT))
+    limit = m + k if k is not None else None
+    win = lp.Window(fields, out, (), tuple(keys), (lp.WindowCall("row_number", INT),), limit)
+    rn = Col(INT, n)
+    conds: list[Scalar] = []
+    if m:
+        conds.append(Call(SqlType("BOOLEAN"), "gt", (rn, Lit(INT, m))))
+    if k is not None:
+        conds.append(Call(SqlType("BOOLEAN"), "le", (rn, Lit(INT, m + k))))
+    pred = conds[0] if len(conds) == 1 else Call(SqlType("BOOLEAN"), "and", tuple(conds))
+    kept = lp.Filter(fields, win, pred)
+    return lp.Project(out.fields, kept, tuple(Col(f.type, i) for i, f in enumerate(out.fields)))
+
+
+def _count(node: exp.Expression, what: str) -> int:
+    value = node.args.get("expression")
+    if not isinstance(value, exp.Literal) or value.is_string or not value.this.isdigit():
+        raise UnsupportedSql(f"{what} must be a non-negative integer literal", span_of(node))
+    return int(value.this)
+
+
+def _output_column(node: exp.Expression, out: lp.Relation, names: list[str]) -> int:
+    """An ORDER BY key of a top-k: an output column by name or by position."""
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+        pos = int(node.this)
+        if not 1 <= pos <= len(names):
+            raise SqlError(f"ORDER BY position {pos} is not in the select list", span_of(node))
+        return pos - 1
+    if isinstance(node, exp.Column):
+        matches = [i for i, n in enumerate(names) if n == node.name.lower()]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise SqlError(f"ORDER BY column '{node.name}' is ambiguous", span_of(node))
+    shown = node.name if isinstance(node, exp.Column) else node.sql("spark")
+    raise UnsupportedSql(f"ORDER BY ... LIMIT must order by selected columns; '{shown}' is not one", span_of(node))

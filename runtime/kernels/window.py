@@ -1,0 +1,256 @@
+"""Window functions on Z-sets, and their incremental form (per changed partition).
+
+The kernel works on one frame holding whole partitions: it expands each row to as many
+copies as its weight (each copy is a row of the SQL bag), sorts by partition, ORDER BY
+keys (Spark: NULLs first ascending, last descending, unless told) and then all columns,
+so ties are broken the same way at every step. Every function is then a columnar
+expression over the sorted frame using row positions: the partition's first and last
+row, the current row's peer group (rows equal on the ORDER BY keys) and the frame
+bounds [lo, hi]; SUM/COUNT/AVG over a frame are differences of per-partition prefix
+sums, MIN/MAX running minima read at the frame's open end. No per-row Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from compiler.circuit import operators as op
+from compiler.errors import InternalCompilerError, RuntimeSqlError
+from compiler.logical.plan import Frame, OrderKey, WindowCall
+from compiler.types import INTEGER_BOUNDS, SqlType
+from runtime.kernels.aggregate import _rescale, _unscaled_to_decimal
+from runtime.registry import Context, Value, as_zset, evaluates
+from runtime.trace import Trace
+from runtime.zset import WEIGHT, ZSet, col_name, polars_dtype
+
+_I = "__i"  # row position in the sorted frame
+_START = "__start"  # position of the partition's first row
+_END = "__end"
+_PEER = "__peer"  # peer group number (rows of a partition equal on the ORDER BY keys)
+_PSTART = "__pstart"
+_PEND = "__pend"
+_PART = "__part"  # partition number
+_KEEP = "__keep"  # within the limit
+
+_Check = tuple[pl.Expr, str]  # rows where an error happened, and its message
+
+
+def _bounds(frame: Frame | None, has_order: bool) -> tuple[pl.Expr, pl.Expr]:
+    """[lo, hi] row positions of the frame (Spark's default with ORDER BY is RANGE
+    UNBOUNDED PRECEDING .. CURRENT ROW, peers included; without it the partition)."""
+    if frame is None:
+        frame = Frame(False, None, 0) if has_order else Frame(True, None, None)
+    i, start, end = pl.col(_I), pl.col(_START), pl.col(_END)
+    if frame.lo is None:
+        lo = start
+    elif frame.rows:
+        lo = pl.max_horizontal(i + frame.lo, start)
+    else:
+        lo = pl.col(_PSTART)
+    if frame.hi is None:
+        hi = end
+    elif frame.rows:
+        hi = pl.min_horizontal(i + frame.hi, end)
+    else:
+        hi = pl.col(_PEND)
+    return lo, hi
+
+
+def _prefix(value: pl.Expr, lo: pl.Expr, hi: pl.Expr, per_partition: bool = False) -> pl.Expr:
+    """Σ value over rows lo..hi, as a difference of prefix sums (exact for integers).
+    Floats use running sums restarted per partition, read only at hi (the binder allows
+    them only over frames that start the partition), so nothing is subtracted."""
+    c = value.cum_sum().over(_PART) if per_partition else value.cum_sum()
+    start = pl.col(_START) if per_partition else pl.lit(0)
+    before = pl.when(lo > start).then(c.gather(pl.max_horizontal(lo - 1, 0))).otherwise(pl.lit(0))
+    return c.gather(pl.max_horizontal(hi, 0)) - before
+
+
+def _sum_value(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) -> tuple[pl.Expr, _Check | None]:
+    """SUM/AVG over the frame: differences of per-partition running sums."""
+    assert call.arg is not None
+    out = polars_dtype(call.type)
+    lo, hi = _bounds(call.frame, has_order)
+    empty = lo > hi
+    x = pl.col(col_name(call.arg))
+    count = _prefix(x.is_not_null().cast(pl.Int64), lo, hi)
+    arg_type = types[call.arg]
+    none = pl.lit(None, dtype=out)
+    if arg_type.is_float:
+        # Only frames that start the partition reach here (the binder refuses others):
+        # the running sum is read directly, so inf and NaN propagate as in Spark.
+        total = _prefix(x.cast(pl.Float64).fill_null(0), lo, hi, per_partition=True)
+        value = total if call.fn == "sum" else total / count.cast(pl.Float64)
+        return pl.when(empty | (count == 0)).then(none).otherwise(value.cast(out)), None
+    # Exact kinds sum as unscaled Int128, as GROUP BY does (runtime/kernels/aggregate.py).
+    unscaled = x.to_physical() if arg_type.is_decimal else x.cast(pl.Int128)
+    total = _prefix(unscaled.cast(pl.Int128).fill_null(0), lo, hi)
+    some = ~empty & (count > 0)
+    if call.fn == "avg" and not call.type.is_decimal:
+        scale = float(10 ** (arg_type.scale or 0)) if arg_type.is_decimal else 1.0
+        return pl.when(some).then(total.cast(pl.Float64) / scale / count.cast(pl.Float64)), None
+    if not call.type.is_decimal:
+        lo_int, hi_int = INTEGER_BOUNDS[call.type.kind]
+        bad = some & ((total < pl.lit(lo_int, dtype=pl.Int128)) | (total > pl.lit(hi_int, dtype=pl.Int128)))
+        return pl.when(some).then(total.cast(out, wrap_numerical=True)), (bad, "integer overflow in SUM over a window")
+    in_scale = arg_type.scale or 0
+    up = max(0, (call.type.scale or 0) - in_scale)
+    den = pl.when(some).then(count).otherwise(1).cast(pl.Int128) if call.fn == "avg" else pl.lit(1, dtype=pl.Int128)
+    value, huge = _rescale(total, up, den)
+    bad = some & (huge | (value.abs() >= pl.lit(10 ** (call.type.precision or 38), dtype=pl.Int128)))
+    name = "SUM" if call.fn == "sum" else "AVG"
+    return pl.when(some).then(_unscaled_to_decimal(value, call.type)), (
+        bad,
+        f"decimal overflow in {name} over a window",
+    )
+
+
+def _call_value(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) -> tuple[pl.Expr, _Check | None]:
+    """The call's value, and for exact sums a check that it did not overflow (Spark ANSI raises)."""
+    if call.fn in ("sum", "avg"):
+        return _sum_value(call, has_order, types)
+    return _call_expr(call, has_order, types), None
+
+
+def _call_expr(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) -> pl.Expr:
+    i, start, end = pl.col(_I), pl.col(_START), pl.col(_END)
+    out = polars_dtype(call.type)
+    if call.fn == "row_number":
+        return (i - start + 1).cast(out)
+    if call.fn == "rank":
+        return (pl.col(_PSTART) - start + 1).cast(out)
+    if call.fn == "dense_rank":
+        return (pl.col(_PEER) - pl.col(_PEER).gather(start) + 1).cast(out)
+    if call.fn == "lag":
+        assert call.arg is not None
+        src = i - call.offset
+        inside = (src >= start) & (src <= end)
+        value = pl.col(col_name(call.arg)).gather(src.clip(0, pl.len() - 1)).cast(out)
+        default = pl.col(col_name(call.default)).cast(out) if call.default is not None else pl.lit(None, dtype=out)
+        return pl.when(inside).then(value).otherwise(default)
+    lo, hi = _bounds(call.frame, has_order)
+    empty = lo > hi
+    if call.fn == "count_star":
+        return pl.when(empty).then(0).otherwise(hi - lo + 1).cast(out)
+    assert call.arg is not None
+    x = pl.col(col_name(call.arg))
+    count = _prefix(x.is_not_null().cast(pl.Int64), lo, hi)
+    if call.fn == "count":
+        return pl.when(empty).then(0).otherwise(count).cast(out)
+    if call.fn in ("min", "max"):
+        # The binder only allows frames open at one end: read the running extreme there.
+        frame = call.frame or (Frame(False, None, 0) if has_order else Frame(True, None, None))
+        fold = x.cum_min if call.fn == "min" else x.cum_max
+        if frame.lo is None:
+            running = fold().forward_fill().over(_PART)
+            value = running.gather(pl.max_horizontal(hi, 0))
+        elif frame.hi is None:
+            running = fold(reverse=True).backward_fill().over(_PART)
+            value = running.gather(lo.clip(0, pl.len() - 1))
+        else:
+            raise InternalCompilerError("MIN/MAX over a frame bounded at both ends")
+        return pl.when(empty).then(pl.lit(None, dtype=out)).otherwise(value.cast(out))
+    raise InternalCompilerError(f"unknown window function {call.fn}")
+
+
+def window(
+    batch: ZSet,
+    partition: tuple[int, ...],
+    order: tuple[OrderKey, ...],
+    calls: tuple[WindowCall, ...],
+    out_types: tuple[SqlType, ...],
+    limit: int | None = None,
+) -> ZSet:
+    """The rows of `batch` (positive weights: a snapshot or whole partitions of one), each
+    with its window functions' values, consolidated; with `limit`, only the first `limit`
+    rows of each partition (a top-k: the output, and so the change, stays small)."""
+    z = batch.consolidate()
+    frame = z.frame
+    if frame.height == 0:
+        return ZSet.empty(out_types)
+    weights = frame[WEIGHT].to_numpy()
+    if int(weights.min()) <= 0:
+        raise InternalCompilerError("window functions over a Z-set with non-positive weights")
+    cols = z.columns
+    rows = frame.select(cols)[np.repeat(np.arange(frame.height), weights)]
+    part_cols = [col_name(p) for p in partition]
+    order_cols = [col_name(k.index) for k in order]
+    rest = [c for c in cols if c not in part_cols and c not in order_cols]
+    by = part_cols + order_cols + rest
+    desc = [False] * len(part_cols) + [k.desc for k in order] + [False] * len(rest)
+    nulls_last = [False] * len(part_cols) + [not k.nulls_first for k in order] + [False] * len(rest)
+    rows = rows.sort(by, descending=desc, nulls_last=nulls_last, maintain_order=False) if by else rows
+    i = pl.int_range(pl.len(), dtype=pl.Int64)
+    rows = rows.with_columns(i.alias(_I))
+
+    def changed(names: list[str]) -> pl.Expr:
+        first = pl.col(_I) == 0
+        return pl.any_horizontal([first, *(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in names)])
+
+    new_part = changed(part_cols) if part_cols else pl.col(_I) == 0
+    new_peer = changed(part_cols + order_cols) if order_cols else new_part
+    rows = rows.with_columns(
+        new_part.cast(pl.Int64).cum_sum().alias(_PART), new_peer.cast(pl.Int64).cum_sum().alias(_PEER)
+    )
+    # Rows are sorted, so a partition's (a peer group's) first and last positions are
+    # filled from its boundaries: linear, with no grouping.
+    i = pl.col(_I)
+    last = i == pl.len() - 1
+    part_ends = pl.col(_PART).ne(pl.col(_PART).shift(-1)).fill_null(True) | last
+    peer_ends = pl.col(_PEER).ne(pl.col(_PEER).shift(-1)).fill_null(True) | last
+    part_starts = pl.col(_PART).ne_missing(pl.col(_PART).shift(1))
+    peer_starts = pl.col(_PEER).ne_missing(pl.col(_PEER).shift(1))
+    rows = rows.with_columns(
+        pl.when(part_starts).then(i).forward_fill().alias(_START),
+        pl.when(part_ends).then(i).backward_fill().alias(_END),
+        pl.when(peer_starts).then(i).forward_fill().alias(_PSTART),
+        pl.when(peer_ends).then(i).backward_fill().alias(_PEND),
+    )
+    has_order = bool(order)
+    values: list[pl.Expr] = []
+    checks: list[tuple[pl.Expr, str]] = []
+    for j, c in enumerate(calls):
+        value, check = _call_value(c, has_order, z.types)
+        values.append(value.alias(col_name(len(cols) + j)))
+        if check is not None:
+            checks.append((check[0].any().alias(f"__bad{len(checks)}"), check[1]))
+    if checks:
+        flags = rows.select([b for b, _ in checks]).row(0)
+        for flag, (_, message) in zip(flags, checks, strict=True):
+            if flag:
+                raise RuntimeSqlError(message)
+    if limit is not None:
+        values.append((pl.col(_I) - pl.col(_START) < limit).alias(_KEEP))
+    out = rows.select([*cols, *values, pl.lit(1, dtype=pl.Int64).alias(WEIGHT)])
+    if limit is not None:
+        out = out.filter(pl.col(_KEEP)).drop(_KEEP)
+    return ZSet.from_frame(out, out_types).consolidate()
+
+
+def window_delta(old: Trace, delta: ZSet, o: op.WindowIncremental) -> ZSet:
+    """(↑window)^Δ for the partitions in `delta`: window(P_old + ΔP) − window(P_old),
+    with P_old the stored rows of those partitions (one indexed lookup)."""
+    d = delta.consolidate()
+    if d.frame.height == 0:
+        return ZSet.empty(o.types)
+    before = ZSet(old.lookup(d.frame, [col_name(p) for p in o.partition]), delta.types)
+    after = ZSet.concat([before, d], delta.types).consolidate()
+    if not after.is_positive():
+        raise InternalCompilerError("a partition holds a row a negative number of times")
+    new = window(after, o.partition, o.order, o.calls, o.types, o.limit)
+    gone = window(before, o.partition, o.order, o.calls, o.types, o.limit)
+    return ZSet.concat([new, gone.negate()], o.types).consolidate()
+
+
+@evaluates(op.Window)
+def _window(ctx: Context, o: op.Window, args: list[Value]) -> Value:
+    return window(as_zset(args[0]), o.partition, o.order, o.calls, o.types, o.limit)
+
+
+@evaluates(op.WindowIncremental)
+def _window_incremental(ctx: Context, o: op.WindowIncremental, args: list[Value]) -> Value:
+    state = args[0]  # z⁻¹(I d), indexed by the partition columns
+    if not isinstance(state, Trace):
+        raise InternalCompilerError("window_incremental reads an integral through z⁻¹")
+    return window_delta(state, as_zset(args[1]), o)

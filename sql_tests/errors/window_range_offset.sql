@@ -1,0 +1,3 @@
+-- title: RANGE frames with value offsets are refused
+CREATE TABLE t (g STRING, x INT);
+CREATE VIEW v AS SELECT g, SUM(x) OVER (ORDER BY x RANGE BETWEEN 5 PRECEDING AND CURRENT ROW) AS s FROM t;
