@@ -167,7 +167,6 @@ _POSITION = re.compile(r"Line: (\d+), Col: (\d+)")
 def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     """Resolve and qualify every name with sqlglot's optimizer."""
     _refuse_unknown_tables(query, program)
-    _refuse_expression_subqueries(query)
     try:
         return qualify(
             query.copy(),

@@ -109,6 +109,13 @@ def lower_except(ctx: Lowering, rel: lp.Except) -> int:
     return ctx.circuit.add(op.Distinct((diff,), rel.types))
 
 
+def lower_minus(ctx: Lowering, rel: lp.Minus) -> int:
+    """a − b ↦ a + (−b): linear, so incremental as it stands (Thm 3.3)."""
+    a = ctx.relation(rel.left)
+    neg = ctx.circuit.add(op.Negate((ctx.relation(rel.right),), rel.types))
+    return ctx.circuit.add(op.Plus((a, neg), rel.types))
+
+
 def lower_intersect(ctx: Lowering, rel: lp.Intersect) -> int:
     """a INTERSECT b ↦ da − distinct(da − db), with da, db the distinct inputs.
 
@@ -164,6 +171,7 @@ _LOWERINGS: dict[type, Callable[..., int]] = {
     lp.UnionAll: lower_union_all,
     lp.Except: lower_except,
     lp.Intersect: lower_intersect,
+    lp.Minus: lower_minus,
 }
 
 
