@@ -42,6 +42,9 @@ SPARK_CASES = [
     "string_functions",  # upper/lower/length/substring/concat/trim/replace
     "cast_types",  # CAST(decimal AS INT) truncates, string/date casts
     "paper_4_4_ivm",  # the paper's §4.4 example
+    "outer_join",  # LEFT/RIGHT/FULL joins, padded rows reappearing after deletes
+    "exists_in",  # EXISTS/NOT EXISTS/IN/NOT IN with NULLs, correlated
+    "scalar_subquery",  # scalar aggregates, COUNT of an empty correlated group is 0
 ]
 
 

@@ -169,7 +169,7 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     _refuse_unknown_tables(query, program)
     try:
         return qualify(
-            query.copy(),
+            _alias_select_subqueries(query.copy()),
             schema=dict(program.catalog.sqlglot_schema()),  # type: ignore[arg-type]
             dialect=program.dialect,
             validate_qualify_columns=True,
@@ -194,21 +194,15 @@ def _friendly(message: str) -> str:
     return message[0].lower() + message[1:] if message else "cannot resolve names"
 
 
-def _refuse_expression_subqueries(query: exp.Expression) -> None:
-    """Subqueries inside expressions (scalar, IN, EXISTS) are not supported yet; say so
-    before qualify, which cannot resolve correlated ones."""
-    for node in query.find_all(exp.Exists):
-        raise UnsupportedSql("EXISTS subqueries are not supported yet", span_of(node))
-    for sub in query.find_all(exp.Subquery, exp.Select):
-        parent = sub.parent
-        if isinstance(sub, exp.Select) and not isinstance(parent, exp.In):
-            continue
-        if isinstance(parent, (exp.From, exp.Join, exp.CTE, exp.Union, exp.Intersect, exp.Except)):
-            continue
-        if isinstance(sub, exp.Subquery) and sub.parent is None:
-            continue
-        what = "IN (subquery)" if isinstance(parent, exp.In) else "a subquery in an expression"
-        raise UnsupportedSql(f"{what} is not supported yet; subqueries are supported in FROM", span_of(sub))
+def _alias_select_subqueries(query: exp.Expression) -> exp.Expression:
+    """Name the bare scalar subqueries of every SELECT list with an explicit Alias:
+    sqlglot's qualify names them by the Subquery's own alias, and then fails on an
+    ORDER BY ordinal that points at one (it expects an Alias there)."""
+    for sel in list(query.find_all(exp.Select)):
+        for i, e in enumerate(sel.expressions):
+            if isinstance(e, exp.Subquery) and not e.alias:
+                e.replace(exp.Alias(this=e.copy(), alias=exp.to_identifier(f"_col_{i}")))
+    return query
 
 
 def _refuse_unknown_tables(query: exp.Expression, program: Program) -> None:
