@@ -132,3 +132,22 @@ INSERT INTO t VALUES (50);
 INSERT INTO t VALUES (100);
 """
     _failing_step(spark, text, "OVERFLOW", then="INSERT INTO t VALUES (-10);")
+
+
+def test_in_subquery_in_select_list_matches_spark(spark: Any) -> None:
+    """In a SELECT list Spark gives FALSE where SQL's IN / NOT IN (subquery) gives NULL
+    (a NULL probe, or no match and a NULL in the subquery); in WHERE both agree."""
+    text = """
+CREATE TABLE o (id INT, k INT);
+CREATE TABLE s (k INT);
+CREATE VIEW marks AS SELECT id, k IN (SELECT k FROM s) AS i, k NOT IN (SELECT k FROM s) AS ni FROM o;
+CREATE VIEW kept AS SELECT id FROM o WHERE k NOT IN (SELECT k FROM s) OR id = 9;
+-- step
+INSERT INTO o VALUES (1, 1), (2, 7), (3, NULL);
+INSERT INTO s VALUES (1), (2);
+-- step
+INSERT INTO s VALUES (NULL);
+-- step
+DELETE FROM s;
+"""
+    check_against_spark(spark, "in_subquery_select_list", text)

@@ -36,7 +36,7 @@ class ScalarScope:
 
     columns: dict[tuple[str, str], tuple[int, SqlType]]
     dialect: str
-    replacements: dict[str, Col] = field(default_factory=dict)
+    replacements: dict[str, Scalar] = field(default_factory=dict)
     only_replacements: bool = False
     context: str = "expression"
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 Columns = dict[tuple[str, str], tuple[int, SqlType]]
 OUTER = "__outer"
+TWO_VALUED_IN_SELECT = ("spark", "databricks", "hive")
 
 
 def _is_subquery(node: exp.Expression) -> bool:
@@ -76,7 +77,7 @@ def bind_subqueries(
     conjuncts: list[exp.Expression],
     bodies: list[exp.Expression],
     ctes: dict[str, lp.Relation],
-) -> tuple[lp.Relation, dict[str, Col]]:
+) -> tuple[lp.Relation, dict[str, Scalar]]:
     """Add a mark column per subquery of WHERE (and of SELECT, in a query without
     aggregation), filter by the WHERE conjuncts that hold subqueries, and return the
     relation and the replacements that let expressions read the marks."""
@@ -98,7 +99,7 @@ def bind_subqueries(
                     "a subquery in the SELECT list of an aggregating query is not supported yet", span_of(node)
                 )
             nodes.append(node)
-    marks: dict[str, Col] = {}
+    marks: dict[str, Scalar] = {}
     for node in nodes:
         key = node.sql()
         if key in marks:
@@ -108,6 +109,20 @@ def bind_subqueries(
     if conjuncts:
         scope = ScalarScope(columns, binder.dialect, dict(marks), context="WHERE")
         rel = lp.Filter(rel.fields, rel, conjunction([_predicate(bind_scalar(c, scope), c) for c in conjuncts]))
+    if binder.dialect in TWO_VALUED_IN_SELECT:
+        # Spark evaluates IN / NOT IN (subquery) in a SELECT list by an existence join:
+        # where SQL gives NULL (a NULL probe, or no match with a NULL in the subquery)
+        # the value is FALSE, for IN and for NOT IN alike (checked with Spark 4.3).
+        raw = dict(marks)
+        for b in bodies:
+            for node in outermost_subqueries(b):
+                if isinstance(node, exp.In):
+                    m = raw[node.sql()]
+                    false = Lit(BOOLEAN, False)
+                    marks[node.sql()] = Call(BOOLEAN, "coalesce", (m, false))
+                    if isinstance(node.parent, exp.Not):
+                        negated = Call(BOOLEAN, "not", (m,))
+                        marks[node.parent.sql()] = Call(BOOLEAN, "coalesce", (negated, false))
     return rel, marks
 
 
