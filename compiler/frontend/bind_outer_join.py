@@ -205,7 +205,9 @@ def join_side(join: exp.Join) -> str:
     side = (join.args.get("side") or "").upper()
     kind = (join.args.get("kind") or "").upper()
     if kind in ("SEMI", "ANTI"):
-        raise UnsupportedSql(f"{side} {kind} JOIN is not supported yet; use EXISTS or NOT EXISTS".strip(), span_of(join))
+        raise UnsupportedSql(
+            f"{side} {kind} JOIN is not supported yet; use EXISTS or NOT EXISTS".strip(), span_of(join)
+        )
     if join.args.get("using"):
         raise UnsupportedSql("JOIN ... USING is not supported; use ON", span_of(join))
     if side in ("LEFT", "RIGHT", "FULL"):
@@ -261,7 +263,9 @@ def bind_outer_from(
         side = join_side(join)
         keep_left = side in ("RIGHT", "FULL") and not (aliases & rejected)
         keep_right = side in ("LEFT", "FULL") and item.alias not in rejected
-        side = {(True, True): "FULL", (True, False): "RIGHT", (False, True): "LEFT"}.get((keep_left, keep_right), "INNER")
+        side = {(True, True): "FULL", (True, False): "RIGHT", (False, True): "LEFT"}.get(
+            (keep_left, keep_right), "INNER"
+        )
         on = _split_and(join.args["on"]) if join.args.get("on") is not None else []
         rel, cols = join_two(dialect, rel, cols, aliases, item.relation, _columns_of(item), item.alias, on, side)
         aliases = aliases | {item.alias}

@@ -265,7 +265,7 @@ class QueryBinder:
             raise UnsupportedSql("ROLLUP, CUBE and GROUPING SETS are not supported", span_of(group))
         pre: list[Scalar] = []
         pre_names: list[str] = []
-        replacements: dict[str, Col] = {}
+        replacements: dict[str, Scalar] = {}
         for g in group_nodes:
             key = g.sql()
             if key in replacements:

@@ -126,7 +126,7 @@ def bind_subqueries(
     return rel, marks
 
 
-def _declared_aliases(sel: exp.Expression) -> set[str]:
+def _declared_aliases(sel: exp.Expr) -> set[str]:
     if not isinstance(sel, exp.Select):
         return set()
     out: set[str] = set()
@@ -146,7 +146,7 @@ def _outer_refs(sub: exp.Expression, outer_aliases: set[str]) -> list[exp.Column
         alias = col.table.lower()
         if alias not in outer_aliases:
             continue
-        node: exp.Expression | None = col
+        node: exp.Expr | None = col
         shadowed = False
         while node is not None:
             if alias in _declared_aliases(node):
@@ -184,14 +184,14 @@ def _mark(
     corr: list[Scalar] = []
     names: dict[tuple[str, str], str] = {}
     for col in refs:
-        key = (col.table.lower(), col.name.lower())
-        if key not in names:
-            if key not in columns:
+        ref = (col.table.lower(), col.name.lower())
+        if ref not in names:
+            if ref not in columns:
                 raise UnsupportedSql(f"cannot resolve '{col.sql(binder.dialect)}'", span_of(col))
-            i, t = columns[key]
-            names[key] = f"c{len(corr)}"
+            i, t = columns[ref]
+            names[ref] = f"c{len(corr)}"
             corr.append(Col(t, i))
-        col.replace(exp.column(names[key], table=OUTER))
+        col.replace(exp.column(names[ref], table=OUTER))
     if kind == "in":
         if (
             len(query.expressions) != 1
@@ -267,11 +267,16 @@ def _mark(
         value = Call(
             BOOLEAN,
             "case",
-            (Call(BOOLEAN, "eq", (m, Lit(INT, 2))), Lit(BOOLEAN, True),
-             Call(BOOLEAN, "eq", (m, Lit(INT, 1))), Lit(BOOLEAN, None), Lit(BOOLEAN, False)),
+            (
+                Call(BOOLEAN, "eq", (m, Lit(INT, 2))),
+                Lit(BOOLEAN, True),
+                Call(BOOLEAN, "eq", (m, Lit(INT, 1))),
+                Lit(BOOLEAN, None),
+                Lit(BOOLEAN, False),
+            ),
         )
-        exprs = tuple(Col(f.type, i) for i, f in enumerate(rel.fields)) + (value,)
-        out = lp.Project(rel.fields + (lp.Field("in", BOOLEAN),), out, exprs)
+        exprs = (*tuple(Col(f.type, i) for i, f in enumerate(rel.fields)), value)
+        out = lp.Project((*rel.fields, lp.Field("in", BOOLEAN)), out, exprs)
         return out, BOOLEAN
     return out, value_type
 
@@ -290,9 +295,9 @@ def _complete(
     keys = project_columns(found, list(range(k)))
     if found_value is not None:
         found = lp.Project(
-            d.fields + (lp.Field("v", found_value.type),),
+            (*d.fields, lp.Field("v", found_value.type)),
             keys,
-            tuple(Col(f.type, i) for i, f in enumerate(d.fields)) + (found_value,),
+            (*tuple(Col(f.type, i) for i, f in enumerate(d.fields)), found_value),
         )
     vtype = found.fields[k].type
     lost = minus(d, keys)
@@ -304,18 +309,21 @@ def _complete(
             from compiler.frontend.type_rules import coerce
 
             filler = lp.Project(
-                lost.fields + (lp.Field("v", vtype),),
+                (*lost.fields, lp.Field("v", vtype)),
                 crossed,
-                tuple(Col(f.type, i) for i, f in enumerate(lost.fields)) + (coerce(Col(missing_row.fields[0].type, k), vtype),),
+                (
+                    *tuple(Col(f.type, i) for i, f in enumerate(lost.fields)),
+                    coerce(Col(missing_row.fields[0].type, k), vtype),
+                ),
             )
     else:
         value = missing_value if missing_value is not None else Lit(vtype, None)
         if value.type != vtype:
             value = Lit(vtype, value.value) if isinstance(value, Lit) else value
         filler = lp.Project(
-            lost.fields + (lp.Field("v", vtype),),
+            (*lost.fields, lp.Field("v", vtype)),
             lost,
-            tuple(Col(f.type, i) for i, f in enumerate(lost.fields)) + (value,),
+            (*tuple(Col(f.type, i) for i, f in enumerate(lost.fields)), value),
         )
     fields = found.fields[: k + 1]
     return lp.UnionAll(fields, (project_columns(found, list(range(k + 1))), filler))
