@@ -33,7 +33,7 @@ from compiler.frontend.positions import span_of
 from compiler.logical import plan as lp
 from compiler.logical.aggregate import AggCall
 from compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
-from compiler.types import BIGINT, BOOLEAN, INT, SqlType
+from compiler.types import BIGINT, BOOLEAN, INT, STRING, SqlType
 
 if TYPE_CHECKING:
     from compiler.frontend.bind_query import QueryBinder
@@ -245,19 +245,23 @@ def _mark(
             raise UnsupportedSql("a scalar subquery must return one column", span_of(node))
         body = query.expressions[0]
         body = body.this if isinstance(body, exp.Alias) else body
-        if not _has_agg(body) or _outer_outside_aggregates(body):
+        if not _has_agg(body) or query.args.get("distinct") is not None:
+            rows = binder.bind(query.select(*keys, body.copy(), append=False, copy=True), inner_ctes)
+            table = _complete(d, _at_most_one(rows, len(keys)), None, None)
+        elif _outer_outside_aggregates(body):
             raise UnsupportedSql(
-                "a correlated scalar subquery must be an aggregate without GROUP BY "
-                "(one that could return several rows is not supported yet)",
+                "a correlated aggregate subquery that reads an outer column outside its aggregates "
+                "is not supported yet",
                 span_of(node),
             )
-        grouped = query.select(*keys, body.copy(), append=False, copy=True)
-        grouped.set("group", exp.Group(expressions=[k.copy() for k in keys]))
-        groups = binder.bind(grouped, inner_ctes)
-        empty_q = query.select(body.copy(), append=False, copy=True)
-        empty_q.set("where", exp.Where(this=exp.false()))
-        empty = binder.bind(empty_q, inner_ctes)  # the aggregate of no rows: one row
-        table = _complete(d, groups, None, None, empty)
+        else:
+            grouped = query.select(*keys, body.copy(), append=False, copy=True)
+            grouped.set("group", exp.Group(expressions=[k.copy() for k in keys]))
+            groups = binder.bind(grouped, inner_ctes)
+            empty_q = query.select(body.copy(), append=False, copy=True)
+            empty_q.set("where", exp.Where(this=exp.false()))
+            empty = binder.bind(empty_q, inner_ctes)  # the aggregate of no rows: one row
+            table = _complete(d, groups, None, None, empty)
     joined = null_safe_join(ext, corr_idx, table, list(range(len(corr))))
     value_idx = len(ext.fields) + len(corr)
     value_type = joined.fields[value_idx].type
@@ -347,15 +351,29 @@ def _uncorrelated(
     else:
         if len(sub.fields) != 1:
             raise UnsupportedSql("a scalar subquery must return one column", span_of(node))
-        if not _single_row(query):
-            raise UnsupportedSql(
-                "a scalar subquery must be an aggregate without GROUP BY "
-                "(one that could return several rows is not supported yet)",
-                span_of(node),
-            )
-        one = sub
+        one = sub if _single_row(query) else _at_most_one(sub, 0)
     fields = rel.fields + one.fields
     return lp.Join(fields, rel, one, (), ()), one.fields[0].type
+
+
+TOO_MANY_ROWS = "[SCALAR_SUBQUERY_TOO_MANY_ROWS] more than one row returned by a subquery used as an expression"
+
+
+def _at_most_one(rows: lp.Relation, k: int) -> lp.Relation:
+    """Per value of the first k columns, the one value of column k, NULL for none; more
+    than one row raises Spark's SCALAR_SUBQUERY_TOO_MANY_ROWS and rejects the step."""
+    vtype = rows.fields[k].type
+    aggs = (AggCall("count_star", None, BIGINT), AggCall("max", k, vtype))
+    fields = (*rows.fields[:k], lp.Field("n", BIGINT), lp.Field("v", vtype))
+    counted = lp.Aggregate(fields, rows, tuple(range(k)), aggs, is_global=k == 0)
+    n = Col(BIGINT, k)
+    value = Call(
+        vtype,
+        "error_if",
+        (Call(BOOLEAN, "gt", (n, Lit(BIGINT, 1))), Col(vtype, k + 1), Lit(STRING, TOO_MANY_ROWS)),
+    )
+    keys = tuple(Col(f.type, i) for i, f in enumerate(rows.fields[:k]))
+    return lp.Project((*rows.fields[:k], lp.Field("v", vtype)), counted, (*keys, value))
 
 
 def _single_row(query: exp.Expression) -> bool:
