@@ -45,6 +45,8 @@ SPARK_CASES = [
     "outer_join",  # LEFT/RIGHT/FULL joins, padded rows reappearing after deletes
     "exists_in",  # EXISTS/NOT EXISTS/IN/NOT IN with NULLs, correlated
     "scalar_subquery",  # scalar aggregates, COUNT of an empty correlated group is 0
+    "scalar_subquery_rows",  # non-aggregate scalar subqueries: one row or NULL
+    "semi_anti_join",  # LEFT SEMI / LEFT ANTI JOIN
 ]
 
 
@@ -151,3 +153,19 @@ INSERT INTO s VALUES (NULL);
 DELETE FROM s;
 """
     check_against_spark(spark, "in_subquery_select_list", text)
+
+
+def test_scalar_subquery_with_two_rows_raises_in_both(spark: Any) -> None:
+    """A scalar subquery that returns two rows for some outer row: Spark raises
+    SCALAR_SUBQUERY_TOO_MANY_ROWS, dbspc rejects the step and keeps its state."""
+    text = """
+CREATE TABLE a (k INT);
+CREATE TABLE b (k INT, v INT);
+CREATE VIEW v AS SELECT a.k, (SELECT b.v FROM b WHERE b.k = a.k) AS bv FROM a;
+-- step
+INSERT INTO a VALUES (1), (2), (NULL);
+INSERT INTO b VALUES (1, 10), (NULL, 5);
+-- step
+INSERT INTO b VALUES (1, 11);
+"""
+    _failing_step(spark, text, "SCALAR_SUBQUERY_TOO_MANY_ROWS", then="INSERT INTO b VALUES (2, 20);")

@@ -168,12 +168,13 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     """Resolve and qualify every name with sqlglot's optimizer."""
     _refuse_unknown_tables(query, program)
     try:
-        return qualify(
+        qualified = qualify(
             _alias_select_subqueries(query.copy()),
             schema=dict(program.catalog.sqlglot_schema()),  # type: ignore[arg-type]
             dialect=program.dialect,
             validate_qualify_columns=True,
         )
+        return _semi_anti_joins_to_exists(qualified)
     except OptimizeError as e:
         message = str(e)
         m = _POSITION.search(message)
@@ -192,6 +193,36 @@ def _friendly(message: str) -> str:
     if m:
         return f"column '{m.group(1)}' cannot be resolved"
     return message[0].lower() + message[1:] if message else "cannot resolve names"
+
+
+def _semi_anti_joins_to_exists(query: exp.Expression) -> exp.Expression:
+    """`a LEFT SEMI JOIN b ON c` is `a WHERE EXISTS (SELECT 1 FROM b WHERE c)`, and
+    LEFT ANTI JOIN the NOT EXISTS: b's columns are not visible after the join, and the
+    condition reads only a and b, so it filters a's rows wherever it is applied, unless a
+    later RIGHT or FULL join pads rows that the filter must not see."""
+    for sel in list(query.find_all(exp.Select)):
+        joins = list(sel.args.get("joins") or [])
+        conditions: list[exp.Expression] = []
+        seen_semi = False
+        for join in joins:
+            kind = (join.args.get("kind") or "").upper()
+            side = (join.args.get("side") or "").upper()
+            if kind not in ("SEMI", "ANTI"):
+                if seen_semi and side in ("RIGHT", "FULL"):
+                    raise UnsupportedSql(f"{side} JOIN after a SEMI or ANTI join is not supported", span_of(join))
+                continue
+            seen_semi = True
+            sub = exp.select("1").from_(join.this.copy())
+            if join.args.get("on") is not None:
+                sub = sub.where(join.args["on"].copy())
+            exists: exp.Expression = exp.Exists(this=sub)
+            conditions.append(exp.Not(this=exists) if kind == "ANTI" else exists)
+            join.pop()
+        if conditions:
+            where = sel.args.get("where")
+            parts = ([where.this] if where is not None else []) + conditions
+            sel.set("where", exp.Where(this=exp.and_(*parts)))
+    return query
 
 
 def _alias_select_subqueries(query: exp.Expression) -> exp.Expression:
