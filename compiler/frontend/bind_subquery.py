@@ -33,7 +33,7 @@ from compiler.frontend.positions import span_of
 from compiler.logical import plan as lp
 from compiler.logical.aggregate import AggCall
 from compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
-from compiler.types import BIGINT, BOOLEAN, INT, STRING, SqlType
+from compiler.types import BIGINT, BOOLEAN, STRING, SqlType
 
 if TYPE_CHECKING:
     from compiler.frontend.bind_query import QueryBinder
@@ -164,23 +164,23 @@ def _mark(
     binder: QueryBinder, rel: lp.Relation, columns: Columns, node: exp.Expression, ctes: dict[str, lp.Relation]
 ) -> tuple[lp.Relation, SqlType]:
     """rel with one more column: the value of subquery `node` for each row."""
+    if isinstance(node, exp.In):
+        return _mark_in(binder, rel, columns, node, ctes)
     if isinstance(node, exp.Exists):
         kind, query = "exists", node.this
-    elif isinstance(node, exp.In):
-        kind, query = "in", node.args["query"].this
     else:
         kind, query = "scalar", node.this
     query = query.copy()
     outer_aliases = {a for a, _ in columns}
     refs = _outer_refs(query, outer_aliases)
-    if not refs and kind != "in":
+    if not refs:
         return _uncorrelated(binder, rel, node, kind, query, ctes)
     if not isinstance(query, exp.Select):
         raise UnsupportedSql("a correlated subquery must be a SELECT", span_of(node))
-    for key in ("group", "having", "distinct"):
-        if kind != "in" and key != "distinct" and query.args.get(key) is not None:
+    for key in ("group", "having"):
+        if query.args.get(key) is not None:
             raise UnsupportedSql(f"{key.upper()} in a correlated subquery is not supported yet", span_of(query))
-    # the correlation values: outer columns, then the IN probe
+    # the correlation values: the outer columns the subquery reads
     corr: list[Scalar] = []
     names: dict[tuple[str, str], str] = {}
     for col in refs:
@@ -192,20 +192,6 @@ def _mark(
             names[ref] = f"c{len(corr)}"
             corr.append(Col(t, i))
         col.replace(exp.column(names[ref], table=OUTER))
-    if kind == "in":
-        if (
-            len(query.expressions) != 1
-            or any(query.args.get(k) is not None for k in ("group", "having", "distinct"))
-            or any(_has_agg(e) for e in query.expressions)
-        ):
-            if refs:
-                raise UnsupportedSql("IN over a correlated aggregating subquery is not supported yet", span_of(node))
-            query = exp.select(exp.column("v", table="__in")).from_(
-                exp.alias_(exp.Subquery(this=query), "__in", table=["v"])
-            )
-        probe = bind_scalar(node.this, ScalarScope(columns, binder.dialect, context="IN"))
-        probe_name = f"c{len(corr)}"
-        corr.append(probe)
     # O' = O with the correlation values as columns; D = distinct(π_corr O')
     n = len(rel.fields)
     ext = lp.Project(
@@ -224,22 +210,6 @@ def _mark(
         found_q.set("distinct", exp.Distinct())
         found = binder.bind(found_q, inner_ctes)
         table = _complete(d, found, Lit(BOOLEAN, True), Lit(BOOLEAN, False))
-    elif kind == "in":
-        y = query.expressions[0]
-        y = y.this if isinstance(y, exp.Alias) else y
-        eq = exp.EQ(this=y.copy(), expression=exp.column(probe_name, table=OUTER))
-        code = exp.Case(
-            ifs=[
-                exp.If(this=eq, true=exp.Literal.number(2)),
-                exp.If(this=exp.Is(this=eq.copy(), expression=exp.Null()), true=exp.Literal.number(1)),
-            ],
-            default=exp.Literal.number(0),
-        )
-        grouped = query.select(*keys, exp.Max(this=code), append=False, copy=True)
-        grouped.set("group", exp.Group(expressions=[k.copy() for k in keys]))
-        grouped.set("distinct", None)
-        best = binder.bind(grouped, inner_ctes)
-        table = _complete(d, best, None, Lit(INT, 0))
     else:
         if len(query.expressions) != 1:
             raise UnsupportedSql("a scalar subquery must return one column", span_of(node))
@@ -266,23 +236,58 @@ def _mark(
     value_idx = len(ext.fields) + len(corr)
     value_type = joined.fields[value_idx].type
     out = project_columns(joined, [*range(n), value_idx])
-    if kind == "in":
-        m = Col(value_type, n)
-        value = Call(
-            BOOLEAN,
-            "case",
-            (
-                Call(BOOLEAN, "eq", (m, Lit(INT, 2))),
-                Lit(BOOLEAN, True),
-                Call(BOOLEAN, "eq", (m, Lit(INT, 1))),
-                Lit(BOOLEAN, None),
-                Lit(BOOLEAN, False),
-            ),
-        )
-        exprs = (*tuple(Col(f.type, i) for i, f in enumerate(rel.fields)), value)
-        out = lp.Project((*rel.fields, lp.Field("in", BOOLEAN)), out, exprs)
-        return out, BOOLEAN
     return out, value_type
+
+
+def _mark_in(
+    binder: QueryBinder, rel: lp.Relation, columns: Columns, node: exp.In, ctes: dict[str, lp.Relation]
+) -> tuple[lp.Relation, SqlType]:
+    """`x IN (SELECT y ...)` from three EXISTS marks, so the match is an equi-join on
+    x = y (magic sets on x) rather than a comparison with every row:
+    TRUE if EXISTS(... AND y = x), else NULL if EXISTS(...) and (x IS NULL or
+    EXISTS(... AND y IS NULL)), else FALSE."""
+    query = node.args["query"].this.copy()
+    outer_aliases = {a for a, _ in columns}
+    if (
+        not isinstance(query, exp.Select)
+        or len(query.expressions) != 1
+        or any(query.args.get(k) is not None for k in ("group", "having", "distinct", "limit"))
+        or any(_has_agg(e) for e in query.expressions)
+    ):
+        if _outer_refs(query, outer_aliases):
+            raise UnsupportedSql("IN over a correlated aggregating subquery is not supported yet", span_of(node))
+        query = exp.select(exp.column("v", table="__in")).from_(
+            exp.alias_(exp.Subquery(this=query), "__in", table=["v"])
+        )
+    y = query.expressions[0]
+    y = y.this if isinstance(y, exp.Alias) else y
+    # the probe as a column of its own alias, which no alias inside the subquery shadows
+    n = len(rel.fields)
+    probe = bind_scalar(node.this, ScalarScope(columns, binder.dialect, context="IN"))
+    alias = f"__probe{n}"
+    ext: lp.Relation = lp.Project(
+        (*rel.fields, lp.Field("p", probe.type)),
+        rel,
+        (*(Col(f.type, i) for i, f in enumerate(rel.fields)), probe),
+    )
+    ext_cols = {**columns, (alias, "p"): (n, probe.type)}
+    probe_col = exp.column("p", table=alias)
+    conditions: list[exp.Expression | None] = [
+        exp.EQ(this=y.copy(), expression=probe_col),
+        None,
+        exp.Is(this=y.copy(), expression=exp.Null()),
+    ]
+    for cond in conditions:
+        q = query.select(exp.Literal.number(1), append=False, copy=True)
+        if cond is not None:
+            q = q.where(cond, copy=False)
+        ext, _ = _mark(binder, ext, ext_cols, exp.Exists(this=q), ctes)
+    m_eq, m_any, m_null = (Col(BOOLEAN, n + 1 + i) for i in range(3))
+    is_null = Call(BOOLEAN, "is_null", (Col(probe.type, n),))
+    unknown = Call(BOOLEAN, "and", (m_any, Call(BOOLEAN, "or", (is_null, m_null))))
+    value = Call(BOOLEAN, "case", (m_eq, Lit(BOOLEAN, True), unknown, Lit(BOOLEAN, None), Lit(BOOLEAN, False)))
+    exprs = (*(Col(f.type, i) for i, f in enumerate(rel.fields)), value)
+    return lp.Project((*rel.fields, lp.Field("in", BOOLEAN)), ext, exprs), BOOLEAN
 
 
 def _complete(
