@@ -222,7 +222,7 @@ def has_outer_join(sel: exp.Select) -> bool:
 
 
 _NULL_REJECTING = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
-_STRICT = (exp.Column, exp.Literal, exp.Paren, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg)
+_STRICT = (exp.Column, exp.Identifier, exp.Literal, exp.Paren, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg)
 
 
 def _rejected_aliases(conjunct: exp.Expression) -> set[str]:
