@@ -530,6 +530,14 @@ def _coalesce(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     return pl.coalesce(parts)
 
 
+def _error_if(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
+    message = call.args[2]
+    if not isinstance(message, Lit):
+        raise InternalCompilerError("error_if needs a literal message")
+    c.check(c.compile(call.args[0], guard), str(message.value), guard)
+    return c.compile(call.args[1], guard)
+
+
 def _nullif(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     a, b = c.args(call, guard)
     return pl.when(a == b).then(pl.lit(None, dtype=polars_dtype(call.type))).otherwise(a)
@@ -954,6 +962,7 @@ _HANDLERS: dict[str, Handler] = {
     "case": _case,
     "coalesce": _coalesce,
     "nullif": _nullif,
+    "error_if": _error_if,
     "cast": _cast_handler(strict=True),
     "try_cast": _cast_handler(strict=False),
     "like": _like,

@@ -92,6 +92,16 @@ CREATE VIEW top_groups AS SELECT s, sv FROM grouped ORDER BY sv DESC, s LIMIT 2 
 CREATE VIEW best_w AS SELECT k, w FROM b QUALIFY RANK() OVER (PARTITION BY k ORDER BY w DESC) = 1;
 CREATE VIEW best_per_k AS
   SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM a) t WHERE rn <= 2;
+-- outer joins (NULL-padded unmatched rows), and aggregates over them
+CREATE VIEW lefty AS SELECT a.k, a.v, b.w FROM a LEFT JOIN b ON a.k = b.k AND a.v < b.w;
+CREATE VIEW fully AS SELECT a.s AS sa, a.v, b.s AS sb FROM a FULL JOIN b ON a.s = b.s;
+CREATE VIEW left_counts AS SELECT a.k, COUNT(b.w) AS n, SUM(b.w) AS sw FROM a LEFT JOIN b ON a.k = b.k GROUP BY a.k;
+-- subqueries: correlated EXISTS, NOT IN with NULLs, scalar aggregates (COUNT of nothing is 0)
+CREATE VIEW semi AS SELECT k, v FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.w > a.v);
+CREATE VIEW anti_in AS SELECT k, v FROM a WHERE v NOT IN (SELECT w FROM b WHERE b.s = a.s);
+CREATE VIEW scalar_cnt AS
+  SELECT s, COUNT(*) AS n, SUM(v) AS sv FROM a WHERE v >= (SELECT COUNT(*) FROM b WHERE b.k = a.k) GROUP BY s;
+CREATE VIEW scalar_sel AS SELECT k, (SELECT MAX(w) FROM b WHERE b.w < a.v) AS m FROM a;
 """
 
 Row = tuple[Any, ...]

@@ -55,6 +55,11 @@ SPARK_CASES = [
     "window_lag_lead",  # LAG/LEAD offsets and defaults
     "window_over_aggregates",  # windows over GROUP BY, duplicate rows
     "topk",  # ORDER BY ... LIMIT/OFFSET, per-group top-k, QUALIFY
+    "outer_join",  # LEFT/RIGHT/FULL joins, padded rows reappearing after deletes
+    "exists_in",  # EXISTS/NOT EXISTS/IN/NOT IN with NULLs, correlated
+    "scalar_subquery",  # scalar aggregates, COUNT of an empty correlated group is 0
+    "scalar_subquery_rows",  # non-aggregate scalar subqueries: one row or NULL
+    "semi_anti_join",  # LEFT SEMI / LEFT ANTI JOIN
 ]
 
 
@@ -161,3 +166,38 @@ INSERT INTO t VALUES (50);
 INSERT INTO t VALUES (100);
 """
     _failing_step(spark, text, "OVERFLOW", then="INSERT INTO t VALUES (-10);")
+
+
+def test_in_subquery_in_select_list_matches_spark(spark: Any) -> None:
+    """In a SELECT list Spark gives FALSE where SQL's IN / NOT IN (subquery) gives NULL
+    (a NULL probe, or no match and a NULL in the subquery); in WHERE both agree."""
+    text = """
+CREATE TABLE o (id INT, k INT);
+CREATE TABLE s (k INT);
+CREATE VIEW marks AS SELECT id, k IN (SELECT k FROM s) AS i, k NOT IN (SELECT k FROM s) AS ni FROM o;
+CREATE VIEW kept AS SELECT id FROM o WHERE k NOT IN (SELECT k FROM s) OR id = 9;
+-- step
+INSERT INTO o VALUES (1, 1), (2, 7), (3, NULL);
+INSERT INTO s VALUES (1), (2);
+-- step
+INSERT INTO s VALUES (NULL);
+-- step
+DELETE FROM s;
+"""
+    check_against_spark(spark, "in_subquery_select_list", text)
+
+
+def test_scalar_subquery_with_two_rows_raises_in_both(spark: Any) -> None:
+    """A scalar subquery that returns two rows for some outer row: Spark raises
+    SCALAR_SUBQUERY_TOO_MANY_ROWS, dbspc rejects the step and keeps its state."""
+    text = """
+CREATE TABLE a (k INT);
+CREATE TABLE b (k INT, v INT);
+CREATE VIEW v AS SELECT a.k, (SELECT b.v FROM b WHERE b.k = a.k) AS bv FROM a;
+-- step
+INSERT INTO a VALUES (1), (2), (NULL);
+INSERT INTO b VALUES (1, 10), (NULL, 5);
+-- step
+INSERT INTO b VALUES (1, 11);
+"""
+    _failing_step(spark, text, "SCALAR_SUBQUERY_TOO_MANY_ROWS", then="INSERT INTO b VALUES (2, 20);")

@@ -15,8 +15,10 @@ from compiler.catalog import Catalog
 from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.bind_aggregate import CORE, grouping_sets, is_aggregate_call, reduce_call
+from compiler.frontend.bind_outer_join import bind_outer_from, has_outer_join, join_side
 from compiler.frontend.bind_recursive import bind_recursive_with
 from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
+from compiler.frontend.bind_subquery import bind_subqueries, has_subquery
 from compiler.frontend.bind_window import bind_top_k, bind_windows, refuse_misplaced_windows, window_calls
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, moment_type, sum_type
@@ -107,16 +109,22 @@ class QueryBinder:
         items = self._from_items(sel, ctes)
         where = sel.args.get("where")
         conjuncts = _split_and(where.this) if where is not None else []
-        for join in sel.args.get("joins") or []:
-            if join.args.get("on") is not None:
-                conjuncts += _split_and(join.args["on"])
-        rel, columns = self._join_items(items, conjuncts)
-        scope = ScalarScope(columns, self.semantics, context="WHERE")
+        with_subqueries = [c for c in conjuncts if has_subquery(c)]
+        conjuncts = [c for c in conjuncts if not has_subquery(c)]
+        if has_outer_join(sel):
+            rel, columns = bind_outer_from(self.semantics, sel, items, conjuncts)
+        else:
+            for join in sel.args.get("joins") or []:
+                if join.args.get("on") is not None:
+                    conjuncts += _split_and(join.args["on"])
+            rel, columns = self._join_items(items, conjuncts)
         select_exprs = list(sel.expressions)
         names = [e.alias_or_name.lower() if isinstance(e, exp.Alias) else e.sql(self.dialect) for e in select_exprs]
         bodies = [e.this if isinstance(e, exp.Alias) else e for e in select_exprs]
         having = sel.args.get("having")
         group = sel.args.get("group")
+        rel, marks = bind_subqueries(self, sel, rel, columns, with_subqueries, bodies, ctes)
+        scope = ScalarScope(columns, self.semantics, marks, context="WHERE")
         if group is not None or having is not None or any(_has_aggregate(b) for b in bodies):
             rel, scope = self._aggregate(rel, scope, group, bodies + ([having.this] if having else []))
             if having is not None:
@@ -181,16 +189,8 @@ class QueryBinder:
             if value:
                 node = value[0] if isinstance(value, list) else value
                 raise UnsupportedSql(f"{what} is not supported in an incremental view", span_of(node))
-        for sub in sel.find_all(exp.Exists):
-            raise UnsupportedSql("EXISTS subqueries are not supported yet", span_of(sub))
         for join in sel.args.get("joins") or []:
-            side = (join.args.get("side") or "").upper()
-            kind = (join.args.get("kind") or "").upper()
-            if side or kind in ("SEMI", "ANTI", "OUTER"):
-                what = f"{side} {kind}".strip() or kind
-                raise UnsupportedSql(f"{what} JOIN is not supported yet; only inner and cross joins", span_of(join))
-            if join.args.get("using"):
-                raise UnsupportedSql("JOIN ... USING is not supported; use ON", span_of(join))
+            join_side(join)  # refuses the join kinds that are not supported
 
     def _from_items(self, sel: exp.Select, ctes: dict[str, lp.Relation]) -> list[_Item]:
         from_ = sel.args.get("from_")

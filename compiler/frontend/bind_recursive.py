@@ -204,6 +204,12 @@ def _check_stratified(name: str, cte: exp.CTE, body: lp.Relation) -> None:
                 f"recursive CTE '{name}' is negated by EXCEPT inside its own definition (not stratified)",
                 span_of(cte),
             )
+        if isinstance(rel, lp.Minus) and _count_refs(rel.right):
+            raise UnsupportedSql(
+                f"recursive CTE '{name}' reads itself under an outer join, NOT EXISTS, NOT IN or a "
+                "subquery inside its own definition (not stratified)",
+                span_of(cte),
+            )
         for child in _children(rel):
             if not isinstance(rel, lp.Fixpoint):
                 visit(child)

@@ -207,14 +207,14 @@ _POSITION = re.compile(r"Line: (\d+), Col: (\d+)")
 def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     """Resolve and qualify every name with sqlglot's optimizer."""
     _refuse_unknown_tables(query, program)
-    _refuse_expression_subqueries(query)
     try:
-        return qualify(
-            query.copy(),
+        qualified = qualify(
+            _alias_select_subqueries(query.copy()),
             schema=dict(program.catalog.sqlglot_schema()),  # type: ignore[arg-type]
             dialect=program.dialect,
             validate_qualify_columns=True,
         )
+        return _semi_anti_joins_to_exists(qualified)
     except OptimizeError as e:
         message = str(e)
         m = _POSITION.search(message)
@@ -263,21 +263,45 @@ def _friendly(message: str) -> str:
     return message[0].lower() + message[1:] if message else "cannot resolve names"
 
 
-def _refuse_expression_subqueries(query: exp.Expression) -> None:
-    """Subqueries inside expressions (scalar, IN, EXISTS) are not supported yet; say so
-    before qualify, which cannot resolve correlated ones."""
-    for node in query.find_all(exp.Exists):
-        raise UnsupportedSql("EXISTS subqueries are not supported yet", span_of(node))
-    for sub in query.find_all(exp.Subquery, exp.Select):
-        parent = sub.parent
-        if isinstance(sub, exp.Select) and not isinstance(parent, exp.In):
-            continue
-        if isinstance(parent, (exp.From, exp.Join, exp.CTE, exp.Union, exp.Intersect, exp.Except)):
-            continue
-        if isinstance(sub, exp.Subquery) and sub.parent is None:
-            continue
-        what = "IN (subquery)" if isinstance(parent, exp.In) else "a subquery in an expression"
-        raise UnsupportedSql(f"{what} is not supported yet; subqueries are supported in FROM", span_of(sub))
+def _semi_anti_joins_to_exists(query: exp.Expression) -> exp.Expression:
+    """`a LEFT SEMI JOIN b ON c` is `a WHERE EXISTS (SELECT 1 FROM b WHERE c)`, and
+    LEFT ANTI JOIN the NOT EXISTS: b's columns are not visible after the join, and the
+    condition reads only a and b, so it filters a's rows wherever it is applied, unless a
+    later RIGHT or FULL join pads rows that the filter must not see."""
+    for sel in list(query.find_all(exp.Select)):
+        joins = list(sel.args.get("joins") or [])
+        conditions: list[exp.Expression] = []
+        seen_semi = False
+        for join in joins:
+            kind = (join.args.get("kind") or "").upper()
+            side = (join.args.get("side") or "").upper()
+            if kind not in ("SEMI", "ANTI"):
+                if seen_semi and side in ("RIGHT", "FULL"):
+                    raise UnsupportedSql(f"{side} JOIN after a SEMI or ANTI join is not supported", span_of(join))
+                continue
+            seen_semi = True
+            sub = exp.select("1").from_(join.this.copy())
+            if join.args.get("on") is not None:
+                sub = sub.where(join.args["on"].copy())
+            exists: exp.Expression = exp.Exists(this=sub)
+            conditions.append(exp.Not(this=exists) if kind == "ANTI" else exists)
+            join.pop()
+        if conditions:
+            where = sel.args.get("where")
+            parts = ([where.this] if where is not None else []) + conditions
+            sel.set("where", exp.Where(this=exp.and_(*parts)))
+    return query
+
+
+def _alias_select_subqueries(query: exp.Expression) -> exp.Expression:
+    """Name the bare scalar subqueries of every SELECT list with an explicit Alias:
+    sqlglot's qualify names them by the Subquery's own alias, and then fails on an
+    ORDER BY ordinal that points at one (it expects an Alias there)."""
+    for sel in list(query.find_all(exp.Select)):
+        for i, e in enumerate(sel.expressions):
+            if isinstance(e, exp.Subquery) and not e.alias:
+                e.replace(exp.Alias(this=e.copy(), alias=exp.to_identifier(f"_col_{i}")))
+    return query
 
 
 def _refuse_unknown_tables(query: exp.Expression, program: Program) -> None:

@@ -94,6 +94,15 @@ class Except(Relation):
 
 
 @dataclass(frozen=True, slots=True)
+class Minus(Relation):
+    """Bag difference `left − right` as a Z-set sum; the binder only builds it where
+    `right` is a sub-bag of `left` (outer and anti-joins), so the result stays positive."""
+
+    left: Relation
+    right: Relation
+
+
+@dataclass(frozen=True, slots=True)
 class Intersect(Relation):
     """Set intersection: distinct rows in both inputs (NULLs equal).
 
@@ -185,7 +194,7 @@ def children(rel: Relation) -> list[Relation]:
     """The input relations of a plan node (a Fixpoint's bodies are not inputs)."""
     if isinstance(rel, (Filter, Project, Aggregate, Distinct, Window)):
         return [rel.input]
-    if isinstance(rel, (Join, Except, Intersect)):
+    if isinstance(rel, (Join, Except, Intersect, Minus)):
         return [rel.left, rel.right]
     if isinstance(rel, UnionAll):
         return list(rel.inputs)

@@ -32,6 +32,9 @@ Conditionals:
                            counts as false
   coalesce (variadic)
   nullif                   nullif(a, b) = CASE WHEN a = b THEN NULL ELSE a END
+  error_if                 args = (cond, value, message literal): value, but raises
+                           `message` on a row where cond is true (a scalar subquery
+                           that returned several rows)
 Conversion:
   cast                     to Call.type; invalid string input raises (Spark ANSI)
   try_cast                 to Call.type; invalid input gives NULL
@@ -65,7 +68,7 @@ from compiler.types import BOOLEAN, SqlType
 FUNCTIONS = frozenset(
     """add sub mul neg div div_or_null ieee_div int_div int_div_or_null mod mod_or_null abs
     eq ne lt le gt ge null_safe_eq and or not is_null is_not_null is_true is_false
-    case coalesce nullif cast try_cast like concat upper lower length trim ltrim rtrim
+    case coalesce nullif error_if cast try_cast like concat upper lower length trim ltrim rtrim
     substring replace left right round floor ceil greatest least
     year month day quarter dayofweek hour minute second date_add_days datediff date_trunc
     add_months last_day offset_by

@@ -130,6 +130,13 @@ def lower_except(ctx: Lowering, rel: lp.Except) -> int:
     return ctx.circuit.add(op.Distinct((diff,), rel.types))
 
 
+def lower_minus(ctx: Lowering, rel: lp.Minus) -> int:
+    """a − b ↦ a + (−b): linear, so incremental as it stands (Thm 3.3)."""
+    a = ctx.relation(rel.left)
+    neg = ctx.circuit.add(op.Negate((ctx.relation(rel.right),), rel.types))
+    return ctx.circuit.add(op.Plus((a, neg), rel.types))
+
+
 def lower_intersect(ctx: Lowering, rel: lp.Intersect) -> int:
     """a INTERSECT b ↦ da − distinct(da − db), with da, db the distinct inputs.
 
@@ -192,6 +199,7 @@ _LOWERINGS: dict[type, Callable[..., int]] = {
     lp.Values: lower_values,
     lp.Except: lower_except,
     lp.Intersect: lower_intersect,
+    lp.Minus: lower_minus,
 }
 
 
