@@ -9,6 +9,7 @@ from typing import TypeVar
 
 import click
 
+from compiler.deep_stack import deep
 from compiler.errors import DbspcError, Span
 
 T = TypeVar("T")
@@ -17,9 +18,16 @@ DIALECT = click.option("--dialect", default="spark", show_default=True, help="SQ
 
 def _read(path: str) -> str:
     try:
-        return Path(path).read_text()
+        data = Path(path).read_bytes()
     except OSError as e:
         raise click.ClickException(f"cannot read {path}: {e.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        click.echo(f"{path}:{line}:{col}: error: the file is not valid UTF-8 (byte 0x{data[e.start]:02x})", err=True)
+        sys.exit(1)
 
 
 def _guarded(filename: str, action: Callable[[], T], step_span: Span | None = None, step: int = 0) -> T:
@@ -67,9 +75,9 @@ def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report:
     _warn_parse_only(file, dialect)
     compiled = _guarded(file, lambda: compile_sql(text, dialect, incremental=not non_incremental))
     render = {"text": to_text, "json": to_json, "dot": to_dot}[fmt]
-    click.echo(render(compiled.circuit), nl=False)
+    click.echo(_guarded(file, lambda: deep(lambda: render(compiled.circuit))), nl=False)
     if fmt == "text" and not no_report:
-        click.echo(to_report(compiled.circuit), nl=False)
+        click.echo(_guarded(file, lambda: deep(lambda: to_report(compiled.circuit))), nl=False)
 
 
 @main.command()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.circuit.circuit import Circuit
+from compiler.deep_stack import deep
 from compiler.frontend.program import Program, compile_program
 from compiler.incremental.passes import optimize
 from compiler.lower.lower import lower_views
@@ -17,6 +18,9 @@ class Compiled:
 
 
 def compile_sql(text: str, dialect: str = "spark", incremental: bool = True) -> Compiled:
-    program = compile_program(text, dialect)
-    lifted = lower_views(list(program.views.values()))
-    return Compiled(program, optimize(lifted, incremental))
+    def run() -> Compiled:
+        program = compile_program(text, dialect)
+        lifted = lower_views(list(program.views.values()))
+        return Compiled(program, optimize(lifted, incremental))
+
+    return deep(run)

@@ -33,7 +33,9 @@ from runtime.trace import Trace
 from runtime.zset import WEIGHT, ZSet, col_name
 
 ITER = "__iter"
-DEFAULT_MAX_ITERATIONS = 100_000
+# Spark's convention: a recursive CTE may recurse 100 levels (spark.sql.cteRecursionLevelLimit)
+# unless told otherwise, so a diverging view fails in seconds, not after minutes.
+DEFAULT_MAX_ITERATIONS = 100
 
 
 def _add(a: ZSet, b: ZSet) -> ZSet:
@@ -55,8 +57,9 @@ def _sum(a: ZSet, b: ZSet) -> ZSet:
 
 def _diverged(names: tuple[str, ...], limit: int) -> RuntimeSqlError:
     return RuntimeSqlError(
-        f"recursive CTE {', '.join(repr(n) for n in names)} did not converge within {limit} iterations "
-        "(raise the limit with --max-iterations if it converges later)"
+        f"recursive CTE {', '.join(repr(n) for n in names)} did not converge within {limit} iterations; "
+        "if it converges later, raise the limit with `dbspc run --max-iterations N` or "
+        "`SparkPipeline(..., max_iterations=N)`"
     )
 
 

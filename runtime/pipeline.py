@@ -15,6 +15,7 @@ import polars as pl
 from compiler.circuit import operators as op
 from compiler.circuit.circuit import Circuit
 from compiler.compile import Compiled, compile_sql
+from compiler.deep_stack import deep
 from compiler.errors import InputError
 from compiler.frontend.program import Program
 from compiler.types import SqlType
@@ -88,7 +89,13 @@ class Pipeline:
     # -- stepping --------------------------------------------------------------------------
 
     def step(self, changes: dict[str, ZSet]) -> dict[str, ZSet]:
-        """Apply one batch of changes per table; returns each view's output delta."""
+        """Apply one batch of changes per table; returns each view's output delta.
+
+        Deeply nested expressions run on a deep stack (compiler/deep_stack.py); a step
+        changes no state until it has succeeded, so retrying it there is safe."""
+        return deep(lambda: self._step(changes))
+
+    def _step(self, changes: dict[str, ZSet]) -> dict[str, ZSet]:
         checked = {name: self._checked(name, z) for name, z in changes.items()}
         if self.incremental:
             outputs = self.executor.step(checked)

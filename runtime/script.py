@@ -45,7 +45,7 @@ class Script:
 
 
 def split_script(text: str) -> Script:
-    marks = list(_STEP_LINE.finditer(text))
+    marks = [m for m in _STEP_LINE.finditer(text) if m.start() in _code_line_starts(text)]
     if not marks:
         return Script(text, [])
     program = text[: marks[0].start()]
@@ -57,6 +57,38 @@ def split_script(text: str) -> Script:
         prefix = re.sub(r"[^\n]", "", text[: m.end()])
         steps.append(prefix + text[m.end() : end])
     return Script(program, steps, lines)
+
+
+def _code_line_starts(text: str) -> set[int]:
+    """Offsets of the lines that start outside a string literal, a quoted identifier and a
+    block comment: only there can a `-- step` line be a marker rather than data."""
+    starts = {0}
+    quote = ""  # the open quote character, or "*" inside /* ... */
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if quote == "*":
+            if text.startswith("*/", i):
+                quote, i = "", i + 1
+        elif quote:
+            if ch == quote:
+                if i + 1 < n and text[i + 1] == quote:  # a doubled quote is an escaped quote
+                    i += 1
+                else:
+                    quote = ""
+            elif ch == "\\" and quote == "'":
+                i += 1  # Spark's backslash escapes in string literals
+        elif ch in "'\"`":
+            quote = ch
+        elif text.startswith("/*", i):
+            quote, i = "*", i + 1
+        elif text.startswith("--", i):
+            end = text.find("\n", i)
+            i = (n if end < 0 else end) - 1
+        if i + 1 < n and text[i] == "\n" and not quote:
+            starts.add(i + 1)
+        i += 1
+    return starts
 
 
 @dataclass

@@ -86,9 +86,7 @@ def dbspc_command() -> list[str]:
 
 
 def run_dbspc(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*dbspc_command(), *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
-    )
+    return subprocess.run([*dbspc_command(), *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
 
 
 NODE = re.compile(r"^%(\d+) = ([a-z_]+)(?:\[(.*)\])?\((.*)\) : \((.*)\)$")
@@ -201,7 +199,13 @@ def test_run_table_format(tmp_path: Path) -> None:
     assert lines[1].split() == ["id", "|", "name", "|", "amount", "|", "day", "|", "at", "|", "score", "|", "weight"]
     assert [c.strip() for c in lines[2].split("|")] == ["1", "NULL", "NULL", "NULL", "NULL", "NULL", "+1"]
     assert [c.strip() for c in lines[3].split("|")] == [
-        "2", "bo", "10.50", "2024-02-29", "2024-03-01 12:34:56", "1.5", "+1"
+        "2",
+        "bo",
+        "10.50",
+        "2024-02-29",
+        "2024-03-01 12:34:56",
+        "1.5",
+        "+1",
     ]
     assert "-- step 2: view everything (0 changes)" in lines
     assert "-- step 3: view totals (2 changes)" in lines
@@ -476,3 +480,31 @@ def test_input_error_location_is_one_line() -> None:
     located = info.value.located("s.sql")
     assert re.fullmatch(r"s\.sql(:\d+:\d+)?: error: cannot delete .*'t'.*", located)
     assert "x=NULL" in located
+
+
+@pytest.mark.parametrize("command", ["compile", "run"])
+def test_a_file_that_is_not_utf8_is_a_positioned_error(tmp_path: Path, command: str) -> None:
+    path = tmp_path / "x.sql"
+    path.write_bytes(b"CREATE TABLE t (a INT);\n-- \x82\xff\n")
+    result = invoke([command, str(path)])
+    assert result.exit_code == 1, result.output
+    check_one_error_line(result.stderr, str(path), 2, 4, "UTF-8")
+
+
+def test_deep_nesting_compiles_and_runs(tmp_path: Path) -> None:
+    """1,000 nested parentheses run, and a chain of 2,000 terms compiles and dumps, on a
+    deep stack (compiler/deep_stack.py) instead of raising RecursionError."""
+    parens = "(" * 1000 + "a" + ")" * 1000
+    path = write(
+        tmp_path,
+        "deep.sql",
+        f"CREATE TABLE t (a INT);\nCREATE VIEW v AS SELECT {parens} AS x FROM t;\n-- step\nINSERT INTO t VALUES (7);\n",
+    )
+    result = invoke(["run", "--output", "jsonl", path])
+    assert result.exit_code == 0, result.output
+    assert '"row": [7]' in result.stdout
+    chain = "a" + " + 1" * 2000
+    path = write(tmp_path, "chain.sql", f"CREATE TABLE t (a BIGINT);\nCREATE VIEW v AS SELECT {chain} AS x FROM t;\n")
+    result = invoke(["compile", path])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output

@@ -121,10 +121,11 @@ class Call(Scalar):
             raise ValueError(f"unknown scalar function {self.fn!r}")
 
     def __str__(self) -> str:
-        inner = ", ".join(str(a) for a in self.args)
+        args = [str(a) for a in self.args]  # once: rendering each argument twice is exponential in depth
+        inner = ", ".join(args)
         symbol = _INFIX.get(self.fn)
         if symbol is not None:
-            return "(" + f" {symbol} ".join(str(a) for a in self.args) + ")"
+            return "(" + f" {symbol} ".join(args) + ")"
         if self.fn in ("cast", "try_cast"):
             return f"{self.fn}({inner} AS {self.type})"
         return f"{self.fn}({inner})"
