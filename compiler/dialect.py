@@ -51,11 +51,14 @@ class Semantics:
     # "double" divides as DOUBLE (DuckDB); "refuse" rejects it at compile time
     # (PostgreSQL's NUMERIC quotient scale is not implemented).
     decimal_division: Literal["decimal", "double", "refuse"]
-    # A STRING beside a number in arithmetic or a comparison: "double" converts both to
-    # DOUBLE (Spark); "refuse" rejects it at compile time (DuckDB binds no implicit cast
-    # from VARCHAR to a number; PostgreSQL's rules depend on whether the string is an
-    # untyped literal, which is not implemented): the user writes a CAST.
-    string_number: Literal["double", "refuse"]
+    # A STRING beside a number in arithmetic, a comparison, CASE/COALESCE or a set
+    # operation: "spark" converts the string to BIGINT beside an integer (exactly, raising
+    # on a malformed string) and to DOUBLE beside a DECIMAL or float (Spark 4 ANSI);
+    # "double" converts both to DOUBLE (the sqllogictest harness's SQLite emulation);
+    # "refuse" rejects it at compile time (DuckDB binds no implicit cast from VARCHAR to
+    # a number; PostgreSQL's rules depend on whether the string is an untyped literal,
+    # which is not implemented): the user writes a CAST.
+    string_number: Literal["spark", "double", "refuse"]
     # SQLite's storage classes: every integer column, literal and result is a 64-bit
     # INTEGER, FLOAT is a double, a literal with a point is a REAL, and `%` works on
     # integers (operands truncated).
@@ -63,6 +66,12 @@ class Semantics:
     # `x IN ()` is FALSE, even for a NULL x (SQLite); elsewhere an empty IN list is a
     # syntax error (Spark: INVALID_SQL_SYNTAX.EMPTY_IN_PREDICATE).
     empty_in_list: bool = False
+    # INSERT and UPDATE values: "ansi" follows Spark's ANSI store assignment, which
+    # converts between numbers (raising on overflow), from anything to STRING and between
+    # DATE and TIMESTAMP, and refuses the rest ('12' into INT, 'yes' into BOOLEAN:
+    # INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST); "cast" converts as CAST does
+    # (SQLite's type affinity, PostgreSQL's untyped literals, DuckDB's implicit casts).
+    store_assignment: Literal["ansi", "cast"] = "cast"
     # The dialect is parsed with its own grammar but evaluated with Spark's rules.
     parse_only: bool = False
 
@@ -82,7 +91,8 @@ _SPARK = Semantics(
     division_by_zero="error",
     remainder_by_zero="error",
     decimal_division="decimal",
-    string_number="double",
+    string_number="spark",
+    store_assignment="ansi",
 )
 
 _FULL = {

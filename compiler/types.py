@@ -6,7 +6,7 @@ follows it. Kinds are the Spark type names, so dumps read like Spark DDL.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 INTEGER_KINDS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 FLOAT_KINDS = ("FLOAT", "DOUBLE")
@@ -23,11 +23,19 @@ INTEGER_BOUNDS = {
 
 @dataclass(frozen=True, slots=True)
 class SqlType:
-    """A SQL type: a kind from KINDS, plus precision and scale for DECIMAL."""
+    """A SQL type: a kind from KINDS, plus precision and scale for DECIMAL.
+
+    A STRING read from a CHAR(n) or VARCHAR(n) column carries n in `length` (and
+    `fixed` for CHAR), as Spark keeps char/varchar in a string's metadata: it is the
+    same type for every rule (not compared), but INSERT checks the length, CHAR pads
+    to it, and a comparison with a shorter literal pads the literal.
+    """
 
     kind: str
     precision: int | None = None
     scale: int | None = None
+    length: int | None = field(default=None, compare=False)
+    fixed: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -538,6 +538,23 @@ def _error_if(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     return c.compile(call.args[1], guard)
 
 
+def _store_char(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
+    """A string written to a VARCHAR(n) (or CHAR(n), padded with spaces to n), as Spark
+    writes it: characters beyond n may only be spaces, and are dropped."""
+    x = c.compile(call.args[0], guard)
+    n, fixed = _constant_int(call.args[1]), call.args[2]
+    assert n is not None and isinstance(fixed, Lit)
+    beyond = x.str.slice(n)
+    c.check(
+        beyond.str.strip_chars_end(" ").str.len_chars() > 0,
+        f"EXCEED_LIMIT_LENGTH: {{value}} exceeds the char/varchar length limit {n}",
+        guard,
+        x,
+    )
+    kept = x.str.slice(0, n)
+    return kept.str.pad_end(n, " ") if fixed.value else kept
+
+
 def _nullif(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     a, b = c.args(call, guard)
     return pl.when(a == b).then(pl.lit(None, dtype=polars_dtype(call.type))).otherwise(a)
@@ -858,36 +875,88 @@ def _string_unary(fn: Callable[[pl.Expr], pl.Expr]) -> Handler:
 
 
 def _round(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
-    """round(x[, d]) half away from zero; d is a constant (as Spark requires)."""
+    """round(x[, d]) half away from zero, bround half to even; d is a constant (as Spark requires)."""
     x = c.compile(call.args[0], guard)
     digits = _constant_int(call.args[1]) if len(call.args) > 1 else 0
     if digits is None:
         return pl.lit(None, dtype=polars_dtype(call.type))
     src, t = call.args[0].type, call.type
+    even = call.fn == "bround"
     if src.is_float:
-        if digits >= 0:
-            return x.round(digits, mode=_HALF_UP)
-        if digits < -308:  # beyond DOUBLE's range every finite value rounds to 0
-            return x * 0.0
-        factor = 10.0 ** (-digits)
-        return (x / factor).round(0, mode=_HALF_UP) * factor
+        return _round_float(x, digits, even, src.kind == "FLOAT")
     if digits >= 0:
         if src.is_decimal:
-            return c.fit(x.round(digits, mode=_HALF_UP), t, guard, DECIMAL_OVERFLOW)
+            return c.fit(x.round(digits, mode="half_to_even" if even else _HALF_UP), t, guard, DECIMAL_OVERFLOW)
         return x  # an integer has no fractional digits
     # Negative digits: the tie point m*10^k + 5*10^(k-1) is an integer, so rounding
     # the truncated integer part gives the same answer as rounding x itself.
-    rounded = _round_int128(_i128(x), -digits)
+    rounded = _round_int128(_i128(x), -digits, even)
     message = INTEGER_OVERFLOW if t.is_integer else DECIMAL_OVERFLOW
     return c.fit(rounded, t, guard, message)
 
 
-def _round_int128(x: pl.Expr, k: int) -> pl.Expr:
-    """Round an Int128 to a multiple of 10^k, half away from zero."""
+def _round_float(x: pl.Expr, digits: int, even: bool, single: bool) -> pl.Expr:
+    """Round a FLOAT or DOUBLE as Spark does: its shortest decimal form (Java's toString,
+    `BigDecimal(d.toString)`), not its binary value, rounded at `digits`. So 1.005 (binary
+    1.00499999999999989...) rounds to 1.01. In numpy: polars divides by a scalar through
+    its reciprocal, which is not the IEEE division the tie test below relies on."""
+    dtype = pl.Float32() if single else pl.Float64()
+    return x.map_batches(lambda s: _round_float_batch(s, digits, even), return_dtype=dtype)
+
+
+def _round_float_batch(s: pl.Series, digits: int, even: bool) -> pl.Series:
+    """With m = floor(|x|·10^d), the decimal form is at or above the tie m + ½ exactly when
+    |x| >= fl((m + ½)/10^d): m + ½ and 10^d are exact floats, so IEEE division rounds the
+    tie exactly as parsing its decimal string does, and the decimal form of x rounds to x.
+    Where x has no bit below 10^-d (|x|·10^d >= 2^mantissa) it is returned as is."""
+    x = s.to_numpy()
+    ftype = x.dtype.type
+    single = ftype == np.float32
+    exact = 2.0 ** (23 if single else 52)
+    if digits > (45 if single else 324):
+        return s  # finer than the smallest subnormal: nothing to round
+    if digits < -(39 if single else 309):
+        return (
+            s.fill_nan(None).fill_null(0.0).cast(s.dtype).scatter(np.flatnonzero(~np.isfinite(x)), x[~np.isfinite(x)])
+        )
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        a = np.abs(x)
+        p = ftype(10.0) ** ftype(abs(digits)) if abs(digits) <= (10 if single else 22) else None
+        if p is None:  # 10^d is not exact: scale in two exact steps
+            half = abs(digits) // 2
+            p1, p2 = ftype(10.0) ** ftype(half), ftype(10.0) ** ftype(abs(digits) - half)
+            scaled = (a * p1) * p2 if digits > 0 else (a / p1) / p2
+        else:
+            scaled = a * p if digits >= 0 else a / p
+        m = np.floor(scaled)
+        t = m + ftype(0.5)
+        if p is None:
+            tie = (t / p2) / p1 if digits > 0 else (t * p2) * p1
+        else:
+            tie = t / p if digits >= 0 else t * p
+        up = (a > tie) | ((a == tie) & ((np.fmod(m, 2) == 1) if even else True))
+        m = np.where(up, m + 1, m)
+        if p is None:
+            r = (m / p2) / p1 if digits > 0 else (m * p2) * p1
+        else:
+            r = m / p if digits >= 0 else m * p
+        r = np.where(x < 0, -r, r) + ftype(0.0)  # + 0.0 turns -0.0 into 0.0: BigDecimal has no -0
+        keep = ~np.isfinite(x) | (scaled >= exact) if digits >= 0 else ~np.isfinite(x)
+        out = np.where(keep, x, r).astype(x.dtype)
+    result = pl.Series(s.name, out, dtype=s.dtype)
+    nulls = s.is_null()
+    return result.scatter(np.flatnonzero(nulls.to_numpy()), None) if nulls.any() else result
+
+
+def _round_int128(x: pl.Expr, k: int, even: bool = False) -> pl.Expr:
+    """Round an Int128 to a multiple of 10^k, half away from zero (or half to even)."""
     if k > 38:
         return pl.when(x.is_null()).then(None).otherwise(pl.lit(0, _I128))
-    f = 10**k
-    mag = (x.abs() + pl.lit(f // 2, _I128)) // pl.lit(f, _I128) * pl.lit(f, _I128)
+    f = pl.lit(10**k, _I128)
+    q, r = x.abs() // f, x.abs() % f
+    half = pl.lit(5 * 10 ** (k - 1), _I128)
+    up = (r > half) | ((r == half) & ((q % 2 == 1) if even else pl.lit(True)))
+    mag = pl.when(up).then(q + 1).otherwise(q) * f
     return pl.when(x < 0).then(_neg128(mag)).otherwise(mag)
 
 
@@ -963,6 +1032,7 @@ _HANDLERS: dict[str, Handler] = {
     "coalesce": _coalesce,
     "nullif": _nullif,
     "error_if": _error_if,
+    "store_char": _store_char,
     "cast": _cast_handler(strict=True),
     "try_cast": _cast_handler(strict=False),
     "like": _like,
@@ -979,6 +1049,7 @@ _HANDLERS: dict[str, Handler] = {
     "left": _left,
     "right": _right,
     "round": _round,
+    "bround": _round,
     "floor": _floor_ceil(up=False),
     "ceil": _floor_ceil(up=True),
     "greatest": _extremum(largest=True),

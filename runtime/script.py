@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 import polars as pl
 from sqlglot import exp
 
+from compiler.catalog import Column
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
 from compiler.frontend.positions import span_of
 from compiler.frontend.program import parse_statements
-from compiler.frontend.type_rules import TypeMismatch, coerce
-from compiler.logical.scalar import Lit, Scalar
-from compiler.types import SqlType
+from compiler.frontend.type_rules import TypeMismatch, ansi_store_assignable, coerce
+from compiler.logical.scalar import Call, Lit, Scalar
+from compiler.types import BOOLEAN, INT, STRING, SqlType
 from runtime.expressions import evaluate
 from runtime.nested import DEFAULT_MAX_ITERATIONS
 from runtime.pipeline import Pipeline
@@ -196,8 +197,24 @@ def _insert(stmt: exp.Insert, pipeline: Pipeline, table: str) -> ZSet:
         for j, c in enumerate(schema.columns):
             node = items[position[c.name]] if c.name in position else None
             value = bind_scalar(node, scope) if node is not None else Lit(c.type, None)
-            columns[j].append(_coerced(value, c.type, node))
+            columns[j].append(_stored(value, c, table, node, pipeline))
     return _rows_to_zset(columns, schema.types, f"INSERT INTO {table}")
+
+
+def _stored(value: Scalar, column: Column, table: str, node: exp.Expression | None, pipeline: Pipeline) -> Scalar:
+    """`value` converted for storage in `column`, by the dialect's store-assignment rule."""
+    if pipeline.program.semantics.store_assignment == "ansi" and not ansi_store_assignable(value.type, column.type):
+        raise SqlError(
+            f"cannot safely cast {value.type} to {column.type} for column '{column.name}' of table '{table}' "
+            f"(Spark's INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST); write a CAST or a typed literal"
+            + (" such as DATE '2024-01-31'" if column.type.kind in ("DATE", "TIMESTAMP") else ""),
+            span_of(node),
+        )
+    stored = _coerced(value, column.type, node)
+    if column.type.length is None:
+        return stored
+    limits = (Lit(INT, column.type.length), Lit(BOOLEAN, column.type.fixed))
+    return Call(STRING, "store_char", (stored, *limits))
 
 
 def _coerced(value: Scalar, t: SqlType, node: exp.Expression | None) -> Scalar:
@@ -259,7 +276,7 @@ def _update(stmt: exp.Update, pipeline: Pipeline, table: str, current: ZSet) -> 
         if name not in schema.names:
             raise SqlError(f"table '{table}' has no column '{name}'", span_of(assignment))
         j = schema.names.index(name)
-        exprs[j] = _coerced(bind_scalar(assignment.expression, scope), schema.columns[j].type, assignment)
+        exprs[j] = _stored(bind_scalar(assignment.expression, scope), schema.columns[j], table, assignment, pipeline)
     new = evaluate(rows, exprs, f"UPDATE {table}")
     deleted = ZSet(rows.with_columns(-pl.col(WEIGHT)), current.types)
     inserted = ZSet.from_frame(new.with_columns(rows[WEIGHT]), current.types)

@@ -507,9 +507,7 @@ def change_streams(
 
 
 def _as_zsets(p: Pipeline, step: dict[str, list[tuple[tuple, int]]]) -> dict[str, ZSet]:
-    return {
-        t: ZSet.from_rows([r for r, _ in ch], p.table_types(t), [w for _, w in ch]) for t, ch in step.items()
-    }
+    return {t: ZSet.from_rows([r for r, _ in ch], p.table_types(t), [w for _, w in ch]) for t, ch in step.items()}
 
 
 @settings(max_examples=25, deadline=None)

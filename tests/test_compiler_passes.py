@@ -340,13 +340,13 @@ def _integrals(c: Circuit) -> list[op.Integrate]:
 def test_self_join_shares_one_integral() -> None:
     """Interning: in t ⋈ t on the same key, z⁻¹(I t) of both sides is one node."""
     c = compile_sql(
-        "CREATE TABLE t (id INT, x INT); CREATE VIEW v AS SELECT a.x, b.x FROM t a JOIN t b ON a.id = b.id;"
+        "CREATE TABLE t (id INT, x INT); CREATE VIEW v AS SELECT a.x, b.x AS y FROM t a JOIN t b ON a.id = b.id;"
     ).circuit
     assert kinds(c)["join"] == 3
     assert len(_integrals(c)) == 1 and kinds(c)["delay"] == 1
     # On different keys the two sides need differently indexed integrals.
     c = compile_sql(
-        "CREATE TABLE t (id INT, x INT); CREATE VIEW v AS SELECT a.x, b.x FROM t a JOIN t b ON a.id = b.x;"
+        "CREATE TABLE t (id INT, x INT); CREATE VIEW v AS SELECT a.x, b.x AS y FROM t a JOIN t b ON a.id = b.x;"
     ).circuit
     assert sorted(i.key for i in _integrals(c)) == [(0,), (1,)]
 
@@ -403,6 +403,6 @@ def test_dumps_are_deterministic(incremental: bool) -> None:
     assert {node["kind"] for node in doc["nodes"]} >= {"source", "join", "output"}
     dot = to_dot(one)
     assert dot.startswith("digraph") and dot.rstrip().endswith("}")
-    assert to_text(one).splitlines()[0].startswith(
-        f"-- circuit ({'incremental' if incremental else 'non-incremental'})"
+    assert (
+        to_text(one).splitlines()[0].startswith(f"-- circuit ({'incremental' if incremental else 'non-incremental'})")
     )

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from compiler.errors import RuntimeSqlError
+from compiler.errors import RuntimeSqlError, SqlError
 from runtime.pipeline import Pipeline
 from runtime.script import run_script, split_script, step_changes
 from runtime.zset import ZSet
@@ -58,6 +58,9 @@ SPARK_CASES = [
     "outer_join",  # LEFT/RIGHT/FULL joins, padded rows reappearing after deletes
     "exists_in",  # EXISTS/NOT EXISTS/IN/NOT IN with NULLs, correlated
     "scalar_subquery",  # scalar aggregates, COUNT of an empty correlated group is 0
+    "round_double",  # ROUND/BROUND round a DOUBLE's shortest decimal form, HALF_UP / HALF_EVEN
+    "string_number_coercion",  # STRING beside an integer is BIGINT (exact), beside a DECIMAL is DOUBLE
+    "having_select_alias",  # HAVING names SELECT aliases; a grouping column wins over an alias
     "scalar_subquery_rows",  # non-aggregate scalar subqueries: one row or NULL
     "semi_anti_join",  # LEFT SEMI / LEFT ANTI JOIN
 ]
@@ -201,3 +204,69 @@ INSERT INTO b VALUES (1, 10), (NULL, 5);
 INSERT INTO b VALUES (1, 11);
 """
     _failing_step(spark, text, "SCALAR_SUBQUERY_TOO_MANY_ROWS", then="INSERT INTO b VALUES (2, 20);")
+
+
+# -- INSERT into real Spark tables: store assignment and CHAR/VARCHAR ------------------------
+
+CHAR_SCRIPT = """
+CREATE TABLE t (c CHAR(3), v VARCHAR(3), k INT);
+CREATE VIEW v1 AS SELECT c, length(c) AS lc, concat(c, '|') AS cc, c = 'ab' AS e1, c IN ('ab', 'x') AS i1,
+  v, length(v) AS lv, concat(v, '|') AS cv, k FROM t;
+CREATE VIEW v2 AS SELECT c, count(*) AS n FROM t WHERE c = 'ab' OR c < 'b' GROUP BY c;
+-- step
+INSERT INTO t VALUES ('ab', 'ab', 1), ('abc  ', 'ab   ', 2), (NULL, NULL, 3), ('', '', 4), ('x', 'x y', 5);
+"""
+
+
+def _spark_table_views(spark: Any, tmp: Path, text: str) -> dict[str, Any]:
+    """Run the script's DDL and INSERTs in real Spark parquet tables (where CHAR and store
+    assignment apply), then compute its views: {view: rows}."""
+    script = split_script(text)
+    pipeline = Pipeline.from_sql(script.program)
+    for i, name in enumerate(pipeline.program.tables):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        prefix = f"CREATE TABLE {name.upper()}"
+        create = next(s for s in script.program.split(";") if s.strip().upper().startswith(prefix))
+        spark.sql(f"{create.strip()} USING parquet LOCATION '{tmp / f'{name}{i}'}'")
+    for step in script.steps:
+        for statement in (s for s in step.split(";") if s.strip()):
+            spark.sql(statement)
+    out = {}
+    for name, view in pipeline.program.views.items():
+        spark.sql(f"CREATE OR REPLACE TEMP VIEW {name} AS {view.sql}")
+        out[name] = sorted((tuple(r) for r in spark.table(name).collect()), key=repr)
+    return out
+
+
+def test_char_varchar_match_spark(spark: Any, tmp_path: Path) -> None:
+    """CHAR(n) pads with spaces to n (length 3, 'ab |'), a literal compared with it is
+    padded too, VARCHAR(n) keeps the value, and trailing spaces beyond n are dropped."""
+    expected = _spark_table_views(spark, tmp_path, CHAR_SCRIPT)
+    run = run_script(CHAR_SCRIPT)
+    final = integrated_outputs(run)[-1]
+    for view, contents in final.items():
+        rows = [tuple(r) for r, weight in contents.to_rows() for _ in range(weight)]
+        assert sorted(rows, key=repr) == expected[view], view
+
+
+@pytest.mark.parametrize(
+    ("ddl", "values", "spark_error"),
+    [
+        ("c CHAR(3)", "('abcd')", "EXCEED_LIMIT_LENGTH"),
+        ("v VARCHAR(3)", "('ab c')", "EXCEED_LIMIT_LENGTH"),
+        ("i INT", "('12')", "CANNOT_SAFELY_CAST"),
+        ("b BOOLEAN", "('yes')", "CANNOT_SAFELY_CAST"),
+        ("d DATE", "('2024-01-31')", "CANNOT_SAFELY_CAST"),
+        ("b BOOLEAN", "(1)", "CANNOT_SAFELY_CAST"),
+        ("i INT", "(3000000000)", "CAST_OVERFLOW_IN_TABLE_INSERT"),
+    ],
+)
+def test_insert_refused_like_spark(spark: Any, tmp_path: Path, ddl: str, values: str, spark_error: str) -> None:
+    """What Spark's INSERT refuses, dbspc's refuses, and the table is unchanged."""
+    text = f"CREATE TABLE r ({ddl});\nCREATE VIEW w AS SELECT * FROM r;\n-- step\nINSERT INTO r VALUES {values};\n"
+    with pytest.raises(Exception, match=spark_error):
+        _spark_table_views(spark, tmp_path, text)
+    pipeline = Pipeline.from_sql(split_script(text).program)
+    with pytest.raises((RuntimeSqlError, SqlError)):
+        pipeline.step(step_changes(pipeline, split_script(text).steps[0]))
+    assert pipeline.table_contents("r").to_rows() == []

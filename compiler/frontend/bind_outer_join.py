@@ -159,7 +159,7 @@ def split_on(
         lk = bind_scalar(sides[0], ScalarScope(left_cols, binder_semantics, context="ON"))
         rk = bind_scalar(sides[1], ScalarScope(right_cols_local, binder_semantics, context="ON"))
         try:
-            t = common_type(lk.type, rk.type)
+            t = common_type(lk.type, rk.type, binder_semantics.string_number)
         except TypeMismatch as e:
             raise SqlError(f"{e} in join condition", span_of(c)) from None
         lkeys.append(coerce(lk, t))

@@ -89,7 +89,10 @@ class QueryBinder:
                 span_of(node),
             )
         try:
-            types = [common_type(a.type, b.type) for a, b in zip(left.fields, right.fields, strict=True)]
+            types = [
+                common_type(a.type, b.type, self.semantics.string_number)
+                for a, b in zip(left.fields, right.fields, strict=True)
+            ]
         except TypeMismatch as e:
             raise SqlError(f"{e} in {type(node).__name__.upper()}", span_of(node)) from None
         left, right = cast_to(left, types), cast_to(right, types)
@@ -121,8 +124,8 @@ class QueryBinder:
         select_exprs = list(sel.expressions)
         names = [e.alias_or_name.lower() if isinstance(e, exp.Alias) else e.sql(self.dialect) for e in select_exprs]
         bodies = [e.this if isinstance(e, exp.Alias) else e for e in select_exprs]
-        having = sel.args.get("having")
         group = sel.args.get("group")
+        having = _having_with_aliases(sel.args.get("having"), select_exprs, group)
         rel, marks = bind_subqueries(self, sel, rel, columns, with_subqueries, bodies, ctes)
         scope = ScalarScope(columns, self.semantics, marks, context="WHERE")
         if group is not None or having is not None or any(_has_aggregate(b) for b in bodies):
@@ -278,7 +281,7 @@ class QueryBinder:
             lk = bind_scalar(sides[0], ScalarScope(left_cols, self.semantics, context="ON"))
             rk = bind_scalar(sides[1], ScalarScope(right_local, self.semantics, context="ON"))
             try:
-                t = common_type(lk.type, rk.type)
+                t = common_type(lk.type, rk.type, self.semantics.string_number)
             except TypeMismatch as e:
                 raise SqlError(f"{e} in join condition", span_of(c)) from None
             left_keys.append(coerce(lk, t))
@@ -408,6 +411,42 @@ def _with_key_columns(rel: lp.Relation, keys: list[Scalar]) -> tuple[lp.Relation
             exprs.append(k)
     fields = rel.fields + tuple(lp.Field(f"key{i}", e.type) for i, e in enumerate(exprs[len(rel.fields) :]))
     return lp.Project(fields, rel, tuple(exprs)), tuple(idx)
+
+
+def _having_with_aliases(
+    having: exp.Having | None, selects: list[exp.Expression], group: exp.Group | None
+) -> exp.Having | None:
+    """HAVING may name a SELECT alias: Spark resolves a name first as a grouping column,
+    and otherwise as an alias of the SELECT list, even one that shadows a table column
+    (`SELECT count(*) AS a ... GROUP BY b HAVING a > 1`). Outside aggregate calls, such
+    names are replaced here by the aliased expression."""
+    aliases = {e.alias.lower(): e.this for e in selects if isinstance(e, exp.Alias)}
+    if having is None or not aliases:
+        return having
+    keys = {k.sql() for k in grouping_sets(group)[0]} if group is not None else set()
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        if (
+            isinstance(node, exp.Column)
+            and node.name.lower() in aliases
+            and node.sql() not in keys
+            and not any(is_aggregate_call(a) for a in _ancestors(node))
+        ):
+            return aliases[node.name.lower()].copy()
+        return node
+
+    out = having.transform(swap)
+    assert isinstance(out, exp.Having)
+    return out
+
+
+def _ancestors(node: exp.Expression) -> list[exp.Expression]:
+    out: list[exp.Expression] = []
+    parent = node.parent
+    while isinstance(parent, exp.Expression):
+        out.append(parent)
+        parent = parent.parent
+    return out
 
 
 def _split_and(node: exp.Expression) -> list[exp.Expression]:

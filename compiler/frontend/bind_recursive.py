@@ -14,6 +14,7 @@ from typing import Protocol
 import networkx as nx
 from sqlglot import exp
 
+from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.bind_window import refuse_window_in_recursion
 from compiler.frontend.positions import span_of
@@ -25,6 +26,8 @@ from compiler.logical.projections import cast_to, renamed
 class QueryBinder(Protocol):
     """What recursion binding needs of the query binder (bind_query.QueryBinder), which
     passes itself in: binding the arms and the non-recursive CTEs of a WITH RECURSIVE."""
+
+    semantics: Semantics
 
     def bind(self, node: exp.Expression, ctes: dict[str, lp.Relation]) -> lp.Relation: ...
 
@@ -130,7 +133,7 @@ def _infer_fields(
                 continue
             scope = {**outer, **{n: lp.RecursiveRef(f, n, names.index(n)) for n, f in fields.items()}}
             rels = [binder.bind(a, scope) for a in base]
-            fields[name] = _unify(name, cte, rels)
+            fields[name] = _unify(name, cte, rels, binder.semantics.string_number)
             pending.remove((name, cte))
             progress = True
         if not progress:
@@ -142,7 +145,7 @@ def _infer_fields(
     return fields
 
 
-def _unify(name: str, cte: exp.CTE, rels: list[lp.Relation]) -> tuple[lp.Field, ...]:
+def _unify(name: str, cte: exp.CTE, rels: list[lp.Relation], string_number: str) -> tuple[lp.Field, ...]:
     alias = cte.args.get("alias")
     columns = [c.name.lower() for c in alias.columns] if alias is not None and alias.columns else []
     first = rels[0]
@@ -153,7 +156,7 @@ def _unify(name: str, cte: exp.CTE, rels: list[lp.Relation]) -> tuple[lp.Field, 
         if len(rel.fields) != len(types):
             raise SqlError(f"recursive CTE '{name}': arms return different numbers of columns", span_of(cte))
         try:
-            types = [common_type(a, f.type) for a, f in zip(types, rel.fields, strict=True)]
+            types = [common_type(a, f.type, string_number) for a, f in zip(types, rel.fields, strict=True)]
         except TypeMismatch as e:
             raise SqlError(f"recursive CTE '{name}': {e}", span_of(cte)) from None
     names = columns or [f.name for f in first.fields]

@@ -64,6 +64,9 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
             raise SqlError(f"{e} in '{_short(node, scope)}'", span_of(node)) from None
     if binder is None:
         if isinstance(node, exp.Anonymous):
+            by_name = _ANONYMOUS_BINDERS.get(node.name.lower())
+            if by_name is not None:
+                return by_name(node, scope)
             raise UnsupportedSql(f"function {node.name.upper()}() is unknown or not supported", span_of(node))
         if isinstance(node, exp.Func) and not isinstance(node, AGGREGATE_NODES):
             name = _function_name(node)
@@ -251,7 +254,8 @@ def _bind_neg(node: exp.Neg, scope: ScalarScope) -> Scalar:
 _COMPARE = {exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge"}
 
 
-def _compare(fn: str, a: Scalar, b: Scalar) -> Scalar:
+def _compare(fn: str, a: Scalar, b: Scalar, string_number: str = "spark") -> Scalar:
+    a, b = _char_padded(a, b), _char_padded(b, a)
     # Compare a column with a constant in the column's own type when the constant
     # converts exactly (Spark's unwrap-cast rule): `amount >= 100`, not a widened cast.
     for column, const in ((a, b), (b, a)):
@@ -260,8 +264,17 @@ def _compare(fn: str, a: Scalar, b: Scalar) -> Scalar:
             if exact is not None:
                 pair = (column, exact) if column is a else (exact, column)
                 return Call(BOOLEAN, fn, pair)
-    t = common_type(a.type, b.type)
+    t = common_type(a.type, b.type, string_number)
     return Call(BOOLEAN, fn, (coerce(a, t), coerce(b, t)))
+
+
+def _char_padded(x: Scalar, other: Scalar) -> Scalar:
+    """A string literal compared with a CHAR(n) column is padded to n (Spark's
+    ApplyCharTypePadding), so `c = 'ab'` holds for a CHAR(3) holding 'ab '."""
+    n = other.type.length
+    if other.type.fixed and n is not None and isinstance(x, Lit) and isinstance(x.value, str) and len(x.value) < n:
+        return Lit(STRING, x.value.ljust(n))
+    return x
 
 
 def _exact_literal(lit: Lit, t: SqlType) -> Lit | None:
@@ -292,7 +305,7 @@ def _refuse_string_number(a: Scalar, b: Scalar, node: exp.Expression | exp.Binar
 def _bind_compare(node: exp.Binary, scope: ScalarScope) -> Scalar:
     a, b = _args(node, scope)
     _refuse_string_number(a, b, node, scope)
-    return _compare(_COMPARE[type(node)], a, b)
+    return _compare(_COMPARE[type(node)], a, b, scope.semantics.string_number)
 
 
 def _bind_null_safe(node: exp.Binary, scope: ScalarScope) -> Scalar:
@@ -351,13 +364,13 @@ def _bind_case(node: exp.Case, scope: ScalarScope) -> Scalar:
         values.append(bind_scalar(when.args["true"], scope))
     default = node.args.get("default")
     values.append(bind_scalar(default, scope) if default is not None else Lit(NULL, None))
-    return _case(conds, values)
+    return _case(conds, values, scope.semantics.string_number)
 
 
-def _case(conds: list[Scalar], values: list[Scalar]) -> Scalar:
+def _case(conds: list[Scalar], values: list[Scalar], string_number: str = "spark") -> Scalar:
     t = values[0].type
     for v in values[1:]:
-        t = common_type(t, v.type)
+        t = common_type(t, v.type, string_number)
     args: list[Scalar] = []
     for c, v in zip(conds, values[:-1], strict=True):
         args += [c, coerce(v, t)]
@@ -369,34 +382,36 @@ def _bind_if(node: exp.If, scope: ScalarScope) -> Scalar:
     cond = _boolean(bind_scalar(node.this, scope), node.this)
     false = node.args.get("false")
     values = [bind_scalar(node.args["true"], scope), bind_scalar(false, scope) if false else Lit(NULL, None)]
-    return _case([cond], values)
+    return _case([cond], values, scope.semantics.string_number)
 
 
-def _variadic(fn: str, items: list[Scalar]) -> Scalar:
+def _variadic(fn: str, items: list[Scalar], string_number: str = "spark") -> Scalar:
     t = items[0].type
     for v in items[1:]:
-        t = common_type(t, v.type)
+        t = common_type(t, v.type, string_number)
     return Call(t, fn, tuple(coerce(v, t) for v in items))
 
 
 def _bind_coalesce(node: exp.Coalesce, scope: ScalarScope) -> Scalar:
     items = [bind_scalar(node.this, scope)] + [bind_scalar(e, scope) for e in node.expressions]
-    return _variadic("coalesce", items)
+    return _variadic("coalesce", items, scope.semantics.string_number)
 
 
 def _bind_greatest(node: exp.Func, scope: ScalarScope) -> Scalar:
     items = [bind_scalar(node.this, scope)] + [bind_scalar(e, scope) for e in node.expressions]
-    return _variadic("greatest" if isinstance(node, exp.Greatest) else "least", items)
+    return _variadic("greatest" if isinstance(node, exp.Greatest) else "least", items, scope.semantics.string_number)
 
 
 def _bind_nullif(node: exp.Nullif, scope: ScalarScope) -> Scalar:
     a, b = _args(node, scope)
-    t = common_type(a.type, b.type)
+    t = common_type(a.type, b.type, scope.semantics.string_number)
     return Call(a.type, "nullif", (a, coerce(b, t) if t == a.type else b))
 
 
 def _bind_cast(node: exp.Cast, scope: ScalarScope) -> Scalar:
     target = sql_type(node.to, scope.semantics)
+    if target.length is not None:
+        target = STRING  # Spark casts to CHAR(n)/VARCHAR(n) as to STRING
     inner = bind_scalar(node.this, scope)
     folded = _fold_cast(inner, target)
     if folded is not None:
@@ -436,7 +451,7 @@ def _bind_in(node: exp.In, scope: ScalarScope) -> Scalar:
     items = [bind_scalar(e, scope) for e in node.expressions]
     for item in items:
         _refuse_string_number(a, item, node, scope)
-    eqs = [_compare("eq", a, item) for item in items]
+    eqs = [_compare("eq", a, item, scope.semantics.string_number) for item in items]
     # x IN (a, b) is x = a OR x = b, which gives SQL's NULL rules for free.
     return eqs[0] if len(eqs) == 1 else Call(BOOLEAN, "or", tuple(eqs))
 
@@ -447,7 +462,8 @@ def _bind_between(node: exp.Between, scope: ScalarScope) -> Scalar:
     high = bind_scalar(node.args["high"], scope)
     for bound in (low, high):
         _refuse_string_number(a, bound, node, scope)
-    return Call(BOOLEAN, "and", (_compare("ge", a, low), _compare("le", a, high)))
+    rule = scope.semantics.string_number
+    return Call(BOOLEAN, "and", (_compare("ge", a, low, rule), _compare("le", a, high, rule)))
 
 
 def _bind_like(node: exp.Like, scope: ScalarScope) -> Scalar:
@@ -510,22 +526,31 @@ def _bind_numeric_unary(node: exp.Expression, scope: ScalarScope) -> Scalar:
     return Call(t, fn, (a,))
 
 
-def _bind_round(node: exp.Round, scope: ScalarScope) -> Scalar:
-    a = bind_scalar(node.this, scope)
-    digits = node.args.get("decimals")
+def _bind_round(node: exp.Expression, scope: ScalarScope) -> Scalar:
+    """ROUND (half away from zero) and BROUND (half to even), with Spark's result types."""
+    if isinstance(node, exp.Anonymous):  # BROUND: sqlglot has no node of its own
+        if not 1 <= len(node.expressions) <= 2:
+            raise SqlError("BROUND takes one or two arguments", span_of(node))
+        fn, this = "bround", node.expressions[0]
+        digits = node.expressions[1] if len(node.expressions) == 2 else None
+    else:
+        fn, this, digits = "round", node.this, node.args.get("decimals")
+    a = bind_scalar(this, scope)
+    if not (a.type.is_numeric or a.type.kind == "NULL"):
+        raise SqlError(f"{fn.upper()} needs a number, got {a.type}", span_of(this))
     if digits is None:
         d = 0
     else:
         bound = bind_scalar(digits, scope)
         if not isinstance(bound, Lit) or not isinstance(bound.value, int):
-            raise UnsupportedSql("ROUND needs a constant integer scale", span_of(digits))
+            raise UnsupportedSql(f"{fn.upper()} needs a constant integer scale", span_of(digits))
         d = bound.value
     t = a.type
     if t.is_decimal:
         assert t.precision is not None and t.scale is not None
         scale = max(min(d, t.scale), 0)
         t = decimal(t.precision - t.scale + scale + 1, scale)
-    return Call(t, "round", (a, Lit(INT, d)))
+    return Call(t, fn, (a, Lit(INT, d)))
 
 
 def _bind_replace(node: exp.Expression, scope: ScalarScope) -> Scalar:
@@ -587,5 +612,8 @@ _BINDERS: dict[type, Callable[..., Scalar]] = {
 }
 if hasattr(exp, "Replace"):
     _BINDERS[exp.Replace] = _bind_replace
+
+# Functions sqlglot parses as Anonymous, by lower-case name.
+_ANONYMOUS_BINDERS: dict[str, Callable[..., Scalar]] = {"bround": _bind_round}
 
 _FUNCTION_RULES = {**DATETIME_RULES, **STRING_RULES}

@@ -53,6 +53,10 @@ def sql_type(dtype: exp.DataType, semantics: Semantics) -> SqlType:
         if not params:
             return decimal(10, 0)  # Spark's default DECIMAL is DECIMAL(10,0)
         return decimal(params[0], params[1] if len(params) > 1 else 0)
+    if kind in (_T.CHAR, _T.VARCHAR) and dtype.expressions and semantics.store_assignment == "ansi":
+        # Spark: VARCHAR(n) checks the length on write; CHAR(n) also pads with spaces.
+        n = int(dtype.expressions[0].name)
+        return SqlType("STRING", length=n, fixed=kind == _T.CHAR)
     if kind in _SIMPLE:
         t = _SIMPLE[kind]
         # SQLite stores every INTEGER as a 64-bit value and every REAL as a double.

@@ -197,8 +197,31 @@ def add_view(program: Program, stmt: exp.Create) -> None:
                 f"view '{name}' names {len(names)} columns but its query returns {len(rel.fields)}", span_of(stmt)
             )
         rel = renamed(rel, names)
+    if not program.semantics.sqlite_storage:
+        _refuse_duplicate_columns(name, names, columns or _select_items(query), stmt)
     program.views[name] = lp.View(name, rel, query.sql(program.dialect))
     program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))
+
+
+def _select_items(query: exp.Expression) -> list[exp.Expression]:
+    """The output expressions of a query, for positions (the first SELECT of a set operation)."""
+    while isinstance(query, exp.SetOperation):
+        query = query.this
+    return list(query.expressions) if isinstance(query, exp.Select) else []
+
+
+def _refuse_duplicate_columns(view: str, names: list[str], nodes: list[exp.Expression], stmt: exp.Create) -> None:
+    """Spark refuses a view with two columns of one name (COLUMN_ALREADY_EXISTS); reading
+    either would be ambiguous."""
+    seen: set[str] = set()
+    for i, n in enumerate(names):
+        if n in seen:
+            where = nodes[i] if i < len(nodes) else stmt
+            raise SqlError(
+                f"view '{view}' has two columns named '{n}'; give one an alias (Spark: COLUMN_ALREADY_EXISTS)",
+                span_of(where),
+            )
+        seen.add(n)
 
 
 _POSITION = re.compile(r"Line: (\d+), Col: (\d+)")

@@ -30,8 +30,9 @@ def as_decimal(t: SqlType) -> tuple[int, int]:
     return _INT_AS_DECIMAL[t.kind]
 
 
-def common_type(a: SqlType, b: SqlType) -> SqlType:
-    """The type both sides of a comparison, CASE, COALESCE or set operation become."""
+def common_type(a: SqlType, b: SqlType, string_number: str = "spark") -> SqlType:
+    """The type both sides of a comparison, CASE, COALESCE or set operation become;
+    `string_number` is the dialect's rule for a STRING beside a number (Semantics)."""
     if a == b:
         return a
     if a == NULL:
@@ -53,8 +54,14 @@ def common_type(a: SqlType, b: SqlType) -> SqlType:
     if b == STRING and a.kind in ("DATE", "TIMESTAMP"):
         return a
     if (a == STRING and b.is_numeric) or (b == STRING and a.is_numeric):
-        return DOUBLE
+        return string_beside(a if b == STRING else b, string_number)
     raise TypeMismatch(f"{a} and {b} have no common type")
+
+
+def string_beside(number: SqlType, string_number: str) -> SqlType:
+    """The type a STRING becomes beside `number` (Spark 4 ANSI: BIGINT beside an integer,
+    so `s = 9007199254740993` is exact; DOUBLE beside a DECIMAL or float)."""
+    return BIGINT if string_number == "spark" and number.is_integer else DOUBLE
 
 
 def arithmetic_type(op: str, a: SqlType, b: SqlType, semantics: Semantics) -> SqlType:
@@ -63,9 +70,13 @@ def arithmetic_type(op: str, a: SqlType, b: SqlType, semantics: Semantics) -> Sq
         a = b = INT
     a = b if a == NULL else a
     b = a if b == NULL else b
+    if a == STRING and b == STRING:
+        return DOUBLE
+    if a == STRING and b.is_numeric:
+        a = string_beside(b, semantics.string_number)
+    elif b == STRING and a.is_numeric:
+        b = string_beside(a, semantics.string_number)
     if not (a.is_numeric and b.is_numeric):
-        if (a == STRING and (b.is_numeric or b == STRING)) or (b == STRING and a.is_numeric):
-            return DOUBLE  # Spark casts the string operand to DOUBLE
         raise TypeMismatch(f"cannot apply '{op}' to {a} and {b}")
     if a.is_float or b.is_float:
         return DOUBLE
@@ -139,6 +150,16 @@ def coerce(expr: Scalar, target: SqlType) -> Scalar:
     if not castable(expr.type, target):
         raise TypeMismatch(f"cannot convert {expr.type} to {target}")
     return Call(target, "cast", (expr,))
+
+
+def ansi_store_assignable(source: SqlType, target: SqlType) -> bool:
+    """Spark's ANSI store assignment (`Cast.canANSIStoreAssign`): what INSERT converts
+    without being told to: numbers to numbers, anything to STRING, DATE and TIMESTAMP."""
+    if source == target or source == NULL or target == STRING:
+        return True
+    if source.is_numeric and target.is_numeric:
+        return True
+    return {source.kind, target.kind} <= {"DATE", "TIMESTAMP"}
 
 
 _TEXTUAL = ("STRING",)

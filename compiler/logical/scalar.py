@@ -68,8 +68,8 @@ from compiler.types import BOOLEAN, SqlType
 FUNCTIONS = frozenset(
     """add sub mul neg div div_or_null ieee_div int_div int_div_or_null mod mod_or_null abs
     eq ne lt le gt ge null_safe_eq and or not is_null is_not_null is_true is_false
-    case coalesce nullif error_if cast try_cast like concat upper lower length trim ltrim rtrim
-    substring replace left right round floor ceil greatest least
+    case coalesce nullif error_if store_char cast try_cast like concat upper lower length trim ltrim rtrim
+    substring replace left right round bround floor ceil greatest least
     year month day quarter dayofweek hour minute second date_add_days datediff date_trunc
     add_months last_day offset_by
     lpad rpad locate concat_ws regexp_extract initcap reverse repeat""".split()
