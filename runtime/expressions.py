@@ -144,6 +144,7 @@ def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.Data
 
     Raises `RuntimeSqlError(f"{message} in {what}")` if any row hits a runtime error.
     """
+    frame, exprs = _in_stages(frame, exprs, what)
     values, checks = compile_scalars(exprs)
     run_checks(frame, checks, what)
     names = [col_name(i) for i in range(len(values))]
@@ -164,9 +165,93 @@ def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.Data
 
 def evaluate_predicate(frame: pl.DataFrame, predicate: Scalar, what: str) -> pl.DataFrame:
     """The rows of `frame` where `predicate` is TRUE (NULL and FALSE drop)."""
+    width = frame.width
+    staged, (predicate,) = _in_stages(frame, [predicate], what)
     values, checks = compile_scalars([predicate])
-    run_checks(frame, checks, what)
-    return _collect(frame.lazy().filter(values[0]), what)
+    run_checks(staged, checks, what)
+    return _collect(staged.lazy().filter(values[0]), what).select(frame.columns[:width])
+
+
+# Deep expressions (generated SQL chains thousands of `+` terms) are evaluated in stages
+# of at most this height: polars plans a single expression in time that grows faster
+# than its depth, and each overflow check repeats its operand's subtree.
+STAGE_HEIGHT = 8
+# Functions that evaluate every argument under the caller's guard, so a subexpression
+# below them may be computed ahead, on every row, without raising where SQL would not
+# (CASE, COALESCE, AND/OR and friends guard their later arguments and are not here).
+_EAGER = frozenset(
+    """add sub mul neg div int_div mod abs eq ne lt le gt ge not is_null is_not_null
+    cast concat upper lower length trim ltrim rtrim""".split()
+)
+
+
+def _in_stages(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> tuple[pl.DataFrame, list[Scalar]]:
+    """`frame` with the deep eager subexpressions of `exprs` computed into extra columns
+    (in dependency order), and `exprs` reading those columns instead."""
+    plan = _stage_plan(tuple(exprs), _data_width(frame))
+    if plan is None:
+        return frame, list(exprs)
+    stages, rewritten = plan
+    base = _data_width(frame)
+    for stage in stages:
+        values, checks = compile_scalars(stage)
+        run_checks(frame, checks, what)
+        frame = frame.with_columns(v.alias(col_name(base + i)) for i, v in enumerate(values))
+        base += len(stage)
+    return frame, list(rewritten)
+
+
+def _data_width(frame: pl.DataFrame) -> int:
+    return frame.width - (1 if WEIGHT in frame.columns else 0)
+
+
+@functools.lru_cache(maxsize=256)
+def _stage_plan(exprs: tuple[Scalar, ...], width: int) -> tuple[list[tuple[Scalar, ...]], tuple[Scalar, ...]] | None:
+    """Which subexpressions to compute ahead, stage by stage; None when all are shallow."""
+    heights: dict[int, int] = {}
+
+    def height(e: Scalar) -> int:
+        if not isinstance(e, Call):
+            return 0
+        if id(e) not in heights:
+            heights[id(e)] = 1 + max((height(a) for a in e.args), default=0)
+        return heights[id(e)]
+
+    if all(height(e) <= STAGE_HEIGHT for e in exprs):
+        return None
+    lifted: list[tuple[Scalar, int]] = []  # (subexpression, stage)
+
+    def lift(e: Scalar) -> tuple[Scalar, int, int]:
+        """(e reading lifted columns, its height now, the latest stage it reads)."""
+        if not isinstance(e, Call) or e.fn not in _EAGER:
+            return e, height(e), -1
+        parts = [lift(a) for a in e.args]
+        node = Call(e.type, e.fn, tuple(p[0] for p in parts))
+        h = 1 + max(p[1] for p in parts)
+        stage = max(p[2] for p in parts)
+        if h < STAGE_HEIGHT:
+            return node, h, stage
+        lifted.append((node, stage + 1))
+        return Col(e.type, -len(lifted)), 0, stage + 1  # renumbered below
+
+    rewritten = [lift(e)[0] for e in exprs]
+    by_stage: dict[int, list[int]] = {}
+    for j, (_, stage) in enumerate(lifted):
+        by_stage.setdefault(stage, []).append(j)
+    index: dict[int, int] = {}  # lifted number -> column index
+    order = [j for s in sorted(by_stage) for j in by_stage[s]]
+    for position, j in enumerate(order):
+        index[j] = width + position
+
+    def renumber(e: Scalar) -> Scalar:
+        if isinstance(e, Col) and e.index < 0:
+            return Col(e.type, index[-e.index - 1])
+        if isinstance(e, Call):
+            return Call(e.type, e.fn, tuple(renumber(a) for a in e.args))
+        return e
+
+    stages = [tuple(renumber(lifted[j][0]) for j in by_stage[s]) for s in sorted(by_stage)]
+    return stages, tuple(renumber(e) for e in rewritten)
 
 
 # ---------------------------------------------------------------------------

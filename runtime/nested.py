@@ -55,11 +55,23 @@ def _sum(a: ZSet, b: ZSet) -> ZSet:
     return ZSet.concat([a, b], a.types)
 
 
-def _diverged(names: tuple[str, ...], limit: int) -> RuntimeSqlError:
+def scope_limit(scope: op.Scope | op.ScopeIncremental, run_limit: int) -> int:
+    """Iterations a scope may take: its MAX RECURSION LEVEL n lets levels 0..n-1 produce
+    rows (Spark 4.1), which with the iteration that finds nothing new is n + 1."""
+    return run_limit if scope.max_level is None else scope.max_level + 1
+
+
+def _diverged(scope: op.Scope | op.ScopeIncremental, limit: int) -> RuntimeSqlError:
+    names = ", ".join(repr(n) for n in scope.names)
+    if scope.max_level is not None:
+        return RuntimeSqlError(
+            f"recursive CTE {names} exceeded its MAX RECURSION LEVEL {scope.max_level} "
+            "(Spark: RECURSION_LEVEL_LIMIT_EXCEEDED); raise the level in the view's SQL"
+        )
     return RuntimeSqlError(
-        f"recursive CTE {', '.join(repr(n) for n in names)} did not converge within {limit} iterations; "
+        f"recursive CTE {names} did not converge within {limit} iterations; "
         "if it converges later, raise the limit with `dbspc run --max-iterations N` or "
-        "`SparkPipeline(..., max_iterations=N)`"
+        "`SparkPipeline(..., max_iterations=N)`, or write MAX RECURSION LEVEL n after the CTE's name"
     )
 
 
@@ -74,6 +86,7 @@ def evaluate_scope(
     Returns the results and the number of iterations it took."""
     order = body_order(scope.body)
     previous: dict[int, ZSet] = {}
+    max_iterations = scope_limit(scope, max_iterations)
     for iteration in range(max_iterations):
         values: dict[int, ZSet] = {}
         for n in order:
@@ -97,7 +110,7 @@ def evaluate_scope(
         previous = values
         if converged:
             return [values[r].consolidate() for r in scope.results], iteration + 1
-    raise _diverged(scope.names, max_iterations)
+    raise _diverged(scope, max_iterations)
 
 
 # -- the incremental scope -------------------------------------------------------------------
@@ -175,7 +188,7 @@ class IncrementalScope:
     def __init__(self, scope: op.ScopeIncremental, what: str, max_iterations: int = DEFAULT_MAX_ITERATIONS) -> None:
         self.scope = scope
         self.what = what
-        self.max_iterations = max_iterations
+        self.max_iterations = scope_limit(scope, max_iterations)
         self.order = body_order(scope.body)
         self.states: dict[tuple[int, int], IterationTrace] = {}
         for n, o in enumerate(scope.body):
@@ -222,7 +235,7 @@ class IncrementalScope:
                 break
             i += 1
             if i >= self.max_iterations:
-                raise _diverged(self.scope.names, self.max_iterations)
+                raise _diverged(self.scope, self.max_iterations)
             previous = values
         self.last_iterations = i + 1
 

@@ -508,3 +508,19 @@ def test_deep_nesting_compiles_and_runs(tmp_path: Path) -> None:
     result = invoke(["compile", path])
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
+
+
+def test_long_chains_run_in_stages(tmp_path: Path) -> None:
+    """A 3,000-term chain runs (in stages of runtime.expressions.STAGE_HEIGHT: one polars
+    expression with an overflow check per level grows exponentially in its depth), with
+    the overflow checks of every level intact."""
+    chain = "a" + " + 1" * 3000
+    product = "a" + " * 1" * 3000
+    text = (
+        f"CREATE TABLE t (a INT);\nCREATE VIEW v AS SELECT {chain} AS x FROM t WHERE {product} > 1;\n"
+        "-- step\nINSERT INTO t VALUES (1), (2);\n-- step\nINSERT INTO t VALUES (2147483000);\n"
+    )
+    result = invoke(["run", "--output", "jsonl", write(tmp_path, "chain.sql", text)])
+    assert result.exit_code == 1, result.output
+    assert '"row": [3002]' in result.stdout and '"row": [3001]' not in result.stdout
+    assert "integer overflow" in result.stderr and "Traceback" not in result.output

@@ -61,6 +61,7 @@ SPARK_CASES = [
     "round_double",  # ROUND/BROUND round a DOUBLE's shortest decimal form, HALF_UP / HALF_EVEN
     "string_number_coercion",  # STRING beside an integer is BIGINT (exact), beside a DECIMAL is DOUBLE
     "having_select_alias",  # HAVING names SELECT aliases; a grouping column wins over an alias
+    "recursion_max_level",  # MAX RECURSION LEVEL n: levels 0..n-1 produce rows
     "scalar_subquery_rows",  # non-aggregate scalar subqueries: one row or NULL
     "semi_anti_join",  # LEFT SEMI / LEFT ANTI JOIN
 ]

@@ -452,12 +452,13 @@ class Scope(Operator):
     body: tuple[Operator, ...]
     results: tuple[int, ...]
     names: tuple[str, ...]
+    max_level: int | None = None  # MAX RECURSION LEVEL, else the run's limit
     kind: ClassVar[str] = "scope"
     needs_incremental_form: ClassVar[bool] = True
     nested_form: ClassVar[object] = Refused("inner recursions are hoisted out as scope inputs")
 
     def params(self) -> str:
-        return ", ".join(self.names)
+        return ", ".join(self.names) + (f", max level {self.max_level}" if self.max_level is not None else "")
 
     def cost(self, ctx: CostContext) -> Cost:
         return Cost("none", "O(iterations × input): naive fixpoint from scratch")
@@ -474,12 +475,13 @@ class ScopeIncremental(Operator):
     body: tuple[Operator, ...]
     results: tuple[int, ...]
     names: tuple[str, ...]
+    max_level: int | None = None
     kind: ClassVar[str] = "scope_incremental"
     nested_form: ClassVar[object] = Refused("inner recursions are hoisted out as scope inputs")
     stateful: ClassVar[bool] = True
 
     def params(self) -> str:
-        return ", ".join(self.names)
+        return ", ".join(self.names) + (f", max level {self.max_level}" if self.max_level is not None else "")
 
     def cost(self, ctx: CostContext) -> Cost:
         inner = [b.kind for b in self.body if b.stateful]

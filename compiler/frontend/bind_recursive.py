@@ -105,7 +105,9 @@ def _bind_group(binder: QueryBinder, ctes: list[exp.CTE], outer: dict[str, lp.Re
         _check_stratified(name, cte, body)
         refuse_window_in_recursion(name, cte, body)
         bodies.append(body)
-    return {n: lp.Fixpoint(fields[n], tuple(names), tuple(bodies), i) for i, n in enumerate(names)}
+    levels = [c.meta["max_recursion_level"] for c in ctes if "max_recursion_level" in c.meta]
+    level = min(levels) if levels else None
+    return {n: lp.Fixpoint(fields[n], tuple(names), tuple(bodies), i, level) for i, n in enumerate(names)}
 
 
 def _infer_fields(

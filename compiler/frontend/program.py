@@ -47,6 +47,7 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
     """sqlglot statements, with parse errors turned into positioned SqlErrors."""
     tokens = _tokens(text, dialect)
     _refuse_trailing_commas(tokens)
+    text, levels = _strip_recursion_levels(text, tokens)
     try:
         statements = [s for s in sqlglot.parse(text, read=dialect) if isinstance(s, exp.Expression)]
     except ParseError as e:
@@ -55,6 +56,7 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
         desc = str(first.get("description") or e).split(". Line")[0]
         raise SqlError(f"syntax error: {desc}", _span(first.get("line"), first.get("col"))) from None
     _record_source_names(text, tokens, statements)
+    _attach_recursion_levels(statements, levels)
     starts = _statement_starts(tokens)
     for k, stmt in enumerate(statements):
         if isinstance(stmt, exp.Command):
@@ -62,6 +64,42 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
             shown = shown if len(shown) <= 50 else shown[:47] + "..."
             raise SqlError(f"syntax error: cannot parse '{shown}'", starts[k] if k < len(starts) else None)
     return statements
+
+
+def _strip_recursion_levels(text: str, tokens: list[Token]) -> tuple[str, list[tuple[str, int]]]:
+    """Spark 4.1's `WITH RECURSIVE r [(cols)] MAX RECURSION LEVEL n AS (...)`, which
+    sqlglot does not parse: blank the clause out (positions stay) and return the levels
+    by CTE name, in source order."""
+    levels: list[tuple[str, int]] = []
+    words = [t.text.upper() for t in tokens]
+    for i in range(len(tokens) - 3):
+        if words[i : i + 3] != ["MAX", "RECURSION", "LEVEL"]:
+            continue
+        number = tokens[i + 3]
+        if number.token_type != TokenType.NUMBER or not number.text.isdigit() or int(number.text) < 1:
+            raise SqlError("MAX RECURSION LEVEL needs a positive integer", Span(number.line, number.col))
+        j = i - 1
+        if j >= 0 and tokens[j].token_type == TokenType.R_PAREN:  # skip the column list
+            while j >= 0 and tokens[j].token_type != TokenType.L_PAREN:
+                j -= 1
+            j -= 1
+        if j < 0:
+            raise SqlError("MAX RECURSION LEVEL must follow a CTE name", Span(tokens[i].line, tokens[i].col))
+        levels.append((tokens[j].text.lower(), int(number.text)))
+        start, end = tokens[i].start, number.end + 1
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text, levels
+
+
+def _attach_recursion_levels(statements: list[exp.Expression], levels: list[tuple[str, int]]) -> None:
+    """Each level goes to the first not yet marked CTE of its name, in source order."""
+    ctes = [c for s in statements for c in s.find_all(exp.CTE)]
+    ctes.sort(key=lambda c: (c.meta.get("line", 0), c.meta.get("col", 0)))
+    for name, level in levels:
+        for c in ctes:
+            if c.alias_or_name.lower() == name and "max_recursion_level" not in c.meta:
+                c.meta["max_recursion_level"] = level
+                break
 
 
 def _refuse_unknown_type(tokens: list[Token], line: object, col: object) -> None:

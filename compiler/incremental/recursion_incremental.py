@@ -27,5 +27,5 @@ def recursion_incremental(c: Circuit, o: op.Operator) -> int | None:
     if inner is None:
         return None
     body = tuple(b.nested_incremental() for b in o.body)
-    scope = c.add(op.ScopeIncremental(inner, (), body, o.results, o.names))
+    scope = c.add(op.ScopeIncremental(inner, (), body, o.results, o.names, o.max_level))
     return c.add(op.Integrate((scope,), (), ()))

@@ -231,3 +231,5 @@ class Fixpoint(Relation):
     names: tuple[str, ...]
     bodies: tuple[Relation, ...]
     output: int
+    # `MAX RECURSION LEVEL n` (Spark 4.1+): levels 0..n-1 may produce rows.
+    max_level: int | None = None

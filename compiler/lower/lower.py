@@ -169,7 +169,7 @@ def lower_fixpoint(ctx: Lowering, rel: lp.Fixpoint) -> int:
     inner = Lowering(parent=ctx)
     results = tuple(inner.relation(body) for body in rel.bodies)
     body = close_feedback(inner.circuit, results)
-    scope = ctx.circuit.add(op.Scope(tuple(inner.scope_inputs), (), body, results, rel.names))
+    scope = ctx.circuit.add(op.Scope(tuple(inner.scope_inputs), (), body, results, rel.names, rel.max_level))
     return ctx.circuit.add(op.ScopeOutput((scope,), rel.types, rel.output, rel.names[rel.output]))
 
 

@@ -1,0 +1,8 @@
+-- title: a recursive CTE that still produces rows at its MAX RECURSION LEVEL rejects the step (Spark: RECURSION_LEVEL_LIMIT_EXCEEDED)
+CREATE TABLE s (n INT);
+CREATE VIEW v AS WITH RECURSIVE r(n) MAX RECURSION LEVEL 3 AS (SELECT n FROM s UNION ALL SELECT n + 1 FROM r WHERE n < 4)
+SELECT n FROM r;
+-- step
+INSERT INTO s VALUES (2);
+-- step
+INSERT INTO s VALUES (1);
