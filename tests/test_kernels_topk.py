@@ -92,3 +92,33 @@ def test_topk_state_restores_from_its_checkpoint_trace() -> None:
     second.restored(None)
     change = ZSet.from_rows([(0, 2, "q"), (1, 1, "p"), (None, 0, "p")], TYPES, [-1, -1, 1])
     assert first.step(change)[0].to_rows() == second.step(change)[0].to_rows()
+
+
+@pytest.mark.parametrize(
+    ("where", "limit"),
+    [("rn = 1", 1), ("2 >= rn", 2), ("rn < 3 AND x > 0", 2), ("rn <= 5 AND rn <= 4", 4), ("rn <= 2 OR x > 0", None),
+     ("rn >= 2", None), ("rn * 2 <= 4", None)],
+)  # fmt: skip
+def test_window_topk_recognises_only_filters_that_bound_rn(where: str, limit: int | None) -> None:
+    """window_topk turns the window into topk only when every reader keeps rn <= k."""
+    from compiler.circuit import operators as op
+    from compiler.compile import compile_sql
+
+    sql = f"""CREATE TABLE t (g INT, x INT);
+    CREATE VIEW v AS SELECT g, x FROM (
+      SELECT g, x, ROW_NUMBER() OVER (PARTITION BY g ORDER BY x) AS rn FROM t) s WHERE {where};"""
+    c = compile_sql(sql).circuit
+    found = [c[n] for n in c.live() if isinstance(c[n], op.TopKIncremental)]
+    assert [o.limit for o in found] == ([limit] if limit is not None else [])
+
+
+def test_window_topk_keeps_the_window_when_another_reader_sees_every_row() -> None:
+    from compiler.circuit import operators as op
+    from compiler.compile import compile_sql
+
+    sql = """CREATE TABLE t (g INT, x INT);
+    CREATE VIEW numbered AS SELECT g, x, ROW_NUMBER() OVER (PARTITION BY g ORDER BY x) AS rn FROM t;
+    CREATE VIEW first AS SELECT g, x FROM (
+      SELECT g, x, ROW_NUMBER() OVER (PARTITION BY g ORDER BY x) AS rn FROM t) s WHERE rn = 1;"""
+    c = compile_sql(sql).circuit
+    assert not any(isinstance(c[n], op.TopKIncremental) for n in c.live())
