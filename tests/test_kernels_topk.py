@@ -1,10 +1,11 @@
 """The top-k state (runtime/kernels/topk.py) against the window kernel over the snapshot.
 
-Goldens never fill `pending` past its compaction threshold, so here the threshold is
-forced to 0: `main` is compacted at nearly every step and the prefix reads (the first
-limit + D rows of a changed partition, D its pending deletes) are what decides the
-result. Random streams of inserts and deletes of present rows, with NULL keys, ties on
-the ORDER BY keys and duplicate rows; after every step the integrated output must equal
+Goldens keep one or two runs, so here the merge factor is forced: 0 (runs never merge,
+so every step adds one and reads gather from many), 4 (the default) and 1000 (every
+step merges into one run). The prefix reads (the first limit + E live rows of a changed
+partition per run, E the rows the change deletes from it) are what decides the result.
+Random streams of inserts and deletes of present rows, with NULL keys, ties on the
+ORDER BY keys and duplicate rows; after every step the integrated output must equal
 window(ROW_NUMBER, limit) over the integrated input.
 """
 
@@ -51,15 +52,15 @@ def streams(draw: st.DrawFn) -> list[list[tuple[Any, int]]]:
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=[str(i) for i in range(len(SHAPES))])
-@pytest.mark.parametrize("threshold", [0, 3])
+@pytest.mark.parametrize("merge_factor", [0, 4, 1000])
 @settings(max_examples=30, deadline=None)
 @given(stream=streams())
 def test_topk_state_matches_the_window_over_the_snapshot(
-    shape: tuple[tuple[int, ...], tuple[OrderKey, ...], int], threshold: int, stream: list[list[tuple[Any, int]]]
+    shape: tuple[tuple[int, ...], tuple[OrderKey, ...], int], merge_factor: int, stream: list[list[tuple[Any, int]]]
 ) -> None:
     partition, order, limit = shape
-    saved = topk_kernel._MIN_PENDING
-    topk_kernel._MIN_PENDING = threshold
+    saved = topk_kernel._MERGE_FACTOR
+    topk_kernel._MERGE_FACTOR = merge_factor
     try:
         state = topk_kernel.TopKState(TYPES, partition, order, limit)
         snapshot = ZSet.empty(TYPES)
@@ -74,7 +75,7 @@ def test_topk_state_matches_the_window_over_the_snapshot(
             expected = window(snapshot, partition, order, rn, OUT, limit)
             assert out.to_rows() == expected.to_rows(), f"step {number}"
     finally:
-        topk_kernel._MIN_PENDING = saved
+        topk_kernel._MERGE_FACTOR = saved
 
 
 def test_topk_state_restores_from_its_checkpoint_trace() -> None:
@@ -122,3 +123,28 @@ def test_window_topk_keeps_the_window_when_another_reader_sees_every_row() -> No
       SELECT g, x, ROW_NUMBER() OVER (PARTITION BY g ORDER BY x) AS rn FROM t) s WHERE rn = 1;"""
     c = compile_sql(sql).circuit
     assert not any(isinstance(c[n], op.TopKIncremental) for n in c.live())
+
+
+def test_pipeline_with_topk_restores_from_its_state_traces() -> None:
+    """A pipeline refilled from another's state traces (what a checkpoint saves) and
+    `restored` continues with the same deltas."""
+    from compiler.compile import compile_sql
+    from runtime.pipeline import Pipeline
+
+    compiled = compile_sql(
+        """CREATE TABLE t (g INT, x INT);
+        CREATE VIEW top2 AS SELECT g, x FROM t ORDER BY x DESC, g LIMIT 2;
+        CREATE VIEW best AS SELECT g, x FROM t QUALIFY ROW_NUMBER() OVER (PARTITION BY g ORDER BY x) = 1;"""
+    )
+    first = Pipeline(compiled)
+    types = first.table_types("t")
+    first.step({"t": ZSet.from_rows([(g, x) for g in range(3) for x in range(5)], types)})
+    second = Pipeline(compiled)
+    saved = first.state_traces()
+    for name, trace in second.state_traces().items():
+        trace.insert(saved[name].snapshot())
+    second.restored(first.state_meta())
+    change = {"t": ZSet.from_rows([(0, 4), (1, 0), (2, 9)], types, [-1, -1, 1])}
+    a, b = first.step(change), second.step(change)
+    assert {v: d.to_rows() for v, d in a.items()} == {v: d.to_rows() for v, d in b.items()}
+    assert a["top2"].to_rows() and a["best"].to_rows()

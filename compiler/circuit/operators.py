@@ -657,8 +657,8 @@ class TopKIncremental(Operator):
     def cost(self, ctx: CostContext) -> Cost:
         return Cost(
             "the input integral (a delete promotes the next row), sorted by (partition, ORDER BY keys, all columns)",
-            "O(|Δ| log n + k) per changed partition, k the limit (one more row read per deleted row), "
-            "plus O(p) to merge the change into the pending run (p ≤ n/64; compaction amortised)",
+            "O(|Δ| log n + k) per changed partition and run (O(log n) runs), k the limit, one more row read "
+            "per deleted row; run merges amortised O(log n) sorts per row",
         )
 
 

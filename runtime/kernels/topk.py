@@ -1,25 +1,27 @@
 """Top-k (ROW_NUMBER <= k per partition) with a change cost bounded by k, not by the partition.
 
-State: the input integral, as an index for reading a partition's first rows.
-`main` holds distinct rows sorted by (partition hash, partition columns, ORDER BY keys,
-all other columns) — the window kernel's order, so ties fall the same way — with their
-weights in a numpy array beside it, and a second index of the same rows by full-row
-hash. `pending` holds the rows inserted since the last compaction that `main` does not
-have, sorted the same way. A change to a row `main` has only changes its weight (a
-delete can leave a zero-weight tombstone); other rows go to `pending`. A partition is a
-contiguous range of each, found by binary search on the hash column.
+State: the input integral, as a few sorted runs (a spine, as `runtime/trace.py`, but
+ordered for reading a partition's first rows). Each run holds distinct rows sorted by
+(partition hash, partition columns, ORDER BY keys, all other columns) — the window
+kernel's order, so ties fall the same way — their weights in a numpy array beside it
+(0 marks a tombstone) and a second index by full-row hash. The runs are disjoint: a
+change to a row some run holds only changes its weight there (found by binary search
+on the row hash); the other rows of a change form a new run, and the newest run merges
+into the previous one while that one is at most 4 times larger, so there are O(log n)
+runs and each row is re-sorted O(log n) times. A run that is half tombstones drops them.
 
-For a changed partition P with T = limit and E the rows the change deletes from P, the
-first rows of P's range in `main` up to T + E live ones, the first T + E rows of P in
-`pending` and P's change decide P's first T rows: at most E of those rows lose weight,
-so at least T live rows sort before each cut-off and every row before it is read with
-all its weight. The step emits topk(new) − topk(old) over those rows only. Compaction
-(one sort of the live rows) runs when `pending` passes n/64 rows or the tombstones
-n/16, so its cost is amortised over the changes that caused it.
+For a changed partition P (a contiguous range of every run, found by binary search on
+the hash column) with T = limit and E the rows the change deletes from P, each run's
+first rows of P up to T + E live ones, and P's change, decide P's first T rows: every
+run is positive, so at most E of a run's rows read lose weight and at least T live rows
+sort before its cut-off, and every row sorting before the T-th row of the new (or old)
+partition is read with all its weight. The step emits topk(new) − topk(old) over those
+rows only.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,11 +39,27 @@ from runtime.zset import WEIGHT, ZSet, col_name, schema_of
 _H = "__h"  # hash of the partition columns
 _PART_SEED = 0x70C4
 _ROW_SEED = 0x70C5
-_MIN_PENDING = 4096  # compaction thresholds never go below this (small states never compact)
+# Merge the newest run into the previous one while that is at most this many times larger.
+_MERGE_FACTOR = 4
 
 
 def _row_number() -> tuple[WindowCall, ...]:
     return (WindowCall("row_number", SqlType("INT")),)
+
+
+@dataclass(slots=True)
+class _Run:
+    """Distinct rows in index order, with weights (mutable; 0 is a tombstone)."""
+
+    frame: pl.DataFrame  # c0..
+    part_h: np.ndarray  # uint64 partition hashes, ascending
+    weights: np.ndarray  # int64
+    row_order: np.ndarray  # positions sorted by row hash
+    row_sorted: np.ndarray  # the row hashes in that order
+    dead: int = 0
+
+    def live(self) -> pl.DataFrame:
+        return self.frame.with_columns(pl.Series(WEIGHT, self.weights)).filter(pl.col(WEIGHT) > 0)
 
 
 class TopKState:
@@ -65,23 +83,10 @@ class TopKState:
         self._nulls_last = (
             [False] * (len(head) + len(self._part)) + [not k.nulls_first for k in order] + [False] * len(rest)
         )
+        self._runs: list[_Run] = []
         self._checkpoint: Trace | None = None
-        self._reset(ZSet.empty(types).frame)
 
-    # -- the sorted index ------------------------------------------------------------
-
-    def _reset(self, live: pl.DataFrame) -> None:
-        """Rebuild `main` from positive rows c0.., w (distinct); `pending` empty."""
-        main = self._sorted(live)
-        self._main = main.select(self._cols)
-        self._main_h = self._part_hash(main)
-        self._main_w = main[WEIGHT].to_numpy().astype(np.int64, copy=True)
-        row_hashes = self._row_hash(main)
-        self._row_order = np.argsort(row_hashes, kind="stable")
-        self._row_sorted = row_hashes[self._row_order]
-        self._dead = 0
-        self._pending = main.head(0).select([*self._cols, WEIGHT])
-        self._pend_h = self._main_h[:0]
+    # -- runs ------------------------------------------------------------------------
 
     def _part_hash(self, frame: pl.DataFrame) -> np.ndarray:
         if not self._part:
@@ -91,50 +96,64 @@ class TopKState:
     def _row_hash(self, frame: pl.DataFrame) -> np.ndarray:
         return np.asarray(frame.select(self._cols).hash_rows(seed=_ROW_SEED).to_numpy(), dtype=np.uint64)
 
-    def _sorted(self, frame: pl.DataFrame) -> pl.DataFrame:
+    def _run(self, live: pl.DataFrame) -> _Run:
+        """A run of positive, distinct rows c0.., w."""
         if self._part:
-            frame = frame.with_columns(pl.Series(_H, self._part_hash(frame)))
-        frame = frame.sort(self._by, descending=self._desc, nulls_last=self._nulls_last)
-        return frame.drop(_H) if self._part else frame
+            live = live.with_columns(pl.Series(_H, self._part_hash(live)))
+        live = live.sort(self._by, descending=self._desc, nulls_last=self._nulls_last)
+        part_h = live[_H].to_numpy() if self._part else np.zeros(live.height, dtype=np.uint64)
+        frame = live.select(self._cols)
+        row_hashes = self._row_hash(frame)
+        order = np.argsort(row_hashes, kind="stable")
+        weights = live[WEIGHT].to_numpy().astype(np.int64, copy=True)
+        return _Run(frame, part_h, weights, order, row_hashes[order])
 
-    def _find_in_main(self, d: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """(indexes into d, positions in main) of the rows of `d` that `main` holds."""
+    def _without_tombstones(self, run: _Run) -> _Run:
+        """The run's live rows, still sorted (a filter, no sort)."""
+        keep = run.weights > 0
+        new_pos = np.cumsum(keep) - 1
+        order = run.row_order[keep[run.row_order]]
+        return _Run(
+            run.frame.filter(pl.Series(keep)),
+            run.part_h[keep],
+            run.weights[keep],
+            new_pos[order],
+            run.row_sorted[keep[run.row_order]],
+        )
+
+    def _find(self, run: _Run, d: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(indexes into d, positions in the run) of the rows of `d` the run holds."""
         h = self._row_hash(d)
-        lo = np.searchsorted(self._row_sorted, h, side="left")
-        hi = np.searchsorted(self._row_sorted, h, side="right")
-        counts = hi - lo
-        d_idx = np.repeat(np.arange(d.height), counts)
-        pos = self._row_order[_gather_ranges(lo, hi)]
+        lo = np.searchsorted(run.row_sorted, h, side="left")
+        hi = np.searchsorted(run.row_sorted, h, side="right")
+        d_idx = np.repeat(np.arange(d.height), hi - lo)
+        pos = run.row_order[_gather_ranges(lo, hi)]
         if d_idx.size == 0:
             return d_idx, pos
         # equal hashes need not mean equal rows: compare them (null-safe)
         a = d[d_idx].select(self._cols)
-        b = self._main[pos]
+        b = run.frame[pos]
         same = pl.select(pl.all_horizontal([a[c].eq_missing(b[c]) for c in self._cols])).to_series().to_numpy()
         return d_idx[same], pos[same]
 
-    def _prefix_of(
-        self, index_h: np.ndarray, hashes: np.ndarray, want: np.ndarray, weights: np.ndarray | None, frame: pl.DataFrame
-    ) -> np.ndarray:
+    def _prefix(self, run: _Run, hashes: np.ndarray, want: np.ndarray) -> np.ndarray:
         """Positions of the first rows of each key's range holding `want` live rows (the
-        whole range where partitions share a hash). `weights` None: every row is live."""
-        lo = np.searchsorted(index_h, hashes, side="left")
-        hi = np.searchsorted(index_h, hashes, side="right")
+        whole range where partitions share a hash)."""
+        lo = np.searchsorted(run.part_h, hashes, side="left")
+        hi = np.searchsorted(run.part_h, hashes, side="right")
         size = hi - lo
         take = np.minimum(size, want)
         if self._part:
             nonempty = np.flatnonzero(size > 0)
-            first = frame[lo[nonempty]].select(self._part)
-            last = frame[hi[nonempty] - 1].select(self._part)
+            first = run.frame[lo[nonempty]].select(self._part)
+            last = run.frame[hi[nonempty] - 1].select(self._part)
             mixed = first.select(pl.any_horizontal([pl.col(c).ne_missing(last[c]) for c in self._part])).to_series()
             whole = nonempty[mixed.to_numpy()]
             take[whole] = size[whole]
         while True:
             pos = _gather_ranges(lo, lo + take)
-            if weights is None:
-                return pos
             # tombstones do not count: read further where too few rows are live
-            live = np.bincount(np.repeat(np.arange(lo.size), take), weights=weights[pos] > 0, minlength=lo.size)
+            live = np.bincount(np.repeat(np.arange(lo.size), take), weights=run.weights[pos] > 0, minlength=lo.size)
             short = (live < want) & (take < size)
             if not short.any():
                 return pos
@@ -160,13 +179,15 @@ class TopKState:
             dels = np.array([int((d[WEIGHT] < 0).sum())], dtype=np.int64)
         want = self._limit + dels
 
-        main_pos = self._prefix_of(self._main_h, hashes, want, self._main_w, self._main)
-        main_rows = self._main[main_pos].with_columns(pl.Series(WEIGHT, self._main_w[main_pos]))
-        pend_pos = self._prefix_of(self._pend_h, hashes, want, None, self._pending)
-        gathered = pl.concat([main_rows.filter(pl.col(WEIGHT) > 0), self._pending[pend_pos]], how="vertical")
+        parts = []
+        for run in self._runs:
+            pos = self._prefix(run, hashes, want)
+            parts.append(run.frame[pos].with_columns(pl.Series(WEIGHT, run.weights[pos])))
+        gathered = pl.concat(parts, how="vertical") if parts else d.head(0)
+        gathered = gathered.filter(pl.col(WEIGHT) > 0)
         if self._part:
             gathered = gathered.join(keys, on=self._part, how="semi", nulls_equal=True)
-        before = ZSet(gathered, self._types).consolidate()
+        before = ZSet(gathered, self._types)
         after = ZSet.concat([before, ZSet(d, self._types)], self._types).consolidate()
         after = ZSet(after.frame.filter(pl.col(WEIGHT) > 0), self._types)
         rn = _row_number()
@@ -174,35 +195,39 @@ class TopKState:
         old = window(before, self._partition, self._order, rn, out_types, self._limit)
         out = ZSet.concat([new, old.negate()], out_types).consolidate()
 
-        d_idx, pos = self._find_in_main(d)
         d_w = d[WEIGHT].to_numpy()
+        found = [self._find(run, d) for run in self._runs]
         rest = np.ones(d.height, dtype=bool)
-        rest[d_idx] = False
+        for d_idx, _ in found:
+            rest[d_idx] = False
+        fresh = d.filter(pl.Series(rest))
+        if fresh.height and not ZSet(fresh, self._types).is_positive():
+            raise InternalCompilerError("top-k state would hold a row a negative number of times")
 
         def commit() -> None:
-            old_w = self._main_w[pos]
-            new_w = old_w + d_w[d_idx]
-            if new_w.size and int(new_w.min()) < 0:
-                raise InternalCompilerError("top-k state holds a row a negative number of times")
-            self._main_w[pos] = new_w
-            self._dead += int((new_w == 0).sum()) - int((old_w == 0).sum())
-            if rest.any():
-                pend = ZSet(pl.concat([self._pending, d.filter(pl.Series(rest))]), self._types).consolidate().frame
-                if pend.height and not ZSet(pend, self._types).is_positive():
+            for run, (d_idx, pos) in zip(self._runs, found, strict=True):
+                old_w = run.weights[pos]
+                new_w = old_w + d_w[d_idx]
+                if new_w.size and int(new_w.min()) < 0:
                     raise InternalCompilerError("top-k state holds a row a negative number of times")
-                self._pending = self._sorted(pend)
-                self._pend_h = self._part_hash(self._pending)
+                run.weights[pos] = new_w
+                run.dead += int((new_w == 0).sum()) - int((old_w == 0).sum())
+            self._runs = [self._without_tombstones(r) if 2 * r.dead > r.frame.height else r for r in self._runs]
+            self._runs = [r for r in self._runs if r.frame.height]
+            if fresh.height:
+                self._runs.append(self._run(fresh))
+            runs = self._runs
+            while len(runs) >= 2 and runs[-2].frame.height <= _MERGE_FACTOR * runs[-1].frame.height:
+                newer, older = runs.pop(), runs.pop()
+                runs.append(self._run(pl.concat([older.live(), newer.live()], how="vertical")))
             self._checkpoint = None
-            floor = max(_MIN_PENDING, self._main.height // 64)
-            if self._pending.height > floor or self._dead > max(_MIN_PENDING, self._main.height // 16):
-                self._reset(self._live())
 
         return out, commit
 
     def _live(self) -> pl.DataFrame:
         """The integral: c0.., w (distinct rows, positive weights)."""
-        main = self._main.with_columns(pl.Series(WEIGHT, self._main_w)).filter(pl.col(WEIGHT) > 0)
-        return pl.concat([main, self._pending], how="vertical")
+        frames = [r.live() for r in self._runs]
+        return pl.concat(frames, how="vertical") if frames else ZSet.empty(self._types).frame
 
     # -- checkpoints: the integral, as one trace built when a checkpoint asks ------------
 
@@ -213,14 +238,15 @@ class TopKState:
         return {"": self._checkpoint}
 
     def state_rows(self) -> int:
-        return self._main.height + self._pending.height
+        return sum(r.frame.height for r in self._runs)
 
     def meta(self) -> None:
         return None
 
     def restored(self, meta: object) -> None:
         if self._checkpoint is not None:
-            self._reset(self._checkpoint.snapshot().frame)
+            live = self._checkpoint.snapshot().frame
+            self._runs = [self._run(live)] if live.height else []
 
 
 @evaluates(op.TopK)
