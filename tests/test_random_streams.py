@@ -87,11 +87,22 @@ CREATE VIEW moving AS
   SELECT s, v, SUM(v) OVER (PARTITION BY s ORDER BY v ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS s3,
          MIN(v) OVER (PARTITION BY s ORDER BY v DESC) AS lo, MAX(v) OVER (PARTITION BY s) AS hi
   FROM a;
+CREATE VIEW ranged AS
+  SELECT s, k, SUM(v) OVER (PARTITION BY s ORDER BY k RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS near,
+         COUNT(*) OVER (PARTITION BY s ORDER BY k DESC RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS above
+  FROM a;
 CREATE VIEW top3 AS SELECT v, k FROM a ORDER BY v DESC, k LIMIT 3;
 CREATE VIEW top_groups AS SELECT s, sv FROM grouped ORDER BY sv DESC, s LIMIT 2 OFFSET 1;
 CREATE VIEW best_w AS SELECT k, w FROM b QUALIFY RANK() OVER (PARTITION BY k ORDER BY w DESC) = 1;
 CREATE VIEW best_per_k AS
   SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM a) t WHERE rn <= 2;
+-- top-k (the topk operator) over a join and over an aggregate
+CREATE VIEW top_join AS SELECT a.k, b.w FROM a JOIN b ON a.k = b.k ORDER BY b.w DESC, a.k LIMIT 2 OFFSET 1;
+CREATE VIEW top_count_per_s AS
+  SELECT s, k, n FROM (
+    SELECT s, k, COUNT(*) AS n, ROW_NUMBER() OVER (PARTITION BY s ORDER BY COUNT(*) DESC, k NULLS LAST) AS rn
+    FROM a GROUP BY s, k
+  ) t WHERE rn <= 2;
 -- outer joins (NULL-padded unmatched rows), and aggregates over them
 CREATE VIEW lefty AS SELECT a.k, a.v, b.w FROM a LEFT JOIN b ON a.k = b.k AND a.v < b.w;
 CREATE VIEW fully AS SELECT a.s AS sa, a.v, b.s AS sb FROM a FULL JOIN b ON a.s = b.s;
@@ -172,10 +183,12 @@ def test_every_view_kind_is_covered() -> None:
     assert kinds["join"] >= 3 * 4
     assert kinds["distinct_h"] >= 5 and kinds["aggregate_incremental"] >= 4
     assert kinds["negate"] >= 2 and kinds["filter"] >= 3 and kinds["positive_part_h"] >= 1
-    assert kinds["window_incremental"] >= 8
+    assert kinds["window_incremental"] >= 5 and kinds["topk_incremental"] >= 5
     full = compiled(False).circuit
     full_kinds = Counter(full[n].kind for n in full.live())
-    assert not full.incremental and full_kinds["distinct"] >= 5 and full_kinds["window"] >= 8
+    assert (
+        not full.incremental and full_kinds["distinct"] >= 5 and full_kinds["window"] >= 5 and full_kinds["topk"] >= 5
+    )
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -55,6 +55,8 @@ SPARK_CASES = [
     "window_lag_lead",  # LAG/LEAD offsets and defaults
     "window_over_aggregates",  # windows over GROUP BY, duplicate rows
     "topk",  # ORDER BY ... LIMIT/OFFSET, per-group top-k, QUALIFY
+    "topk_deletes",  # top-k: deletes of the top row and of partitions, ties, NULL keys, duplicates, OFFSET
+    "window_range_offsets",  # RANGE n PRECEDING / m FOLLOWING over INT, DECIMAL, DOUBLE, DATE, TIMESTAMP keys
     "outer_join",  # LEFT/RIGHT/FULL joins, padded rows reappearing after deletes
     "exists_in",  # EXISTS/NOT EXISTS/IN/NOT IN with NULLs, correlated
     "scalar_subquery",  # scalar aggregates, COUNT of an empty correlated group is 0

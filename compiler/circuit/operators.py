@@ -618,6 +618,52 @@ class WindowIncremental(Operator):
         )
 
 
+@dataclass(frozen=True, slots=True)
+class TopK(Operator):
+    """↑topk: the input's rows numbered by ROW_NUMBER() OVER (PARTITION BY partition
+    ORDER BY order), ties broken by all columns, keeping those numbered <= limit: a
+    Window with one ROW_NUMBER and a bound on it (ORDER BY ... LIMIT, or rn <= k)."""
+
+    partition: tuple[int, ...]
+    order: tuple[OrderKey, ...]
+    limit: int
+    kind: ClassVar[str] = "topk"
+    always_positive: ClassVar[bool] = True
+    needs_incremental_form: ClassVar[bool] = True
+    nested_form: ClassVar[object] = _WINDOW_REFUSED
+
+    def params(self) -> str:
+        part = ", ".join(f"#{p}" for p in self.partition)
+        order = ", ".join(str(k) for k in self.order)
+        return f"partition=[{part}] order=[{order}] limit={self.limit}"
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost("none", "O(input log input): recomputed from the snapshot")
+
+
+@dataclass(frozen=True, slots=True)
+class TopKIncremental(Operator):
+    """(↑topk)^Δ: per changed partition, topk(P_old + ΔP) − topk(P_old), reading only
+    the first limit rows of each changed partition from its own sorted integral."""
+
+    partition: tuple[int, ...]
+    order: tuple[OrderKey, ...]
+    limit: int
+    kind: ClassVar[str] = "topk_incremental"
+    stateful: ClassVar[bool] = True
+    nested_form: ClassVar[object] = _WINDOW_REFUSED
+
+    def params(self) -> str:
+        return TopK.params(self)  # type: ignore[arg-type]
+
+    def cost(self, ctx: CostContext) -> Cost:
+        return Cost(
+            "the input integral (a delete promotes the next row), sorted by (partition, ORDER BY keys, all columns)",
+            "O(|Δ| log n + k) per changed partition and run (O(log n) runs), k the limit, one more row read "
+            "per deleted row; run merges amortised O(log n) sorts per row",
+        )
+
+
 def aggregate_cost(aggs: tuple[AggCall, ...]) -> Cost:
     """COUNT/SUM/AVG keep running sums (§7.2, linear); MIN/MAX/DISTINCT a value multiset."""
     kinds = {a.fn for a in aggs}

@@ -17,6 +17,8 @@ LAG/LEAD's default is cast to the argument's type.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from sqlglot import exp
 
 from compiler.errors import SqlError, UnsupportedSql
@@ -163,12 +165,15 @@ def _bind_group(rel: lp.Relation, scope: ScalarScope, group: list[exp.Window]) -
     partition = tuple(column(p) for p in first.args.get("partition_by") or [])
     order_node = first.args.get("order")
     order: list[lp.OrderKey] = []
+    order_types: list[SqlType] = []
     for o in order_node.expressions if order_node is not None else []:
         desc = bool(o.args.get("desc"))
         nulls_first = o.args.get("nulls_first")
-        order.append(lp.OrderKey(column(o.this), desc, bool(nulls_first) if nulls_first is not None else not desc))
+        index = column(o.this)
+        order.append(lp.OrderKey(index, desc, bool(nulls_first) if nulls_first is not None else not desc))
+        order_types.append(rel.fields[index].type if index < n_in else extra[index - n_in].type)
     scope.context = "a window function's argument"
-    calls = [_bind_call(w, scope, column_of, bool(order)) for w in group]
+    calls = [_bind_call(w, scope, column_of, order_types) for w in group]
     pre: lp.Relation = rel
     if extra:
         exprs = tuple(Col(f.type, i) for i, f in enumerate(rel.fields)) + tuple(extra)
@@ -181,7 +186,7 @@ def _bind_group(rel: lp.Relation, scope: ScalarScope, group: list[exp.Window]) -
     return out, cols
 
 
-def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, has_order: bool) -> lp.WindowCall:
+def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, order_types: list[SqlType]) -> lp.WindowCall:
     assert callable(column_of)
     fn = w.this
     if type(fn) in _RANKING:
@@ -211,7 +216,7 @@ def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, has_order: 
         sign = 1 if isinstance(fn, exp.Lag) else -1
         return lp.WindowCall("lag", arg.type, column_of(arg), sign * offset, default)
     name = _AGGREGATES[type(fn)]
-    frame = _frame(w, has_order)
+    frame = _frame(w, order_types)
     inner = fn.this
     if name == "count" and (inner is None or isinstance(inner, exp.Star)):
         return lp.WindowCall("count_star", BIGINT, None, frame=frame)
@@ -240,21 +245,21 @@ def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, has_order: 
     return lp.WindowCall(name, t, column_of(arg), frame=frame)
 
 
-def _frame(w: exp.Window, has_order: bool) -> lp.Frame | None:
+def _frame(w: exp.Window, order_types: list[SqlType]) -> lp.Frame | None:
     spec = w.args.get("spec")
     if spec is None:
         return None  # Spark's default: RANGE UNBOUNDED PRECEDING .. CURRENT ROW, or the partition
     rows = (spec.args.get("kind") or "").upper() == "ROWS"
-    if not has_order:
+    if not order_types:
         raise UnsupportedSql("a window frame without ORDER BY is not supported", span_of(spec))
-    lo = _bound(spec, "start", rows)
-    hi = _bound(spec, "end", rows)
-    if (lo is not None and lo > 0 and hi is not None and hi < lo) or (hi is not None and hi < 0 and lo is None):
-        pass  # an empty frame is legal; the kernel yields NULL / 0
+    lo = _bound(spec, "start", rows, order_types)
+    hi = _bound(spec, "end", rows, order_types)
+    if not rows and lo is not None and hi is not None and lo > hi:
+        raise SqlError("the lower bound of a RANGE window frame must not exceed its upper bound", span_of(spec))
     return lp.Frame(rows, lo, hi)
 
 
-def _bound(spec: exp.Expression, which: str, rows: bool) -> int | None:
+def _bound(spec: exp.Expression, which: str, rows: bool, order_types: list[SqlType]) -> int | float | None:
     value = spec.args.get(which)
     side = (spec.args.get(f"{which}_side") or "").upper()
     text = value.upper() if isinstance(value, str) else None
@@ -265,13 +270,70 @@ def _bound(spec: exp.Expression, which: str, rows: bool) -> int | None:
     if text == "CURRENT ROW":
         return 0
     if not rows:
-        raise UnsupportedSql(
-            "RANGE frames with offsets are not supported; use ROWS, or UNBOUNDED / CURRENT ROW", span_of(spec)
-        )
+        n = _range_offset(spec, value, order_types)
+        return -n if side == "PRECEDING" else n
     if not isinstance(value, exp.Literal) or value.is_string:
         raise UnsupportedSql("a ROWS frame bound must be an integer literal", span_of(spec))
     n = int(value.this)
     return -n if side == "PRECEDING" else n
+
+
+_MICROS = {"DAY": 86_400_000_000, "HOUR": 3_600_000_000, "MINUTE": 60_000_000, "SECOND": 1_000_000}
+
+
+def _range_offset(spec: exp.Expression, value: object, order_types: list[SqlType]) -> int | float:
+    """A RANGE frame's value offset in the physical unit of the (single) ORDER BY key:
+    the number itself, unscaled for a DECIMAL, days for a DATE, microseconds for a
+    TIMESTAMP (Spark: value offsets need exactly one ORDER BY key of a numeric, DATE or
+    TIMESTAMP type, and an INTERVAL for the latter two)."""
+    if len(order_types) != 1:
+        raise SqlError("a RANGE window frame with value offsets needs exactly one ORDER BY expression", span_of(spec))
+    key = order_types[0]
+    if isinstance(value, exp.Interval):
+        unit = value.args.get("unit")
+        name = (unit.name if unit is not None else "").upper().rstrip("S")
+        amount = value.this
+        if not isinstance(amount, exp.Literal) or not amount.name.isdigit():
+            raise UnsupportedSql(
+                "a RANGE frame INTERVAL must be a non-negative integer count of one unit", span_of(spec)
+            )
+        n = int(amount.name)
+        if key.kind == "DATE" and name in ("DAY", "WEEK"):
+            return n * (7 if name == "WEEK" else 1)
+        if key.kind == "TIMESTAMP" and name in (*_MICROS, "WEEK"):
+            return n * (7 * _MICROS["DAY"] if name == "WEEK" else _MICROS[name])
+        if key.kind in ("DATE", "TIMESTAMP"):
+            raise UnsupportedSql(
+                f"RANGE frame offsets in {name or 'that unit'} over a {key.kind} key are not supported "
+                "(DATE: DAY or WEEK; TIMESTAMP: WEEK, DAY, HOUR, MINUTE, SECOND)",
+                span_of(spec),
+            )
+        raise SqlError(
+            f"a RANGE frame INTERVAL offset needs a DATE or TIMESTAMP ORDER BY key, not {key}", span_of(spec)
+        )
+    if not isinstance(value, exp.Literal) or value.is_string:
+        raise UnsupportedSql("a RANGE frame offset must be a non-negative number or INTERVAL literal", span_of(spec))
+    if key.kind in ("DATE", "TIMESTAMP"):
+        raise UnsupportedSql(
+            f"a RANGE frame over a {key.kind} key takes INTERVAL offsets (e.g. INTERVAL 1 DAY PRECEDING)",
+            span_of(spec),
+        )
+    if not key.is_numeric:
+        raise SqlError(
+            f"a RANGE frame with value offsets needs a numeric, DATE or TIMESTAMP key, not {key}", span_of(spec)
+        )
+    number = Decimal(str(value.this))
+    if key.is_float:
+        return float(number)
+    scale = (key.scale or 0) if key.is_decimal else 0
+    unscaled = number.scaleb(scale)
+    if unscaled != unscaled.to_integral_value():
+        raise UnsupportedSql(
+            f"RANGE frame offset {value.this} has more decimal places than the ORDER BY key's type {key}", span_of(spec)
+        )
+    if key.is_decimal and (key.precision or 0) > 18:
+        raise UnsupportedSql("RANGE frame value offsets over a DECIMAL key of precision above 18", span_of(spec))
+    return int(unscaled)
 
 
 # -- ORDER BY ... LIMIT --------------------------------------------------------------------

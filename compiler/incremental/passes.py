@@ -15,7 +15,9 @@ from compiler.incremental.join_bilinear import join_bilinear
 from compiler.incremental.push_integral_linear import push_integral_through_linear
 from compiler.incremental.recursion_incremental import recursion_incremental
 from compiler.incremental.rewrite import rebuild
+from compiler.incremental.topk_incremental import topk_incremental
 from compiler.incremental.window_incremental import window_incremental
+from compiler.incremental.window_topk import window_topk
 
 # Rules that move an integral past one operator. Each applies to a disjoint set of
 # operator kinds, so their order inside the tuple does not matter; a single bottom-up
@@ -26,6 +28,7 @@ PUSH_RULES = (
     distinct_incremental,
     aggregate_incremental,
     window_incremental,
+    topk_incremental,
     recursion_incremental,
     cancel_differentiate_integrate,
 )
@@ -44,7 +47,7 @@ Pass = Callable[[Circuit], Circuit]
 
 # consolidate_distinct must run on the lifted circuit (before incrementalize): its
 # positivity argument is about snapshots, not changes.
-LIFTED_PASSES: tuple[Pass, ...] = (consolidate_distinct,)
+LIFTED_PASSES: tuple[Pass, ...] = (consolidate_distinct, window_topk)
 INCREMENTAL_PASSES: tuple[Pass, ...] = (incrementalize, push_integrals, dead_code, check_incremental)
 
 

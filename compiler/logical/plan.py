@@ -136,14 +136,16 @@ class OrderKey:
 class Frame:
     """A window frame, offsets relative to the current row: `lo` None is UNBOUNDED
     PRECEDING, `hi` None is UNBOUNDED FOLLOWING, -n is n PRECEDING, +n n FOLLOWING.
-    A RANGE frame's bounds are UNBOUNDED or CURRENT ROW (0), which takes in the peers."""
+    A RANGE frame's CURRENT ROW (0) takes in the peers; its other offsets are values in
+    the physical unit of its one ORDER BY key (unscaled for a DECIMAL, days for a DATE,
+    microseconds for a TIMESTAMP), in the key's direction."""
 
     rows: bool
-    lo: int | None
-    hi: int | None
+    lo: int | float | None
+    hi: int | float | None
 
     def __str__(self) -> str:
-        def bound(b: int | None, end: str) -> str:
+        def bound(b: int | float | None, end: str) -> str:
             if b is None:
                 return f"unbounded {end}"
             if b == 0:

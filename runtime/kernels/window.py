@@ -36,6 +36,15 @@ _KEEP = "__keep"  # within the limit
 _Check = tuple[pl.Expr, str]  # rows where an error happened, and its message
 
 
+def _range_col(side: str, offset: int | float) -> str:
+    """The column holding a RANGE frame's value-offset bound (computed in `window`)."""
+    return f"__range_{side}_{offset}"
+
+
+def _is_value_offset(b: int | float | None) -> bool:
+    return b is not None and b != 0
+
+
 def _bounds(frame: Frame | None, has_order: bool) -> tuple[pl.Expr, pl.Expr]:
     """[lo, hi] row positions of the frame (Spark's default with ORDER BY is RANGE
     UNBOUNDED PRECEDING .. CURRENT ROW, peers included; without it the partition)."""
@@ -46,15 +55,53 @@ def _bounds(frame: Frame | None, has_order: bool) -> tuple[pl.Expr, pl.Expr]:
         lo = start
     elif frame.rows:
         lo = pl.max_horizontal(i + frame.lo, start)
+    elif _is_value_offset(frame.lo):
+        lo = pl.col(_range_col("lo", frame.lo))
     else:
         lo = pl.col(_PSTART)
     if frame.hi is None:
         hi = end
     elif frame.rows:
         hi = pl.min_horizontal(i + frame.hi, end)
+    elif _is_value_offset(frame.hi):
+        hi = pl.col(_range_col("hi", frame.hi))
     else:
         hi = pl.col(_PEND)
     return lo, hi
+
+
+def _range_bounds(rows: pl.DataFrame, key: OrderKey, key_type: SqlType, side: str, offset: int | float) -> pl.Series:
+    """Row positions of a RANGE frame's value bound, for every row at once: with v the
+    key (negated for DESC, so the frame runs forwards), `lo` is the first row of the
+    partition with v >= v_row + offset and `hi` the last with v <= v_row + offset. One
+    lexsort of the rows and the probes; rows with a NULL key take their NULL peers
+    (Spark), and NULL keys fall outside every non-NULL row's frame."""
+    col = rows[col_name(key.index)]
+    null = col.is_null().to_numpy()
+    phys = col.to_physical()
+    if key_type.is_float:
+        v = phys.cast(pl.Float64).fill_null(0.0).to_numpy()
+    else:
+        v = phys.cast(pl.Int64).fill_null(0).to_numpy()
+    if key.desc:
+        v = -v
+    n = rows.height
+    part = rows[_PART].to_numpy()
+    rank = np.where(null, 0 if key.nulls_first else 2, 1)
+    # probes sort before equal rows (lo: count rows < target) or after them (hi: rows <= target)
+    kind = np.concatenate([np.ones(n, dtype=np.int8), np.full(n, 0 if side == "lo" else 2, dtype=np.int8)])
+    order = np.lexsort(
+        (kind, np.concatenate([v, v + offset]), np.concatenate([rank, np.ones(n, dtype=rank.dtype)]), np.tile(part, 2))
+    )
+    is_row = kind[order] == 1
+    before = np.cumsum(is_row) - is_row  # rows sorted before each entry
+    found = np.empty(n, dtype=np.int64)
+    probes = ~is_row
+    found[order[probes] - n] = before[probes]
+    if side == "hi":
+        found -= 1
+    peers = rows[_PSTART if side == "lo" else _PEND].to_numpy()
+    return pl.Series(_range_col(side, offset), np.where(null, peers, found))
 
 
 def _prefix(value: pl.Expr, lo: pl.Expr, hi: pl.Expr, per_partition: bool = False) -> pl.Expr:
@@ -208,6 +255,16 @@ def window(
         pl.when(peer_ends).then(i).backward_fill().alias(_PEND),
     )
     has_order = bool(order)
+    ranges = {
+        (side, b)
+        for c in calls
+        if c.frame is not None and not c.frame.rows
+        for side, b in (("lo", c.frame.lo), ("hi", c.frame.hi))
+        if b is not None and _is_value_offset(b)
+    }
+    if ranges:
+        key = order[0]  # the binder allows value offsets with exactly one ORDER BY key
+        rows = rows.with_columns([_range_bounds(rows, key, z.types[key.index], side, b) for side, b in sorted(ranges)])
     values: list[pl.Expr] = []
     checks: list[tuple[pl.Expr, str]] = []
     for j, c in enumerate(calls):

@@ -1,0 +1,3 @@
+-- title: an INTERVAL offset in a RANGE frame over an INT key is refused (as Spark)
+CREATE TABLE t (g STRING, x INT);
+CREATE VIEW v AS SELECT g, COUNT(*) OVER (ORDER BY x RANGE BETWEEN INTERVAL 1 DAY PRECEDING AND CURRENT ROW) AS n FROM t;

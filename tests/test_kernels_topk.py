@@ -1,0 +1,150 @@
+"""The top-k state (runtime/kernels/topk.py) against the window kernel over the snapshot.
+
+Goldens keep one or two runs, so here the merge factor is forced: 0 (runs never merge,
+so every step adds one and reads gather from many), 4 (the default) and 1000 (every
+step merges into one run). The prefix reads (the first limit + E live rows of a changed
+partition per run, E the rows the change deletes from it) are what decides the result.
+Random streams of inserts and deletes of present rows, with NULL keys, ties on the
+ORDER BY keys and duplicate rows; after every step the integrated output must equal
+window(ROW_NUMBER, limit) over the integrated input.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler.logical.plan import OrderKey, WindowCall
+from compiler.types import SqlType
+from runtime.kernels import topk as topk_kernel
+from runtime.kernels.window import window
+from runtime.zset import ZSet
+
+TYPES = (SqlType("INT"), SqlType("INT"), SqlType("STRING"))
+OUT = (*TYPES, SqlType("INT"))
+ROW = st.tuples(
+    st.one_of(st.none(), st.integers(0, 2)), st.one_of(st.none(), st.integers(0, 3)), st.sampled_from(["p", "q"])
+)
+SHAPES = [
+    ((), (OrderKey(1, True, False),), 2),
+    ((), (OrderKey(1, False, True),), 3),
+    ((0,), (OrderKey(1, True, False),), 1),
+    ((0,), (OrderKey(1, False, False), OrderKey(2, True, False)), 2),
+]
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> list[list[tuple[Any, int]]]:
+    present: Counter[Any] = Counter()
+    steps = []
+    for _ in range(draw(st.integers(1, 8))):
+        have = sorted(present.elements(), key=repr)
+        chosen = draw(st.lists(st.integers(0, len(have) - 1), unique=True)) if have else []
+        changes = [(have[i], -1) for i in chosen] + [(r, 1) for r in draw(st.lists(ROW, max_size=6))]
+        for r, w in changes:
+            present[r] += w
+        steps.append(changes)
+    return steps
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[str(i) for i in range(len(SHAPES))])
+@pytest.mark.parametrize("merge_factor", [0, 4, 1000])
+@settings(max_examples=30, deadline=None)
+@given(stream=streams())
+def test_topk_state_matches_the_window_over_the_snapshot(
+    shape: tuple[tuple[int, ...], tuple[OrderKey, ...], int], merge_factor: int, stream: list[list[tuple[Any, int]]]
+) -> None:
+    partition, order, limit = shape
+    saved = topk_kernel._MERGE_FACTOR
+    topk_kernel._MERGE_FACTOR = merge_factor
+    try:
+        state = topk_kernel.TopKState(TYPES, partition, order, limit)
+        snapshot = ZSet.empty(TYPES)
+        out = ZSet.empty(OUT)
+        rn = (WindowCall("row_number", SqlType("INT")),)
+        for number, changes in enumerate(stream, start=1):
+            delta = ZSet.from_rows([r for r, _ in changes], TYPES, [w for _, w in changes])
+            got, commit = state.step(delta)
+            commit()
+            snapshot = ZSet.concat([snapshot, delta], TYPES).consolidate()
+            out = ZSet.concat([out, got], OUT).consolidate()
+            expected = window(snapshot, partition, order, rn, OUT, limit)
+            assert out.to_rows() == expected.to_rows(), f"step {number}"
+    finally:
+        topk_kernel._MERGE_FACTOR = saved
+
+
+def test_topk_state_restores_from_its_checkpoint_trace() -> None:
+    """Checkpoints save the integral as the trace `traces()` names; a fresh state
+    refilled from it and `restored()` continues exactly as the original."""
+    partition, order, limit = SHAPES[3]
+    first = topk_kernel.TopKState(TYPES, partition, order, limit)
+    rows = [(g, x, s) for g in (None, 0, 1) for x in (None, 1, 2) for s in ("p", "q")]
+    _, commit = first.step(ZSet.from_rows(rows, TYPES))
+    commit()
+    (saved,) = first.traces().values()
+    second = topk_kernel.TopKState(TYPES, partition, order, limit)
+    (fresh,) = second.traces().values()
+    fresh.insert(saved.snapshot())
+    second.restored(None)
+    change = ZSet.from_rows([(0, 2, "q"), (1, 1, "p"), (None, 0, "p")], TYPES, [-1, -1, 1])
+    assert first.step(change)[0].to_rows() == second.step(change)[0].to_rows()
+
+
+@pytest.mark.parametrize(
+    ("where", "limit"),
+    [("rn = 1", 1), ("2 >= rn", 2), ("rn < 3 AND x > 0", 2), ("rn <= 5 AND rn <= 4", 4), ("rn <= 2 OR x > 0", None),
+     ("rn >= 2", None), ("rn * 2 <= 4", None)],
+)  # fmt: skip
+def test_window_topk_recognises_only_filters_that_bound_rn(where: str, limit: int | None) -> None:
+    """window_topk turns the window into topk only when every reader keeps rn <= k."""
+    from compiler.circuit import operators as op
+    from compiler.compile import compile_sql
+
+    sql = f"""CREATE TABLE t (g INT, x INT);
+    CREATE VIEW v AS SELECT g, x FROM (
+      SELECT g, x, ROW_NUMBER() OVER (PARTITION BY g ORDER BY x) AS rn FROM t) s WHERE {where};"""
+    c = compile_sql(sql).circuit
+    found = [c[n] for n in c.live() if isinstance(c[n], op.TopKIncremental)]
+    assert [o.limit for o in found] == ([limit] if limit is not None else [])
+
+
+def test_window_topk_keeps_the_window_when_another_reader_sees_every_row() -> None:
+    from compiler.circuit import operators as op
+    from compiler.compile import compile_sql
+
+    sql = """CREATE TABLE t (g INT, x INT);
+    CREATE VIEW numbered AS SELECT g, x, ROW_NUMBER() OVER (PARTITION BY g ORDER BY x) AS rn FROM t;
+    CREATE VIEW first AS SELECT g, x FROM (
+      SELECT g, x, ROW_NUMBER() OVER (PARTITION BY g ORDER BY x) AS rn FROM t) s WHERE rn = 1;"""
+    c = compile_sql(sql).circuit
+    assert not any(isinstance(c[n], op.TopKIncremental) for n in c.live())
+
+
+def test_pipeline_with_topk_restores_from_its_state_traces() -> None:
+    """A pipeline refilled from another's state traces (what a checkpoint saves) and
+    `restored` continues with the same deltas."""
+    from compiler.compile import compile_sql
+    from runtime.pipeline import Pipeline
+
+    compiled = compile_sql(
+        """CREATE TABLE t (g INT, x INT);
+        CREATE VIEW top2 AS SELECT g, x FROM t ORDER BY x DESC, g LIMIT 2;
+        CREATE VIEW best AS SELECT g, x FROM t QUALIFY ROW_NUMBER() OVER (PARTITION BY g ORDER BY x) = 1;"""
+    )
+    first = Pipeline(compiled)
+    types = first.table_types("t")
+    first.step({"t": ZSet.from_rows([(g, x) for g in range(3) for x in range(5)], types)})
+    second = Pipeline(compiled)
+    saved = first.state_traces()
+    for name, trace in second.state_traces().items():
+        trace.insert(saved[name].snapshot())
+    second.restored(first.state_meta())
+    change = {"t": ZSet.from_rows([(0, 4), (1, 0), (2, 9)], types, [-1, -1, 1])}
+    a, b = first.step(change), second.step(change)
+    assert {v: d.to_rows() for v, d in a.items()} == {v: d.to_rows() for v, d in b.items()}
+    assert a["top2"].to_rows() and a["best"].to_rows()
