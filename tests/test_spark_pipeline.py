@@ -36,7 +36,7 @@ from runtime.refresh.schema import columns_of, create_table
 from runtime.refresh.sinks import Sinks
 from runtime.refresh.sources import AppendTable, ChangeTable
 from runtime.spark import SparkPipeline, read_changes, read_view
-from runtime.spark.catalog import arrow_schema, sql_type
+from runtime.spark.spark_types import arrow_schema, from_spark_type
 from runtime.zset import ZSet
 from tests import spark_crash_child as child
 from tests.oracle import assert_same_rows, spark_views
@@ -141,7 +141,7 @@ def test_spark_schema_becomes_ddl() -> None:
 )
 def test_unsupported_spark_type_names_table_and_column(dtype: T.DataType, fragment: str) -> None:
     with pytest.raises(InputError) as err:
-        sql_type(dtype, "orders", "tags")
+        from_spark_type(dtype, "orders", "tags")
     assert "column 'tags' of table 'orders'" in str(err.value)
     assert fragment in str(err.value)
 

@@ -46,7 +46,15 @@ from runtime.refresh import sinks as sink_files
 from runtime.refresh.checkpoint import Manifest, StateStore
 from runtime.refresh.engine import Engine
 from runtime.refresh.failpoints import failpoint
-from runtime.refresh.schema import Column, columns_of, create_table, describe, drift, spark_schema, sql_type
+from runtime.refresh.schema import (
+    SourceColumn,
+    columns_of,
+    create_table,
+    describe,
+    drift,
+    from_arrow_type,
+    spark_schema,
+)
 from runtime.refresh.sinks import Sinks, ViewFiles
 from runtime.refresh.sources import (
     AppendTable,
@@ -107,7 +115,7 @@ class Job:
         self.on_commit = on_commit  # after each commit (and on resume): publish it
         self.validate = validate  # checks the compiled program before anything is read
         self.manifest: Manifest | None = None
-        self.columns: dict[str, tuple[Column, ...]] = {}
+        self.columns: dict[str, tuple[SourceColumn, ...]] = {}
         self.program: dict[str, Any] = {}
         self.program_text = ""
         self._pipeline: Pipeline | None = None
@@ -213,7 +221,7 @@ class Job:
             raise
         self._lock = lock
 
-    def _columns(self, spec: Source) -> tuple[Column, ...]:
+    def _columns(self, spec: Source) -> tuple[SourceColumn, ...]:
         """A source's data columns from the engine's schema; its meta columns checked."""
         schema = self.engine.schema(spark_name(spec), spec.table)
         fields = {f.name.lower(): f for f in schema}
@@ -521,7 +529,7 @@ def _is_string(dtype: pa.DataType) -> bool:
 def _sql_name(dtype: pa.DataType) -> str:
     """A column's type as SQL names it (engines hand over only types dbspc can hold)."""
     try:
-        return sql_type(dtype, "", "").sql()
+        return from_arrow_type(dtype, "", "").sql()
     except InputError:
         return str(dtype)
 

@@ -2,7 +2,7 @@
 
 An engine describes each source by an Arrow schema whose types are those `arrow_type`
 gives (the Spark engine maps Spark's types first, refusing what dbspc cannot hold;
-runtime/spark/catalog.py). This module maps them to SQL types, generates the
+runtime/spark/spark_types.py). This module maps them to SQL types, generates the
 `CREATE TABLE` text dbspc compiles views against, and says what drifted.
 """
 
@@ -15,26 +15,13 @@ import pyarrow as pa
 from sqlglot import exp
 
 from compiler.errors import InputError
-from compiler.types import (
-    BIGINT,
-    BOOLEAN,
-    DATE,
-    DOUBLE,
-    FLOAT,
-    INT,
-    SMALLINT,
-    STRING,
-    TIMESTAMP,
-    TINYINT,
-    SqlType,
-    decimal,
-)
+from compiler.types import SqlType, decimal
 
-_SUPPORTED = "TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, DATE, TIMESTAMP"
+SUPPORTED_TYPES = "TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, DATE, TIMESTAMP"
 
 
 @dataclass(frozen=True, slots=True)
-class Column:
+class SourceColumn:
     """One data column of a source table, as dbspc sees it."""
 
     name: str
@@ -46,7 +33,7 @@ def quote(name: str, dialect: str = "spark") -> str:
     return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
 
 
-def create_table(table: str, columns: Sequence[Column], dialect: str = "spark") -> str:
+def create_table(table: str, columns: Sequence[SourceColumn], dialect: str = "spark") -> str:
     """The CREATE TABLE statement dbspc compiles views against."""
     body = ", ".join(f"{quote(c.name, dialect)} {c.type.sql()}" for c in columns)
     return f"CREATE TABLE {quote(table, dialect)} ({body});"
@@ -70,22 +57,25 @@ def arrow_type(t: SqlType) -> pa.DataType:
     """The Arrow type sink files are written with, chosen so that Spark reads each back as
     the dbspc type: in particular TIMESTAMP is UTC-adjusted (Spark's TIMESTAMP, not
     TIMESTAMP_NTZ), since dbspc holds timestamps as naive UTC values."""
-    simple: dict[str, pa.DataType] = {
-        "TINYINT": pa.int8(),
-        "SMALLINT": pa.int16(),
-        "INT": pa.int32(),
-        "BIGINT": pa.int64(),
-        "FLOAT": pa.float32(),
-        "DOUBLE": pa.float64(),
-        "STRING": pa.large_string(),
-        "BOOLEAN": pa.bool_(),
-        "DATE": pa.date32(),
-        "TIMESTAMP": pa.timestamp("us", tz="UTC"),
-    }
     if t.kind == "DECIMAL":
         assert t.precision is not None
         return pa.decimal128(t.precision, t.scale or 0)
-    return simple[t.kind]
+    return _ARROW[t.kind]
+
+
+# Each simple SQL type and the Arrow type dbspc writes it as.
+_ARROW: dict[str, pa.DataType] = {
+    "TINYINT": pa.int8(),
+    "SMALLINT": pa.int16(),
+    "INT": pa.int32(),
+    "BIGINT": pa.int64(),
+    "FLOAT": pa.float32(),
+    "DOUBLE": pa.float64(),
+    "STRING": pa.large_string(),
+    "BOOLEAN": pa.bool_(),
+    "DATE": pa.date32(),
+    "TIMESTAMP": pa.timestamp("us", tz="UTC"),
+}
 
 
 def parse_type(text: str) -> SqlType:
@@ -96,12 +86,12 @@ def parse_type(text: str) -> SqlType:
     return SqlType(text)
 
 
-def describe(columns: Sequence[Column]) -> list[list[str]]:
+def describe(columns: Sequence[SourceColumn]) -> list[list[str]]:
     """Columns as JSON-friendly [name, type] pairs (kept in the checkpoint manifest)."""
     return [[c.name, c.type.sql()] for c in columns]
 
 
-def drift(table: str, source: str, registered: Sequence[Column], now: Sequence[Column]) -> str | None:
+def drift(table: str, source: str, registered: Sequence[SourceColumn], now: Sequence[SourceColumn]) -> str | None:
     """A message naming what changed between two schemas of one source, or None."""
     before = {c.name.lower(): c for c in registered}
     after = {c.name.lower(): c for c in now}
@@ -127,36 +117,29 @@ def drift(table: str, source: str, registered: Sequence[Column], now: Sequence[C
     return f"schema of table {origin} drifted since the views were registered: {'; '.join(problems)}"
 
 
-_FROM_ARROW: dict[pa.DataType, SqlType] = {
-    pa.int8(): TINYINT,
-    pa.int16(): SMALLINT,
-    pa.int32(): INT,
-    pa.int64(): BIGINT,
-    pa.float32(): FLOAT,
-    pa.float64(): DOUBLE,
-    pa.string(): STRING,
-    pa.large_string(): STRING,
-    pa.bool_(): BOOLEAN,
-    pa.date32(): DATE,
-}
+# The inverse, where exact; TIMESTAMP is any zoned timestamp, and STRING also pa.string().
+_FROM_ARROW: dict[pa.DataType, SqlType] = {a: SqlType(k) for k, a in _ARROW.items() if k != "TIMESTAMP"}
+_FROM_ARROW[pa.string()] = SqlType("STRING")
 
 
-def sql_type(dtype: pa.DataType, table: str, column: str) -> SqlType:
+def from_arrow_type(dtype: pa.DataType, table: str, column: str) -> SqlType:
     """The dbspc type of an Arrow column, or an error naming the table and the column."""
     if dtype in _FROM_ARROW:
         return _FROM_ARROW[dtype]
     if pa.types.is_decimal(dtype):
         return decimal(dtype.precision, dtype.scale)
     if pa.types.is_timestamp(dtype) and dtype.tz is not None:
-        return TIMESTAMP  # an instant, held as naive UTC
+        return SqlType("TIMESTAMP")  # an instant, held as naive UTC
     hint = " (a timestamp without a time zone: make it a UTC instant)" if pa.types.is_timestamp(dtype) else ""
     raise InputError(
         f"column '{column}' of table '{table}' has type {dtype}, which dbspc does not support; "
-        f"supported: {_SUPPORTED}{hint}"
+        f"supported: {SUPPORTED_TYPES}{hint}"
     )
 
 
-def columns_of(schema: pa.Schema, table: str, exclude: Sequence[str] = ()) -> tuple[Column, ...]:
+def columns_of(schema: pa.Schema, table: str, exclude: Sequence[str] = ()) -> tuple[SourceColumn, ...]:
     """The data columns of a schema (all but `exclude`, matched case-insensitively)."""
     skip = {e.lower() for e in exclude}
-    return tuple(Column(f.name, sql_type(f.type, table, f.name)) for f in schema if f.name.lower() not in skip)
+    return tuple(
+        SourceColumn(f.name, from_arrow_type(f.type, table, f.name)) for f in schema if f.name.lower() not in skip
+    )

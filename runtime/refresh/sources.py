@@ -32,7 +32,7 @@ import polars as pl
 import pyarrow as pa
 
 from compiler.errors import InputError, UsageError
-from runtime.refresh.schema import Column
+from runtime.refresh.schema import SourceColumn
 from runtime.zset import WEIGHT, ZSet, col_name
 
 # Names of the meta columns in the Arrow the engine returns.
@@ -126,7 +126,7 @@ def where(spec: Source) -> str:
     return f"table '{spec.table}' (Spark table '{spark_name(spec)}')"
 
 
-def selection(spec: Source, columns: Sequence[Column]) -> list[tuple[str, str]]:
+def selection(spec: Source, columns: Sequence[SourceColumn]) -> list[tuple[str, str]]:
     """(source column, name in the transferred Arrow) for one read of a change or
     append table: data columns positionally, then the meta columns."""
     out = [(c.name, col_name(i)) for i, c in enumerate(columns)]
@@ -138,7 +138,7 @@ def selection(spec: Source, columns: Sequence[Column]) -> list[tuple[str, str]]:
     return out
 
 
-def to_zset(spec: Source, data: pa.Table, columns: tuple[Column, ...]) -> tuple[ZSet, int | None]:
+def to_zset(spec: Source, data: pa.Table, columns: tuple[SourceColumn, ...]) -> tuple[ZSet, int | None]:
     """A transferred batch as a ZSet, and the highest offset in it (None if empty or a
     plain-table diff). Raises InputError naming the table and column of a bad value."""
     sql_types = tuple(c.type for c in columns)
@@ -197,7 +197,7 @@ def _weights(spec: ChangeTable, frame: pl.DataFrame) -> pl.Series:
     return weights
 
 
-def _naive_utc(frame: pl.DataFrame, columns: Sequence[Column]) -> pl.DataFrame:
+def _naive_utc(frame: pl.DataFrame, columns: Sequence[SourceColumn]) -> pl.DataFrame:
     """dbspc holds TIMESTAMP as naive UTC; Spark hands out UTC-adjusted instants."""
     fix = [
         pl.col(col_name(i)).dt.convert_time_zone("UTC").dt.replace_time_zone(None)

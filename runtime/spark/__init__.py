@@ -3,9 +3,9 @@ written back as Spark-readable tables and checkpointed exactly once (docs/spark.
 
 from runtime.refresh.job import RefreshResult
 from runtime.refresh.sources import AppendTable, ChangeTable, PlainTable
-from runtime.spark.pipeline import SparkPipeline
 from runtime.spark.readers import read_changes, read_view
 from runtime.spark.session import local_session
+from runtime.spark.spark_pipeline import SparkPipeline
 
 __all__ = [
     "AppendTable",

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from runtime.refresh.sources import HASH, combine
-from runtime.spark.catalog import arrow_schema, quote
+from runtime.spark.spark_types import arrow_schema, quote
 from runtime.zset import WEIGHT, col_name
 
 

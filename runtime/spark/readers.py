@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from compiler.errors import UsageError
 from runtime.refresh import files
 from runtime.refresh.sinks import PUBLISHED, REFRESH_ID
-from runtime.spark.catalog import parse_type, spark_schema
+from runtime.spark.spark_types import parse_type, spark_schema
 from runtime.zset import WEIGHT, col_name
 
 # Names of the meta columns of a change-log DataFrame.

@@ -17,47 +17,33 @@ import pyarrow as pa
 from pyspark.sql import types as T
 
 from compiler.errors import InputError
-from compiler.types import (
-    BIGINT,
-    BOOLEAN,
-    DATE,
-    DOUBLE,
-    FLOAT,
-    INT,
-    SMALLINT,
-    STRING,
-    TIMESTAMP,
-    TINYINT,
-    SqlType,
-    decimal,
-)
-from runtime.refresh.schema import arrow_type, parse_type, quote, spark_schema
+from compiler.types import SqlType, decimal
+from runtime.refresh.schema import SUPPORTED_TYPES, arrow_type, parse_type, quote, spark_schema
 
-__all__ = ["arrow_schema", "parse_type", "quote", "spark_schema", "sql_type"]
+__all__ = ["arrow_schema", "from_spark_type", "parse_type", "quote", "spark_schema"]
 
-_SIMPLE: dict[type, SqlType] = {
-    T.ByteType: TINYINT,
-    T.ShortType: SMALLINT,
-    T.IntegerType: INT,
-    T.LongType: BIGINT,
-    T.FloatType: FLOAT,
-    T.DoubleType: DOUBLE,
-    T.BooleanType: BOOLEAN,
-    T.DateType: DATE,
-    T.TimestampType: TIMESTAMP,
+# Spark's simple types, by the name of the SQL type each holds.
+_SIMPLE: dict[type, str] = {
+    T.ByteType: "TINYINT",
+    T.ShortType: "SMALLINT",
+    T.IntegerType: "INT",
+    T.LongType: "BIGINT",
+    T.FloatType: "FLOAT",
+    T.DoubleType: "DOUBLE",
+    T.BooleanType: "BOOLEAN",
+    T.DateType: "DATE",
+    T.TimestampType: "TIMESTAMP",
 }
 
-_SUPPORTED = "TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, DATE, TIMESTAMP"
 
-
-def sql_type(dtype: T.DataType, table: str, column: str) -> SqlType:
+def from_spark_type(dtype: T.DataType, table: str, column: str) -> SqlType:
     """The dbspc type of a Spark column, or an error naming the table and the column."""
     if type(dtype) in _SIMPLE:
-        return _SIMPLE[type(dtype)]
+        return SqlType(_SIMPLE[type(dtype)])
     if isinstance(dtype, T.DecimalType):
         return decimal(dtype.precision, dtype.scale)
     if isinstance(dtype, (T.VarcharType, T.CharType)):
-        return STRING
+        return SqlType("STRING")  # Spark pads CHAR(n) when it reads
     if isinstance(dtype, T.StringType):
         collation = getattr(dtype, "collation", "UTF8_BINARY")
         if collation not in ("UTF8_BINARY", None):
@@ -65,13 +51,13 @@ def sql_type(dtype: T.DataType, table: str, column: str) -> SqlType:
                 f"column '{column}' of table '{table}' is STRING COLLATE {collation}; dbspc compares strings "
                 "byte-wise (UTF8_BINARY) only: cast it in a Spark view"
             )
-        return STRING
+        return SqlType("STRING")
     hint = ""
     if isinstance(dtype, T.TimestampNTZType):
         hint = " (cast TIMESTAMP_NTZ to TIMESTAMP in a Spark view)"
     raise InputError(
         f"column '{column}' of table '{table}' has Spark type {dtype.simpleString()}, which dbspc does not "
-        f"support; supported: {_SUPPORTED}{hint}"
+        f"support; supported: {SUPPORTED_TYPES}{hint}"
     )
 
 
@@ -79,4 +65,4 @@ def arrow_schema(schema: T.StructType, table: str) -> pa.Schema:
     """A Spark schema as the Arrow schema the refresh layer reads (runtime/refresh/
     schema.py): each column with the Arrow type of its dbspc type, so that the mapping
     and its refusals (naming the Spark type) happen here, once."""
-    return pa.schema([pa.field(f.name, arrow_type(sql_type(f.dataType, table, f.name))) for f in schema.fields])
+    return pa.schema([pa.field(f.name, arrow_type(from_spark_type(f.dataType, table, f.name))) for f in schema.fields])
