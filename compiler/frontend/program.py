@@ -209,7 +209,7 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     _refuse_unknown_tables(query, program)
     try:
         qualified = qualify(
-            _alias_select_subqueries(query.copy()),
+            _alias_select_subqueries(flatten_parenthesized_joins(query.copy())),
             schema=dict(program.catalog.sqlglot_schema()),  # type: ignore[arg-type]
             dialect=program.dialect,
             validate_qualify_columns=True,
@@ -291,6 +291,54 @@ def _semi_anti_joins_to_exists(query: exp.Expression) -> exp.Expression:
             parts = ([where.this] if where is not None else []) + conditions
             sel.set("where", exp.Where(this=exp.and_(*parts)))
     return query
+
+
+def flatten_parenthesized_joins(query: exp.Expression) -> exp.Expression:
+    """`FROM (a CROSS JOIN b), c` is `FROM a CROSS JOIN b, c` when every join of the SELECT is
+    inner: inner joins are associative and their ON conditions are filters of the whole
+    product. sqlglot parses the parenthesized join as an unaliased Subquery over a Table
+    that holds the joins; with an outer join the grouping matters, so it stays (refused)."""
+    for sel in list(query.find_all(exp.Select)):
+        while _flatten_one(sel):
+            pass
+    return query
+
+
+def _flatten_one(sel: exp.Select) -> bool:
+    from_ = sel.args.get("from_")
+    joins = list(sel.args.get("joins") or [])
+    if from_ is None:
+        return False
+    holders: list[exp.Expression] = [from_, *joins]
+    for pos, holder in enumerate(holders):
+        inner = holder.this
+        if not (isinstance(inner, exp.Subquery) and isinstance(inner.this, (exp.Table, exp.Subquery))):
+            continue
+        if inner.alias:
+            continue
+        table = inner.this
+        nested = list(table.args.get("joins") or [])
+        if not nested or not all(_is_inner(j) for j in joins + nested):
+            continue
+        table.set("joins", None)
+        on = holder.args.get("on") if isinstance(holder, exp.Join) else None
+        if on is not None:
+            holder.set("on", None)
+            last = nested[-1]
+            both = on if last.args.get("on") is None else exp.and_(last.args["on"], on)
+            last.set("on", both)
+            last.set("kind", None)  # an ON needs an inner JOIN, not a CROSS JOIN
+        holder.set("this", table)
+        index = pos  # the nested joins follow their first table
+        sel.set("joins", joins[:index] + nested + joins[index:])
+        return True
+    return False
+
+
+def _is_inner(join: exp.Join) -> bool:
+    kind = (join.args.get("kind") or "").upper()
+    side = (join.args.get("side") or "").upper()
+    return not side and kind in ("", "INNER", "CROSS") and join.args.get("using") is None
 
 
 def _alias_select_subqueries(query: exp.Expression) -> exp.Expression:
