@@ -63,6 +63,11 @@ class Semantics:
     # `x IN ()` is FALSE, even for a NULL x (SQLite); elsewhere an empty IN list is a
     # syntax error (Spark: INVALID_SQL_SYNTAX.EMPTY_IN_PREDICATE).
     empty_in_list: bool = False
+    # A column that is neither grouped nor aggregated in an aggregating query ("bare"):
+    # False refuses it (Spark, PostgreSQL, DuckDB); True allows it as SQLite does, where it
+    # takes the value of some row of the group. dbspc answers it only when that value is
+    # the same for every row of the group, and otherwise raises at run time.
+    bare_columns: bool = False
     # The dialect is parsed with its own grammar but evaluated with Spark's rules.
     parse_only: bool = False
 
@@ -97,6 +102,7 @@ _FULL = {
         string_number="double",
         sqlite_storage=True,
         empty_in_list=True,
+        bare_columns=True,
     ),
     "postgres": Semantics(
         dialect="postgres",

@@ -66,6 +66,37 @@ def test_sqlite_truncates_and_gives_null_on_zero() -> None:
     assert _one("SELECT a + b FROM t", "sqlite", 2147483647, 1) == 2147483648
 
 
+def test_sqlite_bare_column_is_answered_when_its_group_agrees() -> None:
+    # SQLite takes a bare column from some row of the group: exact when all rows agree
+    rows = [(1, 10), (1, 10), (2, None), (2, None), (3, 4)]
+    assert _view("SELECT a, b, COUNT(*) FROM t GROUP BY a", "sqlite", rows) == [(1, 10, 2), (2, None, 2), (3, 4, 1)]
+    assert _view("SELECT b FROM t", "sqlite", [(1, 7)]) == [(7,)]  # no GROUP BY: one group
+    # used only where it is evaluated: COALESCE(55, b) never reads b
+    varied = [(1, 10), (1, 11)]
+    assert _view("SELECT COALESCE(55, b) FROM t GROUP BY a", "sqlite", varied) == [(55,)]
+    for mixed in (varied, [(1, 10), (1, None)]):
+        with pytest.raises(RuntimeSqlError, match="column 'b' is neither grouped nor aggregated"):
+            _view("SELECT a, b FROM t GROUP BY a", "sqlite", mixed)
+    with pytest.raises(SqlError, match="must appear in GROUP BY"):
+        _view("SELECT a, b FROM t GROUP BY a", "spark", rows)
+
+
+def test_sqlite_bare_column_follows_changes() -> None:
+    text = (
+        f"{TABLE}CREATE VIEW v AS SELECT a, b FROM t GROUP BY a;\n"
+        "-- step\nINSERT INTO t VALUES (1, 10), (2, 20);\n"
+        "-- step\nINSERT INTO t VALUES (1, 10); UPDATE t SET b = 21 WHERE a = 2;\n"
+        "-- step\nDELETE FROM t WHERE a = 1;\n"
+    )
+    for incremental in (True, False):
+        outputs = run_script(text, dialect="sqlite", incremental=incremental).outputs
+        assert [sorted(o["v"].to_rows()) for o in outputs] == [
+            [((1, 10), 1), ((2, 20), 1)],
+            [((2, 20), -1), ((2, 21), 1)],
+            [((1, 10), -1)],
+        ]
+
+
 # -- PostgreSQL ---------------------------------------------------------------------------
 
 
