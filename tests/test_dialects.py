@@ -97,6 +97,18 @@ def test_sqlite_bare_column_follows_changes() -> None:
         ]
 
 
+def test_sqlite_sums_text_by_its_numeric_prefix_and_total_is_real() -> None:
+    text = (
+        "CREATE TABLE s (k INT, y VARCHAR(8));\n"
+        "CREATE VIEW v AS SELECT k, SUM(y) AS s, AVG(y) AS a, TOTAL(y) AS t, TOTAL(k) AS tk FROM s GROUP BY k;\n"
+        "CREATE VIEW w AS SELECT TOTAL(k) AS t, SUM(k) AS s FROM s WHERE y = 'none';\n"
+        "-- step\nINSERT INTO s VALUES (1, 'true'), (1, ' 12abc'), (1, NULL), (2, '-1.5e1x'), (2, '.5');\n"
+    )
+    outputs = run_script(text, dialect="sqlite").outputs[0]
+    assert sorted(outputs["v"].to_rows()) == [((1, 12.0, 6.0, 12.0, 3.0), 1), ((2, -14.5, -7.25, -14.5, 4.0), 1)]
+    assert outputs["w"].to_rows() == [((0.0, None), 1)]  # TOTAL of no values is 0.0, SUM's is NULL
+
+
 # -- PostgreSQL ---------------------------------------------------------------------------
 
 

@@ -26,7 +26,7 @@ from compiler.logical import plan as lp
 from compiler.logical.aggregate import MOMENTS, AggCall
 from compiler.logical.projections import cast_to, renamed
 from compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
-from compiler.types import BIGINT, BOOLEAN, STRING, TINYINT, SqlType
+from compiler.types import BIGINT, BOOLEAN, DOUBLE, STRING, TINYINT, SqlType
 
 
 @dataclass
@@ -371,6 +371,9 @@ class QueryBinder:
         if any(isinstance(n, exp.Expression) and is_aggregate_call(n) for n in inner.walk()):
             raise SqlError("aggregate calls cannot be nested", span_of(node))
         arg = bind_scalar(inner, scope)
+        if self.semantics.sqlite_storage and arg.type == STRING and (fn in ("sum", "avg") or fn in MOMENTS):
+            # SQLite sums a text as the number its prefix spells ('12abc' is 12, 'x' is 0)
+            arg = Call(DOUBLE, "sqlite_real", (arg,))
         boolean = not isinstance(call, (*CORE, exp.CountIf))  # bool_and, bool_or, every, some, any
         if boolean and arg.type.kind not in ("BOOLEAN", "NULL"):
             raise SqlError(f"{call.sql(self.dialect)} needs a BOOLEAN argument, not {arg.type}", span_of(node))

@@ -209,7 +209,7 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     _refuse_unknown_tables(query, program)
     try:
         qualified = qualify(
-            _alias_select_subqueries(flatten_parenthesized_joins(query.copy())),
+            _alias_select_subqueries(flatten_parenthesized_joins(_sqlite_total(query.copy(), program))),
             schema=dict(program.catalog.sqlglot_schema()),  # type: ignore[arg-type]
             dialect=program.dialect,
             validate_qualify_columns=True,
@@ -290,6 +290,18 @@ def _semi_anti_joins_to_exists(query: exp.Expression) -> exp.Expression:
             where = sel.args.get("where")
             parts = ([where.this] if where is not None else []) + conditions
             sel.set("where", exp.Where(this=exp.and_(*parts)))
+    return query
+
+
+def _sqlite_total(query: exp.Expression, program: Program) -> exp.Expression:
+    """SQLite's TOTAL(x) is SUM(x) as a REAL, and 0.0 (not NULL) over no values."""
+    if not program.semantics.sqlite_storage:
+        return query
+    for call in list(query.find_all(exp.Anonymous)):
+        if call.name.lower() != "total" or len(call.expressions) != 1:
+            continue
+        as_real = exp.Add(this=exp.Sum(this=call.expressions[0].copy()), expression=exp.Literal.number("0.0"))
+        call.replace(exp.Coalesce(this=exp.Paren(this=as_real), expressions=[exp.Literal.number("0.0")]))
     return query
 
 
