@@ -109,6 +109,14 @@ def test_sqlite_sums_text_by_its_numeric_prefix_and_total_is_real() -> None:
     assert outputs["w"].to_rows() == [((0.0, None), 1)]  # TOTAL of no values is 0.0, SUM's is NULL
 
 
+def test_sqlite_coalesce_of_a_constant_keeps_its_type() -> None:
+    # random/expr/slt_good_3.test: SQLite's COALESCE(43, AVG(67)) is the INTEGER 43, so
+    # 43 / -60 is 0; a common type would make it 43.0 / -60 = -0.72 (a wrong result)
+    assert _view("SELECT -30 - COALESCE(43, -AVG(a)) / -60 FROM t", "sqlite", [(67, 1)]) == [(-30,)]
+    assert _view("SELECT COALESCE(NULL, (-81), AVG(a)) / 14 FROM t", "sqlite", [(67, 1)]) == [(-5,)]
+    assert _view("SELECT COALESCE(b, 7) / 2 FROM t", "sqlite", [(1, None), (1, 9)]) == [(3,), (4,)]
+
+
 # -- PostgreSQL ---------------------------------------------------------------------------
 
 
