@@ -115,6 +115,10 @@ def test_sqlite_coalesce_of_a_constant_keeps_its_type() -> None:
     assert _view("SELECT -30 - COALESCE(43, -AVG(a)) / -60 FROM t", "sqlite", [(67, 1)]) == [(-30,)]
     assert _view("SELECT COALESCE(NULL, (-81), AVG(a)) / 14 FROM t", "sqlite", [(67, 1)]) == [(-5,)]
     assert _view("SELECT COALESCE(b, 7) / 2 FROM t", "sqlite", [(1, None), (1, 9)]) == [(3,), (4,)]
+    assert _view("SELECT COALESCE(-CAST(NULL AS INTEGER), 5) / 2 FROM t", "sqlite", [(1, 1)]) == [(2,)]
+    # INTEGER or REAL depending on the row: refused (random/expr/slt_good_7.test)
+    with pytest.raises(UnsupportedSql, match="COALESCE of INTEGER and REAL"):
+        _view("SELECT COALESCE(-CAST(NULL AS INTEGER), -SUM(a), AVG(a)) / -65 FROM t", "sqlite", [(1, 1)])
 
 
 # -- PostgreSQL ---------------------------------------------------------------------------

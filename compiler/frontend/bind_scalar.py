@@ -381,7 +381,37 @@ def _variadic(fn: str, items: list[Scalar]) -> Scalar:
 
 def _bind_coalesce(node: exp.Coalesce, scope: ScalarScope) -> Scalar:
     items = [bind_scalar(node.this, scope)] + [bind_scalar(e, scope) for e in node.expressions]
+    if scope.semantics.sqlite_storage:
+        items = _sqlite_coalesce_items(node, items)
+        if len(items) == 1:
+            return items[0]
     return _variadic("coalesce", items)
+
+
+_NULL_PROPAGATING = frozenset("neg abs cast add sub mul div_or_null int_div_or_null mod_or_null".split())
+
+
+def _always_null(e: Scalar) -> bool:
+    """NULL on every row: a NULL literal, or a NULL-propagating call over one."""
+    if isinstance(e, Lit):
+        return e.value is None
+    return isinstance(e, Call) and e.fn in _NULL_PROPAGATING and any(_always_null(a) for a in e.args)
+
+
+def _sqlite_coalesce_items(node: exp.Coalesce, items: list[Scalar]) -> list[Scalar]:
+    """SQLite's values carry their own type, so COALESCE's result has the type of the value
+    chosen. Arguments that are always NULL are dropped and a constant first argument is the
+    result; INTEGER beside REAL arguments are refused, as no one static type is right (the
+    INTEGER 43 / -60 is 0, the REAL 43.0 / -60 is -0.72)."""
+    kept = [e for e in items if not _always_null(e)] or items[-1:]
+    if isinstance(kept[0], Lit):
+        return kept[:1]
+    if any(e.type.is_integer for e in kept) and any(e.type.is_float for e in kept):
+        raise UnsupportedSql(
+            "COALESCE of INTEGER and REAL values under SQLite semantics (its type is the chosen value's)",
+            span_of(node),
+        )
+    return kept
 
 
 def _bind_greatest(node: exp.Func, scope: ScalarScope) -> Scalar:
