@@ -119,6 +119,10 @@ def test_sqlite_coalesce_of_a_constant_keeps_its_type() -> None:
     # INTEGER or REAL depending on the row: refused (random/expr/slt_good_7.test)
     with pytest.raises(UnsupportedSql, match="COALESCE of INTEGER and REAL"):
         _view("SELECT COALESCE(-CAST(NULL AS INTEGER), -SUM(a), AVG(a)) / -65 FROM t", "sqlite", [(1, 1)])
+    with pytest.raises(UnsupportedSql, match="CASE of INTEGER and REAL"):
+        _view("SELECT CASE WHEN a > 0 THEN 7 ELSE AVG(a) END / 2 FROM t", "sqlite", [(1, 1)])
+    assert _view("SELECT CASE WHEN a > 0 THEN 7 ELSE NULL END / 2 FROM t", "sqlite", [(1, 1)]) == [(3,)]
+    assert _view("SELECT CASE WHEN a > 0 THEN 7 ELSE 2.5 END FROM t", "spark", [(1, 1)]) == [(7.0,)]
 
 
 # -- PostgreSQL ---------------------------------------------------------------------------

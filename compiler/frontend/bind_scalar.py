@@ -351,6 +351,8 @@ def _bind_case(node: exp.Case, scope: ScalarScope) -> Scalar:
         values.append(bind_scalar(when.args["true"], scope))
     default = node.args.get("default")
     values.append(bind_scalar(default, scope) if default is not None else Lit(NULL, None))
+    if scope.semantics.sqlite_storage:
+        _refuse_mixed_sqlite_types("CASE", values, node)
     return _case(conds, values)
 
 
@@ -369,6 +371,8 @@ def _bind_if(node: exp.If, scope: ScalarScope) -> Scalar:
     cond = _boolean(bind_scalar(node.this, scope), node.this)
     false = node.args.get("false")
     values = [bind_scalar(node.args["true"], scope), bind_scalar(false, scope) if false else Lit(NULL, None)]
+    if scope.semantics.sqlite_storage:
+        _refuse_mixed_sqlite_types("IIF", values, node)
     return _case([cond], values)
 
 
@@ -406,12 +410,18 @@ def _sqlite_coalesce_items(node: exp.Coalesce, items: list[Scalar]) -> list[Scal
     kept = [e for e in items if not _always_null(e)] or items[-1:]
     if isinstance(kept[0], Lit):
         return kept[:1]
-    if any(e.type.is_integer for e in kept) and any(e.type.is_float for e in kept):
+    _refuse_mixed_sqlite_types("COALESCE", kept, node)
+    return kept
+
+
+def _refuse_mixed_sqlite_types(what: str, values: list[Scalar], node: exp.Expression) -> None:
+    """A result that is INTEGER on some rows and REAL on others has no static type."""
+    values = [v for v in values if not _always_null(v)]
+    if any(v.type.is_integer for v in values) and any(v.type.is_float for v in values):
         raise UnsupportedSql(
-            "COALESCE of INTEGER and REAL values under SQLite semantics (its type is the chosen value's)",
+            f"{what} of INTEGER and REAL values under SQLite semantics (its type is the chosen value's)",
             span_of(node),
         )
-    return kept
 
 
 def _bind_greatest(node: exp.Func, scope: ScalarScope) -> Scalar:
