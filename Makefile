@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench setup check-java
+.PHONY: demo test lint bench setup check-java conformance
 
 $(BIN)/dbspc: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "dbspc needs Python 3.11 or newer")'
@@ -41,3 +41,10 @@ test: setup check-java
 
 bench: setup
 	$(BIN)/python bench/join_groupby.py
+
+# The whole sqllogictest corpus (select1-5, evidence, random/*), one file at a time, each in
+# a child process; ends with the Markdown table of docs/conformance.md and the wall time.
+# About 100 minutes on one core.
+CORPUS ?= ../shared/conformance/sqllogictest
+conformance: setup
+	@.ci/timed-conformance $(BIN)/dbspc slt --table $(CORPUS)

@@ -130,6 +130,7 @@ def run(script: str, dialect: str, output: str, non_incremental: bool, max_itera
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds one record may take.")
 @click.option("--check-inputs", is_flag=True, help="Check every step's changes as Pipeline.step does (slower).")
 @click.option("--in-process", is_flag=True, help="Run files in this process (no crash isolation).")
+@click.option("--table", is_flag=True, help="End with a Markdown table of the files' counts (docs/conformance.md).")
 def slt(
     paths: tuple[str, ...],
     verbose: bool,
@@ -139,6 +140,7 @@ def slt(
     timeout: float,
     check_inputs: bool,
     in_process: bool,
+    table: bool,
 ) -> None:
     """Run sqllogictest files, each query as an incremental view fed in several steps."""
     from slt.incremental import Limits
@@ -146,7 +148,7 @@ def slt(
 
     limits = Limits(size_limit=size_limit, memory_mb=memory_mb, record_timeout=timeout, check_inputs=check_inputs)
     totals = run_paths(
-        list(paths), verbose=verbose, limit=limit, echo=click.echo, isolate=not in_process, limits=limits
+        list(paths), verbose=verbose, limit=limit, echo=click.echo, isolate=not in_process, limits=limits, table=table
     )
     if totals.wrong:
         sys.exit(1)

@@ -72,6 +72,11 @@ class Semantics:
     # INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST); "cast" converts as CAST does
     # (SQLite's type affinity, PostgreSQL's untyped literals, DuckDB's implicit casts).
     store_assignment: Literal["ansi", "cast"] = "cast"
+    # A column that is neither grouped nor aggregated in an aggregating query ("bare"):
+    # False refuses it (Spark, PostgreSQL, DuckDB); True allows it as SQLite does, where it
+    # takes the value of some row of the group. dbspc answers it only when that value is
+    # the same for every row of the group, and otherwise raises at run time.
+    bare_columns: bool = False
     # The dialect is parsed with its own grammar but evaluated with Spark's rules.
     parse_only: bool = False
 
@@ -107,6 +112,7 @@ _FULL = {
         string_number="double",
         sqlite_storage=True,
         empty_in_list=True,
+        bare_columns=True,
     ),
     "postgres": Semantics(
         dialect="postgres",

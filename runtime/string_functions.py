@@ -91,7 +91,19 @@ def _repeat(args: list[pl.Expr], call: Call) -> pl.Expr:
     return _null_if_any(s.repeat_by(times).list.join(""), [s, n])
 
 
+# SQLite reads a number from the longest numeric prefix of a text, after leading spaces.
+_SQLITE_NUMBER = r"^[ \t\n\f\r]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+
+
+def _sqlite_real(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """A text as SQLite's sum() and avg() read it: its numeric prefix, 0.0 without one."""
+    s = args[0]
+    number = s.str.extract(_SQLITE_NUMBER, 1).cast(pl.Float64, strict=False).fill_null(0.0)
+    return pl.when(s.is_null()).then(None).otherwise(number)
+
+
 KERNELS: dict[str, Kernel] = {
+    "sqlite_real": _sqlite_real,
     "lpad": _pad(left=True),
     "rpad": _pad(left=False),
     "locate": _locate,

@@ -16,6 +16,7 @@ reason "blocked: ...").
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections import Counter
@@ -269,13 +270,17 @@ def run_paths(
     echo: Echo = print,
     isolate: bool = True,
     limits: Limits | None = None,
+    table: bool = False,
 ) -> Totals:
-    """Run every file; print per-file counts, the top reasons, and `N passed, M failed` last."""
+    """Run every file; print per-file counts, the top reasons, with `table` a Markdown table
+    of the files, and `N passed, M failed` last."""
     totals = Totals()
+    rows: list[tuple[str, Totals]] = []
     for path in find_test_files(paths):
         t = run_file(path, verbose, limit, echo, isolate, limits=limits)
         echo(f"{path}: {t.summary()} ({t.seconds:.1f}s)")
         totals.add(t)
+        rows.append((path, t))
     if totals.unsupported_reasons:
         echo(f"top unsupported ({totals.unsupported}):")
         for reason, n in totals.unsupported_reasons.most_common(15):
@@ -285,8 +290,27 @@ def run_paths(
         for reason, n in totals.error_reasons.most_common(15):
             echo(f"  {n:6d}  {reason}")
     echo(f"total: {totals.summary()} ({totals.seconds:.1f}s)")
+    if table:
+        for line in markdown_table(rows, totals):
+            echo(line)
     echo(f"{totals.passed} passed, {totals.failed} failed")
     return totals
+
+
+def markdown_table(rows: Sequence[tuple[str, Totals]], totals: Totals) -> list[str]:
+    """One line per file and the totals: passed, wrong, refused (unsupported), errored, and the
+    passed share of all counted records (refused and errored count against it)."""
+    names = [p for p, _ in rows]
+    common = os.path.commonpath([str(Path(n).parent) for n in names]) if names else ""
+    lines = [
+        "| file | passed | wrong | refused | errored | % passed | seconds |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for path, t in [*[(os.path.relpath(p, common) if common else p, t) for p, t in rows], ("**total**", totals)]:
+        counted = t.passed + t.wrong + t.unsupported + t.errors
+        share = f"{100 * t.passed / counted:.2f}" if counted else "-"
+        lines.append(f"| {path} | {t.passed} | {t.wrong} | {t.unsupported} | {t.errors} | {share} | {t.seconds:.0f} |")
+    return lines
 
 
 def _clip(values: list[str] | None, n: int = 24) -> str:

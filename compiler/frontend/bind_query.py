@@ -26,7 +26,7 @@ from compiler.logical import plan as lp
 from compiler.logical.aggregate import MOMENTS, AggCall
 from compiler.logical.projections import cast_to, renamed
 from compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
-from compiler.types import BIGINT, BOOLEAN, TINYINT, SqlType
+from compiler.types import BIGINT, BOOLEAN, DOUBLE, STRING, TINYINT, SqlType
 
 
 @dataclass
@@ -337,7 +337,8 @@ class QueryBinder:
         aggs: list[AggCall] = []
         agg_keys: list[str] = []
         scope.context = "an aggregate argument"
-        for node in _aggregate_calls(bodies):
+        bare = _bare_columns(bodies, set(replacements)) if self.semantics.bare_columns else []
+        for node in _aggregate_calls(bodies) + [a for c in bare for a in _bare_aggregates(c)]:
             key = node.sql()
             if key in agg_keys:
                 continue
@@ -360,6 +361,8 @@ class QueryBinder:
             grouping_id = Col(BIGINT, len(fields))
         for j, key in enumerate(agg_keys):
             replacements[key] = Col(aggs[j].type, n_group + j)
+        for c in bare:
+            replacements[c.sql()] = _bare_value(c, replacements)
         replacements.update(_grouping_calls(bodies, key_nodes, grouping_id))
         post = ScalarScope(scope.columns, self.semantics, replacements, only_replacements=True)
         return agg_rel, post
@@ -371,6 +374,9 @@ class QueryBinder:
         if any(isinstance(n, exp.Expression) and is_aggregate_call(n) for n in inner.walk()):
             raise SqlError("aggregate calls cannot be nested", span_of(node))
         arg = bind_scalar(inner, scope)
+        if self.semantics.sqlite_storage and arg.type == STRING and (fn in ("sum", "avg") or fn in MOMENTS):
+            # SQLite sums a text as the number its prefix spells ('12abc' is 12, 'x' is 0)
+            arg = Call(DOUBLE, "sqlite_real", (arg,))
         boolean = not isinstance(call, (*CORE, exp.CountIf))  # bool_and, bool_or, every, some, any
         if boolean and arg.type.kind not in ("BOOLEAN", "NULL"):
             raise SqlError(f"{call.sql(self.dialect)} needs a BOOLEAN argument, not {arg.type}", span_of(node))
@@ -539,6 +545,55 @@ def _grouping_calls(bodies: list[exp.Expression], keys: list[exp.Expression], gr
                     total = Call(BIGINT, "add", (total, Call(BIGINT, "mul", (bit(arg), weight))))
                 out[node.sql()] = total
     return out
+
+
+def _bare_columns(nodes: list[exp.Expression], keys: set[str]) -> list[exp.Column]:
+    """The distinct columns outside GROUP BY keys and aggregate calls (SQLite's bare columns)."""
+    found: dict[str, exp.Column] = {}
+
+    def visit(n: exp.Expression) -> None:
+        if n.sql() in keys or is_aggregate_call(n) or isinstance(n, (exp.Subquery, exp.Select, exp.Window)):
+            return
+        if isinstance(n, exp.Column):
+            found.setdefault(n.sql(), n)
+            return
+        for child in n.iter_expressions():
+            visit(child)
+
+    for n in nodes:
+        visit(n)
+    return list(found.values())
+
+
+def _bare_aggregates(column: exp.Column) -> list[exp.Expression]:
+    """What decides a bare column's value: its MIN and MAX, and whether NULLs are mixed in."""
+    return [
+        exp.Min(this=column.copy()),
+        exp.Max(this=column.copy()),
+        exp.Count(this=column.copy()),
+        exp.Count(this=exp.Star()),
+    ]
+
+
+def _bare_value(column: exp.Column, replacements: dict[str, Scalar]) -> Scalar:
+    """The group's one value of a bare column: SQLite takes it from an arbitrary row, so it is
+    answered only when every row holds the same value (or all hold NULL), else a run-time
+    error, never a guess. The check runs only where the value is used (CASE, COALESCE)."""
+    low, high, count, rows = (replacements[a.sql()] for a in _bare_aggregates(column))
+    varies = Call(
+        BOOLEAN,
+        "or",
+        (
+            Call(BOOLEAN, "ne", (low, high)),
+            Call(
+                BOOLEAN,
+                "and",
+                (Call(BOOLEAN, "ne", (count, Lit(BIGINT, 0))), Call(BOOLEAN, "ne", (count, rows))),
+            ),
+        ),
+    )
+    message = f"column '{column.name}' is neither grouped nor aggregated and differs within a group"
+    return Call(low.type, "error_if", (varies, low, Lit(STRING, message)))
 
 
 def _has_aggregate(node: exp.Expression) -> bool:

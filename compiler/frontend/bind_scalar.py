@@ -364,6 +364,8 @@ def _bind_case(node: exp.Case, scope: ScalarScope) -> Scalar:
         values.append(bind_scalar(when.args["true"], scope))
     default = node.args.get("default")
     values.append(bind_scalar(default, scope) if default is not None else Lit(NULL, None))
+    if scope.semantics.sqlite_storage:
+        _refuse_mixed_sqlite_types("CASE", values, node)
     return _case(conds, values, scope.semantics.string_number)
 
 
@@ -382,6 +384,8 @@ def _bind_if(node: exp.If, scope: ScalarScope) -> Scalar:
     cond = _boolean(bind_scalar(node.this, scope), node.this)
     false = node.args.get("false")
     values = [bind_scalar(node.args["true"], scope), bind_scalar(false, scope) if false else Lit(NULL, None)]
+    if scope.semantics.sqlite_storage:
+        _refuse_mixed_sqlite_types("IIF", values, node)
     return _case([cond], values, scope.semantics.string_number)
 
 
@@ -394,7 +398,43 @@ def _variadic(fn: str, items: list[Scalar], string_number: str = "spark") -> Sca
 
 def _bind_coalesce(node: exp.Coalesce, scope: ScalarScope) -> Scalar:
     items = [bind_scalar(node.this, scope)] + [bind_scalar(e, scope) for e in node.expressions]
+    if scope.semantics.sqlite_storage:
+        items = _sqlite_coalesce_items(node, items)
+        if len(items) == 1:
+            return items[0]
     return _variadic("coalesce", items, scope.semantics.string_number)
+
+
+_NULL_PROPAGATING = frozenset("neg abs cast add sub mul div_or_null int_div_or_null mod_or_null".split())
+
+
+def _always_null(e: Scalar) -> bool:
+    """NULL on every row: a NULL literal, or a NULL-propagating call over one."""
+    if isinstance(e, Lit):
+        return e.value is None
+    return isinstance(e, Call) and e.fn in _NULL_PROPAGATING and any(_always_null(a) for a in e.args)
+
+
+def _sqlite_coalesce_items(node: exp.Coalesce, items: list[Scalar]) -> list[Scalar]:
+    """SQLite's values carry their own type, so COALESCE's result has the type of the value
+    chosen. Arguments that are always NULL are dropped and a constant first argument is the
+    result; INTEGER beside REAL arguments are refused, as no one static type is right (the
+    INTEGER 43 / -60 is 0, the REAL 43.0 / -60 is -0.72)."""
+    kept = [e for e in items if not _always_null(e)] or items[-1:]
+    if isinstance(kept[0], Lit):
+        return kept[:1]
+    _refuse_mixed_sqlite_types("COALESCE", kept, node)
+    return kept
+
+
+def _refuse_mixed_sqlite_types(what: str, values: list[Scalar], node: exp.Expression) -> None:
+    """A result that is INTEGER on some rows and REAL on others has no static type."""
+    values = [v for v in values if not _always_null(v)]
+    if any(v.type.is_integer for v in values) and any(v.type.is_float for v in values):
+        raise UnsupportedSql(
+            f"{what} of INTEGER and REAL values under SQLite semantics (its type is the chosen value's)",
+            span_of(node),
+        )
 
 
 def _bind_greatest(node: exp.Func, scope: ScalarScope) -> Scalar:

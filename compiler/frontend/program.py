@@ -270,7 +270,7 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     _refuse_unknown_tables(query, program)
     try:
         qualified = qualify(
-            _alias_select_subqueries(query.copy()),
+            _alias_select_subqueries(flatten_parenthesized_joins(_sqlite_rewrites(query.copy(), program))),
             schema=dict(program.catalog.sqlglot_schema()),  # type: ignore[arg-type]
             dialect=program.dialect,
             validate_qualify_columns=True,
@@ -352,6 +352,95 @@ def _semi_anti_joins_to_exists(query: exp.Expression) -> exp.Expression:
             parts = ([where.this] if where is not None else []) + conditions
             sel.set("where", exp.Where(this=exp.and_(*parts)))
     return query
+
+
+def _sqlite_rewrites(query: exp.Expression, program: Program) -> exp.Expression:
+    """SQLite's TOTAL(x) is SUM(x) as a REAL, and 0.0 (not NULL) over no values.
+
+    COALESCE(c, ...) whose first non-NULL argument is a constant is that constant: SQLite's
+    values carry their own type, so COALESCE(43, AVG(x)) is the INTEGER 43 (43 / -60 is 0),
+    where a static common type would make it the REAL 43.0 (43.0 / -60 is -0.72)."""
+    if not program.semantics.sqlite_storage:
+        return query
+    for coalesce in list(query.find_all(exp.Coalesce)):
+        args = [coalesce.this, *coalesce.expressions]
+        while args and isinstance(_unparen(args[0]), exp.Null):
+            args.pop(0)
+        if not args or not _constant_not_null(args[0]):
+            continue
+        first = args[0].copy()
+        parent = coalesce.parent
+        if isinstance(parent, exp.Select) and coalesce in parent.expressions:
+            first = exp.Alias(this=first, alias=exp.to_identifier(coalesce.sql(program.dialect)))
+        coalesce.replace(first)
+    for call in list(query.find_all(exp.Anonymous)):
+        if call.name.lower() != "total" or len(call.expressions) != 1:
+            continue
+        as_real = exp.Add(this=exp.Sum(this=call.expressions[0].copy()), expression=exp.Literal.number("0.0"))
+        call.replace(exp.Coalesce(this=exp.Paren(this=as_real), expressions=[exp.Literal.number("0.0")]))
+    return query
+
+
+def _unparen(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def _constant_not_null(node: exp.Expression) -> bool:
+    """A literal, possibly negated or parenthesized: never NULL, the same on every row."""
+    node = _unparen(node)
+    if isinstance(node, exp.Neg):
+        return _constant_not_null(node.this)
+    return isinstance(node, exp.Literal)
+
+
+def flatten_parenthesized_joins(query: exp.Expression) -> exp.Expression:
+    """`FROM (a CROSS JOIN b), c` is `FROM a CROSS JOIN b, c` when every join of the SELECT is
+    inner: inner joins are associative and their ON conditions are filters of the whole
+    product. sqlglot parses the parenthesized join as an unaliased Subquery over a Table
+    that holds the joins; with an outer join the grouping matters, so it stays (refused)."""
+    for sel in list(query.find_all(exp.Select)):
+        while _flatten_one(sel):
+            pass
+    return query
+
+
+def _flatten_one(sel: exp.Select) -> bool:
+    from_ = sel.args.get("from_")
+    joins = list(sel.args.get("joins") or [])
+    if from_ is None:
+        return False
+    holders: list[exp.Expression] = [from_, *joins]
+    for pos, holder in enumerate(holders):
+        inner = holder.this
+        if not (isinstance(inner, exp.Subquery) and isinstance(inner.this, (exp.Table, exp.Subquery))):
+            continue
+        if inner.alias:
+            continue
+        table = inner.this
+        nested = list(table.args.get("joins") or [])
+        if not nested or not all(_is_inner(j) for j in joins + nested):
+            continue
+        table.set("joins", None)
+        on = holder.args.get("on") if isinstance(holder, exp.Join) else None
+        if on is not None:
+            holder.set("on", None)
+            last = nested[-1]
+            both = on if last.args.get("on") is None else exp.and_(last.args["on"], on)
+            last.set("on", both)
+            last.set("kind", None)  # an ON needs an inner JOIN, not a CROSS JOIN
+        holder.set("this", table)
+        index = pos  # the nested joins follow their first table
+        sel.set("joins", joins[:index] + nested + joins[index:])
+        return True
+    return False
+
+
+def _is_inner(join: exp.Join) -> bool:
+    kind = (join.args.get("kind") or "").upper()
+    side = (join.args.get("side") or "").upper()
+    return not side and kind in ("", "INNER", "CROSS") and join.args.get("using") is None
 
 
 def _alias_select_subqueries(query: exp.Expression) -> exp.Expression:

@@ -72,7 +72,7 @@ FUNCTIONS = frozenset(
     substring replace left right round bround floor ceil greatest least
     year month day quarter dayofweek hour minute second date_add_days datediff date_trunc
     add_months last_day offset_by
-    lpad rpad locate concat_ws regexp_extract initcap reverse repeat""".split()
+    lpad rpad locate concat_ws regexp_extract initcap reverse repeat sqlite_real""".split()
 )
 
 
