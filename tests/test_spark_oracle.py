@@ -34,6 +34,7 @@ SPARK_CASES = [
     "aggregate_over_join",  # COUNT/SUM/MIN/MAX over a join, rows moving groups
     "group_by_sum_avg",  # SUM/AVG of INT and DECIMAL (Spark's AVG(decimal) scale)
     "count_distinct",  # COUNT(DISTINCT), global and grouped
+    "count_distinct_columns",  # COUNT(DISTINCT a, b): tuples with no NULL member
     "global_aggregate",  # one row on empty input and after deleting everything
     "except",  # EXCEPT with duplicates and NULLs
     "union_distinct",  # UNION with duplicates and NULLs

@@ -74,9 +74,9 @@ def reduce_call(node: exp.Expression) -> tuple[str, exp.Expression | None, bool,
         fn, arg = CORE[type(call)], call.this
         if isinstance(arg, exp.Distinct):
             distinct = True
-            if len(arg.expressions) != 1:
-                raise UnsupportedSql("COUNT(DISTINCT a, b) is not supported", span_of(call))
-            arg = arg.expressions[0]
+            if len(arg.expressions) > 1 and fn != "count":
+                raise SqlError(f"{fn.upper()}(DISTINCT ...) takes one argument", span_of(call))
+            arg = arg.expressions[0] if len(arg.expressions) == 1 else _tuple_key(arg.expressions)
             if isinstance(arg, exp.Star):
                 raise SqlError("COUNT(DISTINCT *) is not allowed; name the columns", span_of(call))
         if isinstance(arg, exp.Star):
@@ -85,6 +85,18 @@ def reduce_call(node: exp.Expression) -> tuple[str, exp.Expression | None, bool,
         arg = _when(cond, exp.Literal.number(1) if arg is None else arg)
         fn = "count" if fn == "count" else fn
     return fn, arg, distinct, call
+
+
+def _tuple_key(items: list[exp.Expression]) -> exp.Expression:
+    """COUNT(DISTINCT a, b) counts the distinct tuples with no NULL member: one STRING
+    per tuple, NULL if a member is NULL, and injective on the rest (each member's text
+    prefixed by its length, so ('a:', 'b') and ('a', ':b') stay apart)."""
+    parts: list[exp.Expression] = []
+    for item in items:
+        text = exp.cast(item.copy(), exp.DataType.build("STRING"))
+        parts += [exp.Length(this=text.copy()), exp.Literal.string(":"), text]
+    any_null = exp.or_(*(exp.Is(this=i.copy(), expression=exp.Null()) for i in items))
+    return exp.Case(ifs=[exp.If(this=exp.Not(this=exp.Paren(this=any_null)), true=exp.Concat(expressions=parts))])
 
 
 def _when(cond: exp.Expression, value: exp.Expression) -> exp.Expression:
