@@ -274,3 +274,16 @@ def test_insert_refused_like_spark(spark: Any, tmp_path: Path, ddl: str, values:
     with pytest.raises((RuntimeSqlError, SqlError)):
         pipeline.step(step_changes(pipeline, split_script(text).steps[0]))
     assert pipeline.table_contents("r").to_rows() == []
+
+
+def test_duplicate_view_columns_refused_like_spark(spark: Any, tmp_path: Path) -> None:
+    """A view with two columns of one name: Spark raises COLUMN_ALREADY_EXISTS, and so
+    does dbspc, at the second column."""
+    spark.sql("DROP VIEW IF EXISTS dup_view")
+    spark.sql("DROP TABLE IF EXISTS dup_src")
+    spark.sql(f"CREATE TABLE dup_src (i INT, j INT) USING parquet LOCATION '{tmp_path / 'dup_src'}'")
+    for query in ("SELECT i, j, I FROM dup_src", "SELECT i, j AS i FROM dup_src"):
+        with pytest.raises(Exception, match="COLUMN_ALREADY_EXISTS"):
+            spark.sql(f"CREATE VIEW dup_view AS {query}")
+        with pytest.raises(SqlError, match="COLUMN_ALREADY_EXISTS"):
+            Pipeline.from_sql(f"CREATE TABLE dup_src (i INT, j INT); CREATE VIEW dup_view AS {query};")
