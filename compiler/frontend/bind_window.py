@@ -256,6 +256,11 @@ def _frame(w: exp.Window, order_types: list[SqlType]) -> lp.Frame | None:
     hi = _bound(spec, "end", rows, order_types)
     if not rows and lo is not None and hi is not None and lo > hi:
         raise SqlError("the lower bound of a RANGE window frame must not exceed its upper bound", span_of(spec))
+    # Spark refuses a ROWS frame whose two offsets are inverted (1 FOLLOWING AND 1
+    # PRECEDING) but takes CURRENT ROW AND 1 PRECEDING, an empty frame.
+    offsets = not any(isinstance(spec.args.get(w), str) for w in ("start", "end"))
+    if rows and offsets and lo is not None and hi is not None and lo > hi:
+        raise SqlError("the lower bound of a ROWS window frame must not exceed its upper bound", span_of(spec))
     return lp.Frame(rows, lo, hi)
 
 

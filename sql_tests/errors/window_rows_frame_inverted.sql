@@ -1,0 +1,4 @@
+-- title: a ROWS frame whose offsets are inverted is refused, as Spark refuses it (SPECIFIED_WINDOW_FRAME_WRONG_COMPARISON)
+CREATE TABLE t (g INT, x INT);
+CREATE VIEW ok AS SELECT x, sum(x) OVER (ORDER BY x ROWS BETWEEN CURRENT ROW AND 1 PRECEDING) AS empty_frame FROM t;
+CREATE VIEW v AS SELECT x, sum(x) OVER (ORDER BY x ROWS BETWEEN 1 FOLLOWING AND 1 PRECEDING) AS s FROM t;
