@@ -165,11 +165,11 @@ def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.Data
 
 def evaluate_predicate(frame: pl.DataFrame, predicate: Scalar, what: str) -> pl.DataFrame:
     """The rows of `frame` where `predicate` is TRUE (NULL and FALSE drop)."""
-    width = frame.width
     staged, (predicate,) = _in_stages(frame, [predicate], what)
     values, checks = compile_scalars([predicate])
     run_checks(staged, checks, what)
-    return _collect(staged.lazy().filter(values[0]), what).select(frame.columns[:width])
+    kept = _collect(staged.lazy().filter(values[0]), what)
+    return kept if staged is frame else kept.select(frame.columns)
 
 
 # Deep expressions (generated SQL chains thousands of `+` terms) are evaluated in stages
@@ -1000,10 +1000,9 @@ def _round_float_batch(s: pl.Series, digits: int, even: bool) -> pl.Series:
     exact = 2.0 ** (23 if single else 52)
     if digits > (45 if single else 324):
         return s  # finer than the smallest subnormal: nothing to round
-    if digits < -(39 if single else 309):
-        return (
-            s.fill_nan(None).fill_null(0.0).cast(s.dtype).scatter(np.flatnonzero(~np.isfinite(x)), x[~np.isfinite(x)])
-        )
+    if digits < -(39 if single else 309):  # coarser than the largest float: finite values round to 0
+        zeroed = np.where(np.isfinite(x), 0.0, x).astype(x.dtype)
+        return _with_nulls_of(s, pl.Series(s.name, zeroed, dtype=s.dtype))
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         a = np.abs(x)
         p = ftype(10.0) ** ftype(abs(digits)) if abs(digits) <= (10 if single else 22) else None
@@ -1028,9 +1027,13 @@ def _round_float_batch(s: pl.Series, digits: int, even: bool) -> pl.Series:
         r = np.where(x < 0, -r, r) + ftype(0.0)  # + 0.0 turns -0.0 into 0.0: BigDecimal has no -0
         keep = ~np.isfinite(x) | (scaled >= exact) if digits >= 0 else ~np.isfinite(x)
         out = np.where(keep, x, r).astype(x.dtype)
-    result = pl.Series(s.name, out, dtype=s.dtype)
-    nulls = s.is_null()
-    return result.scatter(np.flatnonzero(nulls.to_numpy()), None) if nulls.any() else result
+    return _with_nulls_of(s, pl.Series(s.name, out, dtype=s.dtype))
+
+
+def _with_nulls_of(source: pl.Series, values: pl.Series) -> pl.Series:
+    """`values` with NULL where `source` is NULL (numpy saw those as NaN)."""
+    nulls = source.is_null()
+    return values.scatter(np.flatnonzero(nulls.to_numpy()), None) if nulls.any() else values
 
 
 def _round_int128(x: pl.Expr, k: int, even: bool = False) -> pl.Expr:

@@ -5,6 +5,7 @@ CREATE VIEW r AS SELECT d, ROUND(d, 2) AS r2, BROUND(d, 2) AS b2, ROUND(d, -1) A
   ROUND(d) AS r0, ROUND(d, 1) AS r1 FROM t;
 CREATE VIEW exact AS SELECT c, ROUND(c, 2) AS rc, BROUND(c, 2) AS bc, BROUND(c, -1) AS bcm, i, ROUND(i, -1) AS ri,
   BROUND(i, -1) AS bi FROM t;
+CREATE VIEW far AS SELECT d, ROUND(d, -400) AS z, BROUND(d, 400) AS k FROM t;
 CREATE VIEW grouped AS SELECT ROUND(d, 1) AS k, count(*) AS n FROM t GROUP BY ROUND(d, 1);
 -- step
 INSERT INTO t VALUES (1.005, 1.005, 25), (0.285, 1.015, 35), (-1.005, -1.025, -25), (2.5, 2.5, 15),
