@@ -15,15 +15,10 @@ from __future__ import annotations
 
 from compiler.circuit import operators as op
 from compiler.circuit.circuit import Circuit
-from compiler.incremental.incrementalize import all_columns
-from compiler.incremental.push_integral_linear import integrated_inputs
+from compiler.incremental.push_integral_linear import integrated_changes
 
 
 def aggregate_incremental(c: Circuit, o: op.Operator) -> int | None:
     if not isinstance(o, op.Aggregate):
         return None
-    inner = integrated_inputs(c, o)
-    if inner is None:
-        return None
-    changes = c.add(op.AggregateIncremental(inner, o.types, o.group, o.aggs, o.is_global))
-    return c.add(op.Integrate((changes,), o.types, all_columns(o.types)))
+    return integrated_changes(c, o, lambda inner: op.AggregateIncremental(inner, o.types, o.group, o.aggs, o.is_global))

@@ -12,6 +12,7 @@ Runs as a test: tests/rules/push_integral_through_linear.spec (the whole circuit
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from compiler.circuit import operators as op
 from compiler.circuit.circuit import Circuit
@@ -29,11 +30,17 @@ def integrated_inputs(c: Circuit, o: op.Operator) -> tuple[int, ...] | None:
     return tuple(inner)
 
 
-def push_integral_through_linear(c: Circuit, o: op.Operator) -> int | None:
-    if not o.lifted_linear:
-        return None
+def integrated_changes(c: Circuit, o: op.Operator, changes_of: Callable[[tuple[int, ...]], op.Operator]) -> int | None:
+    """o(I x_1, ..., I x_n) as I(changes_of(x_1, ..., x_n)), the shape every push rule
+    produces; None when some input of `o` is not an integral."""
     inner = integrated_inputs(c, o)
     if inner is None:
         return None
-    changes = c.add(dataclasses.replace(o, inputs=inner))
+    changes = c.add(changes_of(inner))
     return c.add(op.Integrate((changes,), o.types, all_columns(o.types)))
+
+
+def push_integral_through_linear(c: Circuit, o: op.Operator) -> int | None:
+    if not o.lifted_linear:
+        return None
+    return integrated_changes(c, o, lambda inner: dataclasses.replace(o, inputs=inner))

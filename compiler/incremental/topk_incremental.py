@@ -17,15 +17,10 @@ from __future__ import annotations
 
 from compiler.circuit import operators as op
 from compiler.circuit.circuit import Circuit
-from compiler.incremental.incrementalize import all_columns
-from compiler.incremental.push_integral_linear import integrated_inputs
+from compiler.incremental.push_integral_linear import integrated_changes
 
 
 def topk_incremental(c: Circuit, o: op.Operator) -> int | None:
     if not isinstance(o, op.TopK):
         return None
-    inner = integrated_inputs(c, o)
-    if inner is None:
-        return None
-    changes = c.add(op.TopKIncremental(inner, o.types, o.partition, o.order, o.limit))
-    return c.add(op.Integrate((changes,), o.types, all_columns(o.types)))
+    return integrated_changes(c, o, lambda inner: op.TopKIncremental(inner, o.types, o.partition, o.order, o.limit))

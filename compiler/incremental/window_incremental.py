@@ -16,18 +16,18 @@ from __future__ import annotations
 
 from compiler.circuit import operators as op
 from compiler.circuit.circuit import Circuit
-from compiler.incremental.incrementalize import all_columns
 from compiler.incremental.join_bilinear import delayed_integral
-from compiler.incremental.push_integral_linear import integrated_inputs
+from compiler.incremental.push_integral_linear import integrated_changes
 
 
 def window_incremental(c: Circuit, o: op.Operator) -> int | None:
     if not isinstance(o, op.Window):
         return None
-    inner = integrated_inputs(c, o)
-    if inner is None:
-        return None
-    (d,) = inner
-    state = delayed_integral(c, d, o.partition)
-    changes = c.add(op.WindowIncremental((state, d), o.types, o.partition, o.order, o.calls, o.limit))
-    return c.add(op.Integrate((changes,), o.types, all_columns(o.types)))
+
+    def changes_of(inner: tuple[int, ...]) -> op.Operator:
+        (d,) = inner  # the partition's old rows come from z⁻¹(I d), indexed by partition
+        return op.WindowIncremental(
+            (delayed_integral(c, d, o.partition), d), o.types, o.partition, o.order, o.calls, o.limit
+        )
+
+    return integrated_changes(c, o, changes_of)
