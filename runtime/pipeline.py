@@ -22,7 +22,7 @@ from compiler.types import SqlType
 from runtime.executor import Executor
 from runtime.nested import DEFAULT_MAX_ITERATIONS
 from runtime.trace import Trace
-from runtime.zset import WEIGHT, ZSet, col_name
+from runtime.zset import WEIGHT, ZSet, col_name, consolidate_frame
 
 
 class Pipeline:
@@ -133,21 +133,23 @@ class Pipeline:
             raise InputError(f"change for table '{table}' has columns ({got}); the table has ({want})")
         change = change.consolidate()
         not_null = [col_name(i) for i, c in enumerate(schema.columns) if not c.nullable]
-        if not_null and change.frame.height:
+        if any(change.frame.get_column(c).null_count() for c in not_null):
             bad = change.frame.filter(pl.col(WEIGHT) > 0).filter(pl.any_horizontal(pl.col(not_null).is_null()))
             if bad.height:
                 cols = [c.name for c in schema.columns if not c.nullable]
                 raise InputError(f"NULL inserted into NOT NULL column(s) {', '.join(cols)} of table '{table}'")
-        deletes = change.frame.filter(pl.col(WEIGHT) < 0)
-        if deletes.height:
-            self._check_deletes(table, change, deletes)
+        removing = change.frame.get_column(WEIGHT).to_numpy() < 0
+        if removing.any():
+            self._check_deletes(table, change, change.frame.filter(pl.Series(removing)))
         return change
 
     def _check_deletes(self, table: str, change: ZSet, deletes: pl.DataFrame) -> None:
+        # The table's rows with a deleted row's value, plus the deletes: a row left with a
+        # negative weight is deleted more often than it is there.
         cols = change.columns
-        present = self.tables[table].lookup(deletes.select(cols), cols)
-        merged = deletes.join(present, on=cols, how="left", nulls_equal=True, suffix="_have")
-        short = merged.filter(pl.col(WEIGHT) + pl.col(f"{WEIGHT}_have").fill_null(0) < 0)
+        present = self.tables[table].lookup(deletes, cols)
+        after = consolidate_frame(pl.concat([present, deletes], how="vertical")) if present.height else deletes
+        short = after.filter(pl.Series(after.get_column(WEIGHT).to_numpy() < 0))
         if short.height:
             row = short.row(0)
             names = self.table_columns(table)

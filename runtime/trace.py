@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from compiler.types import SqlType
-from runtime.zset import WEIGHT, ZSet, col_name, polars_dtype, schema_of
+from runtime.zset import WEIGHT, ZSet, col_name, pick, polars_dtype, schema_of
 
 # Fixed, so that hashes of the same key agree between inserts and probes.
 _HASH_SEED = 0x5EED_DB5
@@ -64,12 +64,16 @@ def _sorted_unique(values: np.ndarray, presorted: bool = False) -> np.ndarray:
     return v[keep]
 
 
-def _is_in(values: np.ndarray, members: np.ndarray) -> np.ndarray:
-    """Mask of `values` that occur in `members` (a hash set: values need not be sorted)."""
+def _is_in(values: np.ndarray, members: np.ndarray, presorted: bool = False) -> np.ndarray:
+    """Mask of `values` that occur in `members` (binary search in the sorted members;
+    `values` need not be sorted)."""
     if members.size == 0 or values.size == 0:
         return np.zeros(values.size, dtype=bool)
-    mask = pl.Series(values).is_in(pl.Series(members).implode()).to_numpy()
-    return np.asarray(mask, dtype=bool)
+    m = members if presorted else np.sort(members)
+    pos = np.searchsorted(m, values)
+    np.minimum(pos, m.size - 1, out=pos)
+    found: np.ndarray = m[pos] == values
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +106,13 @@ class Trace:
         self._columns = [col_name(i) for i in range(len(self._types))]
         self._key_names = [col_name(k) for k in self._key]
         self._key_dtypes = [polars_dtype(self._types[k]) for k in self._key]
+        self._dtypes = list(self._schema.values())
         self._runs: list[_Run] = []
+
+    def _ordered(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """`frame` with exactly the columns c0.., w, in that order."""
+        names = [*self._columns, WEIGHT]
+        return frame if frame.columns == names else pick(frame, names)
 
     @property
     def types(self) -> tuple[SqlType, ...]:
@@ -130,7 +140,7 @@ class Trace:
         if not names:
             # A zero-column select would have height 0, so size from the frame itself.
             return np.zeros(frame.height, dtype=np.uint64)
-        return np.asarray(frame.select(names).hash_rows(seed=_HASH_SEED).to_numpy(), dtype=np.uint64)
+        return np.asarray(pick(frame, names).hash_rows(seed=_HASH_SEED).to_numpy(), dtype=np.uint64)
 
     def _key_hashes(self, frame: pl.DataFrame) -> np.ndarray:
         """uint64 hashes of the key columns (named and typed as the trace's) of `frame`:
@@ -148,7 +158,7 @@ class Trace:
             return None
         hashes = self._key_hashes(frame)
         order = np.argsort(hashes, kind="stable")
-        frame = frame[order].select([*self._columns, WEIGHT])
+        frame = self._ordered(frame[order])
         hashes = hashes[order]
         return _Run(hashes, self._row_hashes(frame, hashes), frame)
 
@@ -158,7 +168,9 @@ class Trace:
         """state := state + delta (the integrator's step, DBSP §2: I = Σ)."""
         if delta.frame.height == 0:
             return
-        frame = delta.frame.select([pl.col(name).cast(dtype) for name, dtype in self._schema.items()])
+        frame = delta.frame
+        if frame.dtypes != self._dtypes:
+            frame = frame.select([pl.col(name).cast(dtype) for name, dtype in self._schema.items()])
         run = self._make_run(frame)
         if run is None:
             return
@@ -185,7 +197,7 @@ class Trace:
         hi = np.searchsorted(old.hashes, uniq, side="right")
         shared = hi > lo
         old_idx = _gather_ranges(lo[shared], hi[shared])
-        new_idx = np.flatnonzero(_is_in(new.hashes, uniq[shared]))
+        new_idx = np.flatnonzero(_is_in(new.hashes, uniq[shared], presorted=True))
         old_rh, new_rh = old.row_hashes[old_idx], new.row_hashes[new_idx]
         old_idx = old_idx[_is_in(old_rh, new_rh)]
         new_idx = new_idx[_is_in(new_rh, old_rh)]
@@ -195,7 +207,7 @@ class Trace:
             frame = pl.concat([old.frame, new.frame], how="vertical")[order]
             return _Run(hashes[order], np.concatenate([old.row_hashes, new.row_hashes])[order], frame)
         touched = pl.concat([old.frame[old_idx], new.frame[new_idx]], how="vertical")
-        touched = _consolidate_frame(touched, self._types).select([*self._columns, WEIGHT])
+        touched = self._ordered(_consolidate_frame(touched, self._types))
         t_hashes = self._key_hashes(touched)
         old_kept = np.ones(n_old, dtype=bool)
         old_kept[old_idx] = False
@@ -276,4 +288,4 @@ class Trace:
         found = candidates.join(keys, on=self._key_names, how="semi", nulls_equal=True)
         if len(parts) > 1:
             found = _consolidate_frame(found, self._types)
-        return found.select([*self._columns, WEIGHT])
+        return self._ordered(found)

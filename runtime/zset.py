@@ -88,7 +88,8 @@ class ZSet:
     def from_frame(frame: pl.DataFrame, types: Sequence[SqlType]) -> ZSet:
         """Adopt a frame whose columns are already c0.. and w, casting to the schema."""
         schema = schema_of(types)
-        frame = frame.select([pl.col(name).cast(dtype) for name, dtype in schema.items()])
+        if frame.columns != list(schema) or frame.dtypes != list(schema.values()):
+            frame = frame.select([pl.col(name).cast(dtype) for name, dtype in schema.items()])
         return ZSet(frame, tuple(types))
 
     def consolidate(self) -> ZSet:
@@ -126,6 +127,14 @@ class ZSet:
         rows = [(tuple(r[:-1]), int(r[-1])) for r in z.frame.iter_rows()]
         rows.sort(key=lambda rw: (tuple(sort_key(v) for v in rw[0]), rw[1]))
         return rows
+
+
+def pick(frame: pl.DataFrame, names: Sequence[str], aliases: Sequence[str] | None = None) -> pl.DataFrame:
+    """frame.select(names), renamed to `aliases`: built from the column objects, which
+    costs microseconds where a select through polars' query engine costs ~0.1 ms."""
+    if aliases is None:
+        return pl.DataFrame([frame.get_column(n) for n in names])
+    return pl.DataFrame([frame.get_column(n).alias(a) for n, a in zip(names, aliases, strict=True)])
 
 
 # Fixed, so that row hashes agree wherever they are compared.

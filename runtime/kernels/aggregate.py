@@ -24,6 +24,7 @@ import decimal as _decimal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from compiler.circuit import operators as op
@@ -32,7 +33,7 @@ from compiler.logical.aggregate import MOMENTS, AggCall
 from compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
 from runtime.registry import Context, Setup, Value, as_zset, evaluates
 from runtime.trace import Trace
-from runtime.zset import WEIGHT, ZSet, col_name, polars_dtype
+from runtime.zset import WEIGHT, ZSet, col_name, pick, polars_dtype
 
 _N = "__n"  # rows in the group (Σ weights): COUNT(*) and group liveness
 
@@ -230,16 +231,13 @@ class _Plan:
 
     def work(self, batch: pl.DataFrame) -> pl.DataFrame:
         """Project a batch (c0.., w) to the group columns, the aggregated columns and w."""
-        cols = [pl.col(col_name(c)).alias(_g(i)) for i, c in enumerate(self.group)]
-        cols += [pl.col(col_name(arg)).alias(_v(arg)) for arg in self.args]
-        return batch.select([*cols, pl.col(WEIGHT)])
+        names = [*(col_name(c) for c in self.group), *(col_name(arg) for arg in self.args), WEIGHT]
+        return pick(batch, names, [*self.gnames, *(_v(arg) for arg in self.args), WEIGHT])
 
     def to_trace_frame(self, state: pl.DataFrame, weight: int) -> pl.DataFrame:
         """Internal state columns -> c0.., w, for the state trace."""
-        return state.select(
-            [pl.col(name).alias(col_name(i)) for i, name in enumerate(self.state_names)]
-            + [pl.lit(weight, dtype=pl.Int64).alias(WEIGHT)]
-        )
+        frame = pick(state, self.state_names, [col_name(i) for i in range(len(self.state_names))])
+        return frame.hstack([pl.Series(WEIGHT, np.full(state.height, weight, dtype=np.int64))])
 
     def from_trace_frame(self, stored: pl.DataFrame) -> pl.DataFrame:
         """c0.. of the state trace -> internal state columns (Int128 running sums)."""
@@ -460,7 +458,7 @@ class IncrementalAggregate:
         if d.frame.height == 0 and not (first and p.is_global):
             return ZSet.empty(p.out_types), self._mark_started
         work = p.work(d.frame)
-        keys = work.select(p.gnames).unique() if p.gnames else work.head(0)
+        keys = work  # the lookups read its group columns and deduplicate them
 
         stored = p.from_trace_frame(self._fetch(self._state, keys))
         old_state = stored
@@ -474,9 +472,10 @@ class IncrementalAggregate:
         for arg, trace in self._msets.items():
             dm = _mset_of(p, arg, work)
             old_m = self._fetch(trace, keys)
-            old_m = old_m.select(
-                [pl.col(col_name(i)).alias(g) for i, g in enumerate(p.gnames)]
-                + [pl.col(col_name(len(p.gnames))).alias(_v(arg)), pl.col(WEIGHT)]
+            old_m = pick(
+                old_m,
+                [*(col_name(i) for i in range(len(p.gnames) + 1)), WEIGHT],
+                [*p.gnames, _v(arg), WEIGHT],
             )
             values = _positive_values(p, arg, pl.concat([old_m, dm], how="vertical"))
             merged = _join_groups(merged, p.mset_eval(arg, values), p.gnames)
@@ -506,9 +505,7 @@ class IncrementalAggregate:
         def commit() -> None:
             self._state.insert(ZSet(state_change, tuple(p.state_types)))
             for trace, dm in mset_deltas:
-                renamed = dm.select(
-                    [pl.col(c).alias(col_name(i)) for i, c in enumerate(dm.columns[:-1])] + [pl.col(WEIGHT)]
-                )
+                renamed = pick(dm, dm.columns, [*(col_name(i) for i in range(dm.width - 1)), WEIGHT])
                 trace.insert(ZSet(renamed, trace.types))
             if self._out is not None:
                 self._out.insert(out_delta)

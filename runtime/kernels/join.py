@@ -21,7 +21,7 @@ from compiler.errors import InternalCompilerError
 from compiler.types import SqlType
 from runtime.registry import Context, Value, evaluates
 from runtime.trace import Trace
-from runtime.zset import WEIGHT, ZSet, col_name
+from runtime.zset import WEIGHT, ZSet, col_name, pick
 
 _LW = "__lw"
 _RW = "__rw"
@@ -30,11 +30,11 @@ _RW = "__rw"
 def _side(frame: pl.DataFrame, prefix: str, weight: str) -> pl.DataFrame:
     """Rename c_i -> {prefix}{i} and w -> weight, so both sides' names are disjoint."""
     n = len(frame.columns) - 1
-    return frame.select([pl.col(col_name(i)).alias(f"{prefix}{i}") for i in range(n)] + [pl.col(WEIGHT).alias(weight)])
+    return pick(frame, [*(col_name(i) for i in range(n)), WEIGHT], [*(f"{prefix}{i}" for i in range(n)), weight])
 
 
 def _drop_null_keys(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
-    if not keys:
+    if not keys or not any(frame.get_column(k).null_count() for k in keys):
         return frame
     return frame.filter(pl.all_horizontal([pl.col(k).is_not_null() for k in keys]))
 
@@ -52,10 +52,10 @@ def _common_dtype(a: pl.DataType, b: pl.DataType) -> pl.DataType:
 
 def _assemble(joined: pl.DataFrame, n_left: int, n_right: int, out_types: Sequence[SqlType]) -> ZSet:
     """Left columns, then right columns, renumbered c0..; weight = product."""
-    cols = [pl.col(f"__l{i}").alias(col_name(i)) for i in range(n_left)]
-    cols += [pl.col(f"__r{j}").alias(col_name(n_left + j)) for j in range(n_right)]
-    frame = joined.select([*cols, (pl.col(_LW) * pl.col(_RW)).alias(WEIGHT)])
-    return ZSet.from_frame(frame, out_types).consolidate()
+    names = [*(f"__l{i}" for i in range(n_left)), *(f"__r{j}" for j in range(n_right))]
+    frame = pick(joined, names, [col_name(i) for i in range(n_left + n_right)])
+    weight = (joined.get_column(_LW) * joined.get_column(_RW)).alias(WEIGHT)
+    return ZSet.from_frame(frame.hstack([weight]), out_types).consolidate()
 
 
 def _equi_join(
@@ -67,6 +67,8 @@ def _equi_join(
     """Inner join on already renamed, null-free keys; cross product when there are none."""
     if not left_on:
         return left.join(right, how="cross")
+    if all(left.schema[a] == right.schema[b] for a, b in zip(left_on, right_on, strict=True)):
+        return left.join(right, left_on=list(left_on), right_on=list(right_on), how="inner", coalesce=False)
     casts_l: list[pl.Expr] = []
     casts_r: list[pl.Expr] = []
     lk: list[str] = []
