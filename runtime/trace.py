@@ -19,6 +19,7 @@ runs) and otherwise interleaves the two sorted runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,6 +77,22 @@ def _is_in(values: np.ndarray, members: np.ndarray, presorted: bool = False) -> 
     return found
 
 
+# A merge of at least this many rows runs on the merger thread, beside the steps, so
+# that no step pays an O(|state|) merge (polars and numpy release the GIL). The step
+# that finds it finished puts the merged run in place.
+_BACKGROUND_ROWS = 1 << 16
+_MERGER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbspc-merge")
+# While a merge is under way the tail keeps its runs; past this many, a step waits.
+_MAX_RUNS = 48
+
+
+@dataclass(frozen=True, slots=True)
+class _Merging:
+    old: _Run
+    new: _Run
+    result: Future[_Run | None]
+
+
 @dataclass(frozen=True, slots=True)
 class _Run:
     """A consolidated batch sorted by key hash, with each row's key and full-row hash."""
@@ -108,6 +125,7 @@ class Trace:
         self._key_dtypes = [polars_dtype(self._types[k]) for k in self._key]
         self._dtypes = list(self._schema.values())
         self._runs: list[_Run] = []
+        self._merging: _Merging | None = None
 
     def _ordered(self, frame: pl.DataFrame) -> pl.DataFrame:
         """`frame` with exactly the columns c0.., w, in that order."""
@@ -174,13 +192,59 @@ class Trace:
         run = self._make_run(frame)
         if run is None:
             return
+        self._adopt()
         self._runs.append(run)
-        while len(self._runs) >= 2 and len(self._runs[-2]) <= _MERGE_FACTOR * len(self._runs[-1]):
-            newer = self._runs.pop()
-            older = self._runs.pop()
+        self._rebalance()
+
+    def _rebalance(self) -> None:
+        """Merge runs until they are in geometric order again (or wait for the merger)."""
+        while (i := self._next_merge()) is not None:
+            older, newer = self._runs[i], self._runs[i + 1]
+            if len(older) + len(newer) >= _BACKGROUND_ROWS:
+                self._merging = _Merging(older, newer, _MERGER.submit(self._merge, older, newer))
+                continue
             merged = self._merge(older, newer)
-            if merged is not None:
-                self._runs.append(merged)
+            self._runs[i : i + 2] = [] if merged is None else [merged]
+        if len(self._runs) > _MAX_RUNS and self._merging is not None:
+            self._adopt(wait=True)  # the merger fell far behind: catch up now
+            self._rebalance()
+
+    def _next_merge(self) -> int | None:
+        """The newest adjacent pair of runs out of geometric order (the older at most
+        _MERGE_FACTOR times the newer) that can merge now: not one under way, and a large
+        merge only when the merger is free."""
+        m = self._merging
+        for i in range(len(self._runs) - 2, -1, -1):
+            older, newer = self._runs[i], self._runs[i + 1]
+            if len(older) > _MERGE_FACTOR * len(newer):
+                continue
+            if m is not None and (
+                older is m.old or older is m.new or newer is m.old or len(older) + len(newer) >= _BACKGROUND_ROWS
+            ):
+                continue
+            return i
+        return None
+
+    def _adopt(self, wait: bool = False) -> None:
+        """Put a finished background merge in place of the two runs it merged (still
+        adjacent: runs never change once made, and no other merge takes either)."""
+        m = self._merging
+        if m is None or not (wait or m.result.done()):
+            return
+        self._merging = None
+        i = next(i for i, r in enumerate(self._runs) if r is m.old)
+        assert self._runs[i + 1] is m.new
+        merged = m.result.result()
+        self._runs[i : i + 2] = [] if merged is None else [merged]
+
+    def settle(self) -> None:
+        """Finish every merge, the large ones too (tests and benchmarks that look at the
+        layout)."""
+        self._adopt(wait=True)
+        self._rebalance()
+        while self._merging is not None:
+            self._adopt(wait=True)
+            self._rebalance()
 
     def _merge(self, old: _Run, new: _Run) -> _Run | None:
         """old + new as one consolidated run.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import Future
 from typing import Any
 
 import polars as pl
@@ -133,3 +134,64 @@ def test_lookup_matches_brute_force(
         expected = {r: w for r, w in live.items() if tuple(r[k] for k in key) in probe_keys}
         assert dict(rows_of(t.lookup(probe, probe_cols))) == expected
         assert dict(rows_of(t.snapshot().frame)) == live
+
+
+class _HeldFuture(Future[Any]):
+    """A merge that runs when released, or when a step has to wait for it."""
+
+    def __init__(self, fn: Any, args: tuple[Any, ...]) -> None:
+        super().__init__()
+        self.run = lambda: self.done() or self.set_result(fn(*args))
+
+    def result(self, timeout: float | None = None) -> Any:
+        self.run()
+        return super().result(timeout)
+
+
+class _HeldMerger:
+    """An executor whose merges run only when the test releases them, so that inserts
+    and lookups happen while a merge is under way."""
+
+    def __init__(self) -> None:
+        self.held: list[_HeldFuture] = []
+
+    def submit(self, fn: Any, *args: Any) -> _HeldFuture:
+        future = _HeldFuture(fn, args)
+        self.held.append(future)
+        return future
+
+    def release(self) -> None:
+        for future in self.held:
+            future.run()
+        self.held.clear()
+
+
+def test_background_merges_keep_the_contents(monkeypatch: Any) -> None:
+    """Merges of 8 rows or more go to the merger; runs stay readable and exact while it
+    is held, a finished merge is put in place by the next insert, and the layout
+    settles to O(log n) runs."""
+    import runtime.trace as trace_module
+
+    merger = _HeldMerger()
+    monkeypatch.setattr(trace_module, "_BACKGROUND_ROWS", 8)
+    monkeypatch.setattr(trace_module, "_MERGER", merger)
+    types = [BIGINT, BIGINT]
+    t = Trace(types, (0,))
+    live: Counter[tuple[Any, ...]] = Counter()
+    for i in range(300):
+        rows = [(i % 7, i), ((i - 1) % 7, i - 1)] if i else [(0, 0)]
+        weights = [1, -1] if i else [1]  # each step moves row i-1 to i: merges must cancel
+        t.insert(ZSet.from_rows(rows, types, weights))
+        for r, w in zip(rows, weights, strict=True):
+            live[r] += w
+        want = {r: w for r, w in live.items() if w}
+        assert dict(rows_of(t.snapshot().frame)) == want
+        assert dict(rows_of(t.lookup(pl.DataFrame({"k": [i % 7]}), ["k"]))) == {
+            r: w for r, w in want.items() if r[0] == i % 7
+        }
+        if i % 10 == 9:
+            merger.release()
+    merger.release()
+    t.settle()
+    t.insert(ZSet.from_rows([(0, 1000)], types))
+    assert t.run_count <= 3 and len(t) == 2
