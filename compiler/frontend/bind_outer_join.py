@@ -251,6 +251,7 @@ def bind_outer_from(
     WHERE above all of them. A LEFT (RIGHT) join whose padded side the WHERE rejects
     NULLs of is an inner join (the padded rows could never pass)."""
     from compiler.frontend.bind_query import _columns_of, _predicate, _split_and
+    from compiler.frontend.bind_subquery import has_subquery
 
     rejected: set[str] = set()
     for c in where:
@@ -268,6 +269,7 @@ def bind_outer_from(
             (keep_left, keep_right), "INNER"
         )
         on = _split_and(join.args["on"]) if join.args.get("on") is not None else []
+        on = [c for c in on if not has_subquery(c)]  # on_subqueries: they filter after FROM
         rel, cols = join_two(semantics, rel, cols, aliases, item.relation, _columns_of(item), item.alias, on, side)
         aliases = aliases | {item.alias}
     if where:

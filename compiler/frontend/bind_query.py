@@ -15,10 +15,11 @@ from compiler.catalog import Catalog
 from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.bind_aggregate import CORE, grouping_sets, is_aggregate_call, reduce_call
+from compiler.frontend.bind_grouped_subquery import bind_grouped_subqueries, grouped_subqueries, outer_aggregates
 from compiler.frontend.bind_outer_join import bind_outer_from, has_outer_join, join_side
 from compiler.frontend.bind_recursive import bind_recursive_with
 from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
-from compiler.frontend.bind_subquery import bind_subqueries, has_subquery
+from compiler.frontend.bind_subquery import bind_subqueries, has_subquery, on_subqueries
 from compiler.frontend.bind_window import bind_top_k, bind_windows, refuse_misplaced_windows, window_calls
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, moment_type, sum_type
@@ -112,14 +113,14 @@ class QueryBinder:
         items = self._from_items(sel, ctes)
         where = sel.args.get("where")
         conjuncts = _split_and(where.this) if where is not None else []
-        with_subqueries = [c for c in conjuncts if has_subquery(c)]
+        with_subqueries = [c for c in conjuncts if has_subquery(c)] + on_subqueries(sel)
         conjuncts = [c for c in conjuncts if not has_subquery(c)]
         if has_outer_join(sel):
             rel, columns = bind_outer_from(self.semantics, sel, items, conjuncts)
         else:
             for join in sel.args.get("joins") or []:
                 if join.args.get("on") is not None:
-                    conjuncts += _split_and(join.args["on"])
+                    conjuncts += [c for c in _split_and(join.args["on"]) if not has_subquery(c)]
             rel, columns = self._join_items(items, conjuncts)
         select_exprs = list(sel.expressions)
         names = [e.alias_or_name.lower() if isinstance(e, exp.Alias) else e.sql(self.dialect) for e in select_exprs]
@@ -129,10 +130,19 @@ class QueryBinder:
         rel, marks = bind_subqueries(self, sel, rel, columns, with_subqueries, bodies, ctes)
         scope = ScalarScope(columns, self.semantics, marks, context="WHERE")
         if group is not None or having is not None or any(_has_aggregate(b) for b in bodies):
-            rel, scope = self._aggregate(rel, scope, group, bodies + ([having.this] if having else []))
+            having_list = [having.this] if having is not None else []
+            aliases = {a for a, _ in columns}
+            outer_aggs = outer_aggregates(grouped_subqueries(having_list + bodies), aliases)
+            rel, scope = self._aggregate(rel, scope, group, bodies + having_list + outer_aggs)
+            rel, having_marks, select_marks = bind_grouped_subqueries(
+                self, rel, aliases, scope.replacements, having_list, bodies, ctes
+            )
             if having is not None:
-                scope.context = "HAVING"
-                rel = lp.Filter(rel.fields, rel, _predicate(bind_scalar(having.this, scope), having))
+                hscope = ScalarScope(
+                    scope.columns, self.semantics, {**scope.replacements, **having_marks}, True, "HAVING"
+                )
+                rel = lp.Filter(rel.fields, rel, _predicate(bind_scalar(having.this, hscope), having))
+            scope.replacements.update(select_marks)
         rel, scope = self._bind_windows(sel, rel, scope, bodies)
         scope.context = "SELECT"
         exprs = tuple(bind_scalar(b, scope) for b in bodies)
@@ -436,8 +446,8 @@ def _having_with_aliases(
             isinstance(node, exp.Column)
             and node.name.lower() in aliases
             and node.sql() not in keys
-            and not any(is_aggregate_call(a) for a in _ancestors(node))
-        ):
+            and not any(is_aggregate_call(a) or isinstance(a, exp.Select) for a in _ancestors(node))
+        ):  # not inside an aggregate call, nor inside a subquery's own scope
             return aliases[node.name.lower()].copy()
         return node
 

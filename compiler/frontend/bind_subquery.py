@@ -69,6 +69,36 @@ def has_subquery(node: exp.Expression) -> bool:
     return bool(outermost_subqueries(node))
 
 
+def on_subqueries(sel: exp.Select) -> list[exp.Expression]:
+    """The conjuncts of inner joins' ON that hold subqueries: `a JOIN b ON p` is
+    σ_p(a × b), so they filter like WHERE conjuncts, after the FROM clause. That holds
+    unless a later RIGHT or FULL join pads the rows p removes, which is refused, as is
+    a subquery in the ON of an outer join."""
+    from compiler.frontend.bind_outer_join import join_side
+    from compiler.frontend.bind_query import _split_and
+
+    joins = sel.args.get("joins") or []
+    out: list[exp.Expression] = []
+    for i, join in enumerate(joins):
+        on = join.args.get("on")
+        found = [c for c in _split_and(on) if has_subquery(c)] if on is not None else []
+        if not found:
+            continue
+        first = outermost_subqueries(found[0])[0]
+        side = join_side(join)
+        if side != "INNER":
+            raise UnsupportedSql(
+                f"a subquery in the ON of a {side} JOIN is not supported; only inner joins may have one", span_of(first)
+            )
+        later = next((join_side(j) for j in joins[i + 1 :] if join_side(j) in ("RIGHT", "FULL")), None)
+        if later is not None:
+            raise UnsupportedSql(
+                f"a subquery in ON of an inner join followed by a {later} JOIN is not supported", span_of(first)
+            )
+        out += found
+    return out
+
+
 def bind_subqueries(
     binder: QueryBinder,
     sel: exp.Select,
@@ -80,50 +110,50 @@ def bind_subqueries(
 ) -> tuple[lp.Relation, dict[str, Scalar]]:
     """Add a mark column per subquery of WHERE (and of SELECT, in a query without
     aggregation), filter by the WHERE conjuncts that hold subqueries, and return the
-    relation and the replacements that let expressions read the marks."""
+    relation and the replacements that let expressions read the marks. An aggregating
+    query's HAVING and SELECT list read marks over its grouped rows instead
+    (bind_grouped_subquery.py)."""
+    from compiler.frontend.bind_grouped_subquery import refuse_in_aggregates
     from compiler.frontend.bind_query import _has_aggregate, _predicate
 
-    for join in sel.args.get("joins") or []:
-        on = join.args.get("on")
-        for node in outermost_subqueries(on) if on is not None else []:
-            raise UnsupportedSql("a subquery in ON is not supported; move the condition to WHERE", span_of(node))
     having = sel.args.get("having")
-    for node in outermost_subqueries(having) if having is not None else []:
-        raise UnsupportedSql("a subquery in HAVING is not supported yet", span_of(node))
     aggregating = sel.args.get("group") is not None or having is not None or any(_has_aggregate(b) for b in bodies)
     nodes = [n for c in conjuncts for n in outermost_subqueries(c)]
-    for b in bodies:
-        for node in outermost_subqueries(b):
-            if aggregating:
-                raise UnsupportedSql(
-                    "a subquery in the SELECT list of an aggregating query is not supported yet", span_of(node)
-                )
-            nodes.append(node)
+    if aggregating:
+        refuse_in_aggregates(bodies + ([having.this] if having is not None else []))
+    else:
+        nodes += [n for b in bodies for n in outermost_subqueries(b)]
     marks: dict[str, Scalar] = {}
     for node in nodes:
         key = node.sql()
         if key in marks:
             continue
-        rel, value = _mark(binder, rel, columns, node, ctes)
+        rel, value = mark(binder, rel, columns, node, ctes)
         marks[key] = Col(value, len(rel.fields) - 1)
     if conjuncts:
         scope = ScalarScope(columns, binder.semantics, dict(marks), context="WHERE")
         rel = lp.Filter(rel.fields, rel, conjunction([_predicate(bind_scalar(c, scope), c) for c in conjuncts]))
-    if binder.dialect in TWO_VALUED_IN_SELECT:
-        # Spark evaluates IN / NOT IN (subquery) in a SELECT list by an existence join:
-        # where SQL gives NULL (a NULL probe, or no match with a NULL in the subquery)
-        # the value is FALSE, for IN and for NOT IN alike (checked with Spark 4.3).
-        raw = dict(marks)
-        for b in bodies:
-            for node in outermost_subqueries(b):
-                if isinstance(node, exp.In):
-                    m = raw[node.sql()]
-                    false = Lit(BOOLEAN, False)
-                    marks[node.sql()] = Call(BOOLEAN, "coalesce", (m, false))
-                    if isinstance(node.parent, exp.Not):
-                        negated = Call(BOOLEAN, "not", (m,))
-                        marks[node.parent.sql()] = Call(BOOLEAN, "coalesce", (negated, false))
-    return rel, marks
+    return rel, marks if aggregating else two_valued_in(binder, marks, bodies)
+
+
+def two_valued_in(binder: QueryBinder, marks: dict[str, Scalar], bodies: list[exp.Expression]) -> dict[str, Scalar]:
+    """The marks as the SELECT list `bodies` reads them."""
+    if binder.dialect not in TWO_VALUED_IN_SELECT:
+        return marks
+    # Spark evaluates IN / NOT IN (subquery) in a SELECT list by an existence join:
+    # where SQL gives NULL (a NULL probe, or no match with a NULL in the subquery)
+    # the value is FALSE, for IN and for NOT IN alike (checked with Spark 4.3).
+    out = dict(marks)
+    for b in bodies:
+        for node in outermost_subqueries(b):
+            if isinstance(node, exp.In) and node.sql() in marks:
+                m = marks[node.sql()]
+                false = Lit(BOOLEAN, False)
+                out[node.sql()] = Call(BOOLEAN, "coalesce", (m, false))
+                if isinstance(node.parent, exp.Not):
+                    negated = Call(BOOLEAN, "not", (m,))
+                    out[node.parent.sql()] = Call(BOOLEAN, "coalesce", (negated, false))
+    return out
 
 
 def _declared_aliases(sel: exp.Expr) -> set[str]:
@@ -138,7 +168,7 @@ def _declared_aliases(sel: exp.Expr) -> set[str]:
     return out
 
 
-def _outer_refs(sub: exp.Expression, outer_aliases: set[str]) -> list[exp.Column]:
+def outer_refs(sub: exp.Expression, outer_aliases: set[str]) -> list[exp.Column]:
     """Columns of `sub` (at any depth) that name an alias of the enclosing query and not
     one declared by a SELECT between them and `sub`'s root (inner aliases shadow)."""
     refs: list[exp.Column] = []
@@ -160,7 +190,7 @@ def _outer_refs(sub: exp.Expression, outer_aliases: set[str]) -> list[exp.Column
     return refs
 
 
-def _mark(
+def mark(
     binder: QueryBinder, rel: lp.Relation, columns: Columns, node: exp.Expression, ctes: dict[str, lp.Relation]
 ) -> tuple[lp.Relation, SqlType]:
     """rel with one more column: the value of subquery `node` for each row."""
@@ -172,7 +202,7 @@ def _mark(
         kind, query = "scalar", node.this
     query = query.copy()
     outer_aliases = {a for a, _ in columns}
-    refs = _outer_refs(query, outer_aliases)
+    refs = outer_refs(query, outer_aliases)
     if not refs:
         return _uncorrelated(binder, rel, node, kind, query, ctes)
     if not isinstance(query, exp.Select):
@@ -254,7 +284,7 @@ def _mark_in(
         or any(query.args.get(k) is not None for k in ("group", "having", "distinct", "limit"))
         or any(_has_agg(e) for e in query.expressions)
     ):
-        if _outer_refs(query, outer_aliases):
+        if outer_refs(query, outer_aliases):
             raise UnsupportedSql("IN over a correlated aggregating subquery is not supported yet", span_of(node))
         query = exp.select(exp.column("v", table="__in")).from_(
             exp.alias_(exp.Subquery(this=query), "__in", table=["v"])
@@ -281,7 +311,7 @@ def _mark_in(
         q = query.select(exp.Literal.number(1), append=False, copy=True)
         if cond is not None:
             q = q.where(cond, copy=False)
-        ext, _ = _mark(binder, ext, ext_cols, exp.Exists(this=q), ctes)
+        ext, _ = mark(binder, ext, ext_cols, exp.Exists(this=q), ctes)
     m_eq, m_any, m_null = (Col(BOOLEAN, n + 1 + i) for i in range(3))
     is_null = Call(BOOLEAN, "is_null", (Col(probe.type, n),))
     unknown = Call(BOOLEAN, "and", (m_any, Call(BOOLEAN, "or", (is_null, m_null))))
