@@ -113,7 +113,7 @@ def bind_subqueries(
     relation and the replacements that let expressions read the marks. An aggregating
     query's HAVING and SELECT list read marks over its grouped rows instead
     (bind_grouped_subquery.py)."""
-    from compiler.frontend.bind_grouped_subquery import refuse_in_aggregates
+    from compiler.frontend.bind_grouped_subquery import outer_aggregates, refuse_in_aggregates
     from compiler.frontend.bind_query import _has_aggregate, _predicate
 
     having = sel.args.get("having")
@@ -123,6 +123,14 @@ def bind_subqueries(
         refuse_in_aggregates(bodies + ([having.this] if having is not None else []))
     else:
         nodes += [n for b in bodies for n in outermost_subqueries(b)]
+    for agg in outer_aggregates(nodes, {a for a, _ in columns})[:1]:
+        # SQL makes `SELECT (SELECT MAX(t.x) FROM u) FROM t` an aggregating query (and
+        # refuses the aggregate in WHERE): not evaluated per row, so not bound here
+        raise UnsupportedSql(
+            "an aggregate of outer columns inside a subquery is supported only in HAVING or in the "
+            "SELECT list of a query with GROUP BY or aggregates",
+            span_of(agg),
+        )
     marks: dict[str, Scalar] = {}
     for node in nodes:
         key = node.sql()
