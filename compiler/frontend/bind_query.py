@@ -15,6 +15,7 @@ from compiler.catalog import Catalog
 from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.bind_aggregate import CORE, grouping_sets, is_aggregate_call, reduce_call
+from compiler.frontend.bind_arrays import refuse_array
 from compiler.frontend.bind_grouped_subquery import bind_grouped_subqueries, grouped_subqueries, outer_aggregates
 from compiler.frontend.bind_outer_join import bind_outer_from, has_outer_join, join_side
 from compiler.frontend.bind_recursive import bind_recursive_with
@@ -24,10 +25,10 @@ from compiler.frontend.bind_window import bind_top_k, bind_windows, refuse_mispl
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, moment_type, sum_type
 from compiler.logical import plan as lp
-from compiler.logical.aggregate import MOMENTS, AggCall
+from compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall
 from compiler.logical.projections import cast_to, renamed
 from compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
-from compiler.types import BIGINT, BOOLEAN, DOUBLE, STRING, TINYINT, SqlType
+from compiler.types import BIGINT, BOOLEAN, DOUBLE, STRING, TINYINT, SqlType, array_of
 
 
 @dataclass
@@ -99,6 +100,10 @@ class QueryBinder:
         left, right = cast_to(left, types), cast_to(right, types)
         fields = tuple(lp.Field(f.name, t) for f, t in zip(left.fields, types, strict=True))
         distinct = bool(node.args.get("distinct"))
+        if distinct or not isinstance(node, exp.Union):
+            what = f"a column of {type(node).__name__.upper()}{'' if distinct else ' ALL'}"
+            for t in types:
+                refuse_array(t, what, node)
         if isinstance(node, exp.Union):
             union = lp.UnionAll(fields, (left, right))
             return lp.Distinct(fields, union) if distinct else union
@@ -152,6 +157,8 @@ class QueryBinder:
         if sel.args.get("distinct") is not None:
             if sel.args["distinct"].args.get("on") is not None:
                 raise UnsupportedSql("DISTINCT ON is not supported", span_of(sel.args["distinct"]))
+            for f, e in zip(fields, select_exprs, strict=True):
+                refuse_array(f.type, "a column of SELECT DISTINCT", e)
             out = lp.Distinct(fields, out)
         return bind_top_k(sel, out, names, self.dialect)
 
@@ -290,6 +297,7 @@ class QueryBinder:
             paired[1].add(sides[1].sql())
             lk = bind_scalar(sides[0], ScalarScope(left_cols, self.semantics, context="ON"))
             rk = bind_scalar(sides[1], ScalarScope(right_local, self.semantics, context="ON"))
+            refuse_array(lk.type if lk.type.is_array else rk.type, "a join key", c)
             try:
                 t = common_type(lk.type, rk.type, self.semantics.string_number)
             except TypeMismatch as e:
@@ -340,6 +348,7 @@ class QueryBinder:
         replacements: dict[str, Scalar] = {}
         for g in key_nodes:
             e = bind_scalar(g, scope)
+            refuse_array(e.type, "a GROUP BY key", g)
             replacements[g.sql()] = Col(e.type, len(pre))
             pre.append(e)
             pre_names.append(g.alias_or_name.lower() if isinstance(g, exp.Column) else g.sql())
@@ -390,10 +399,18 @@ class QueryBinder:
         boolean = not isinstance(call, (*CORE, exp.CountIf))  # bool_and, bool_or, every, some, any
         if boolean and arg.type.kind not in ("BOOLEAN", "NULL"):
             raise SqlError(f"{call.sql(self.dialect)} needs a BOOLEAN argument, not {arg.type}", span_of(node))
+        if fn in COLLECTS:
+            _check_collect(call, arg, self.dialect)
+        elif arg.type.is_array and (fn != "count" or distinct):
+            raise UnsupportedSql(f"{call.sql(self.dialect)} over an ARRAY is not supported", span_of(node))
         try:
-            t = {"count": lambda: BIGINT, "sum": lambda: sum_type(arg.type), "avg": lambda: avg_type(arg.type)}.get(
-                fn, lambda: moment_type(arg.type) if fn in MOMENTS else arg.type
-            )()
+            t = {
+                "count": lambda: BIGINT,
+                "sum": lambda: sum_type(arg.type),
+                "avg": lambda: avg_type(arg.type),
+                "collect_list": lambda: array_of(arg.type),
+                "collect_set": lambda: array_of(arg.type),
+            }.get(fn, lambda: moment_type(arg.type) if fn in MOMENTS else arg.type)()
         except TypeMismatch as e:
             raise SqlError(str(e), span_of(node)) from None
         if (fn in ("sum", "avg") or fn in MOMENTS) and arg.type.kind == "NULL":
@@ -404,6 +421,17 @@ class QueryBinder:
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+
+def _check_collect(call: exp.Expression, arg: Scalar, dialect: str) -> None:
+    """collect_list / collect_set hold non-NULL scalar values (Spark's semantics)."""
+    if isinstance(call, exp.ArrayAgg) and not call.args.get("nulls_excluded"):
+        # ARRAY_AGG outside Spark keeps NULLs and is NULL on no rows
+        raise UnsupportedSql(
+            f"ARRAY_AGG in {dialect} is not supported; Spark's collect_list (which skips NULLs) is", span_of(call)
+        )
+    if arg.type.kind in ("ARRAY", "NULL"):
+        raise UnsupportedSql(f"{call.sql(dialect)} of a {arg.type} value is not supported", span_of(call))
 
 
 def _columns_of(item: _Item) -> dict[tuple[str, str], tuple[int, SqlType]]:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from compiler.errors import UnsupportedSql
+from compiler.frontend.bind_arrays import refuse_array
 from compiler.frontend.bind_outer_join import minus, null_safe_join, project_columns
 from compiler.frontend.bind_scalar import AGGREGATE_NODES, ScalarScope, bind_scalar
 from compiler.frontend.positions import span_of
@@ -227,6 +228,7 @@ def mark(
             if ref not in columns:
                 raise UnsupportedSql(f"cannot resolve '{col.sql(binder.dialect)}'", span_of(col))
             i, t = columns[ref]
+            refuse_array(t, "a correlated column", col)
             names[ref] = f"c{len(corr)}"
             corr.append(Col(t, i))
         col.replace(exp.column(names[ref], table=OUTER))
@@ -255,7 +257,7 @@ def mark(
         body = body.this if isinstance(body, exp.Alias) else body
         if not _has_agg(body) or query.args.get("distinct") is not None:
             rows = binder.bind(query.select(*keys, body.copy(), append=False, copy=True), inner_ctes)
-            table = _complete(d, _at_most_one(rows, len(keys)), None, None)
+            table = _complete(d, _at_most_one(rows, len(keys), node), None, None)
         elif _outer_outside_aggregates(body):
             raise UnsupportedSql(
                 "a correlated aggregate subquery that reads an outer column outside its aggregates "
@@ -394,7 +396,7 @@ def _uncorrelated(
     else:
         if len(sub.fields) != 1:
             raise UnsupportedSql("a scalar subquery must return one column", span_of(node))
-        one = sub if _single_row(query) else _at_most_one(sub, 0)
+        one = sub if _single_row(query) else _at_most_one(sub, 0, node)
     fields = rel.fields + one.fields
     return lp.Join(fields, rel, one, (), ()), one.fields[0].type
 
@@ -402,10 +404,11 @@ def _uncorrelated(
 TOO_MANY_ROWS = "[SCALAR_SUBQUERY_TOO_MANY_ROWS] more than one row returned by a subquery used as an expression"
 
 
-def _at_most_one(rows: lp.Relation, k: int) -> lp.Relation:
+def _at_most_one(rows: lp.Relation, k: int, node: exp.Expression) -> lp.Relation:
     """Per value of the first k columns, the one value of column k, NULL for none; more
     than one row raises Spark's SCALAR_SUBQUERY_TOO_MANY_ROWS and rejects the step."""
     vtype = rows.fields[k].type
+    refuse_array(vtype, "the value of a scalar subquery that is not an aggregate", node)  # taken by MAX
     aggs = (AggCall("count_star", None, BIGINT), AggCall("max", k, vtype))
     fields = (*rows.fields[:k], lp.Field("n", BIGINT), lp.Field("v", vtype))
     counted = lp.Aggregate(fields, rows, tuple(range(k)), aggs, is_global=k == 0)
