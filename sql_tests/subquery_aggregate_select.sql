@@ -11,6 +11,8 @@ CREATE VIEW ranked AS SELECT g, (SELECT MIN(y) FROM u WHERE u.g = t.g) AS m, RAN
 CREATE VIEW distinct_counts AS SELECT DISTINCT COUNT(*) AS n, (SELECT COUNT(*) FROM u WHERE u.g = t.g) AS c FROM t GROUP BY g;
 CREATE VIEW top2 AS SELECT g, SUM(x) AS s, (SELECT MAX(y) FROM u WHERE u.g = t.g) AS m FROM t GROUP BY g ORDER BY s DESC, g LIMIT 2;
 CREATE VIEW global_sub AS SELECT COUNT(*) AS n, (SELECT COUNT(*) FROM u) AS c, (SELECT MAX(y) FROM u WHERE u.y <= MIN(t.x)) AS m FROM t;
+CREATE VIEW most_matched AS SELECT g, SUM(x) AS s, (SELECT COUNT(*) FROM u WHERE u.g = t.g) AS c FROM t GROUP BY g QUALIFY RANK() OVER (ORDER BY c DESC) = 1;
+CREATE VIEW top_matched AS SELECT g, SUM(x) AS s FROM t GROUP BY g HAVING (SELECT COUNT(*) FROM u WHERE u.g = t.g) > 0 QUALIFY ROW_NUMBER() OVER (ORDER BY SUM(x) DESC, g) <= 1;
 
 -- step
 INSERT INTO t VALUES (1, 'a', 1), (1, 'b', 5), (2, 'a', 3), (NULL, 'a', 2), (3, NULL, NULL);
