@@ -57,12 +57,15 @@ def grouped_subqueries(exprs: list[exp.Expression]) -> list[exp.Expression]:
     return [n for e in exprs for n in outermost_subqueries(e) if not _in_aggregate(n, e)]
 
 
-def refuse_in_aggregates(exprs: list[exp.Expression]) -> None:
-    """A subquery inside an aggregate call is evaluated per input row: not supported yet."""
-    for e in exprs:
-        for n in outermost_subqueries(e):
-            if _in_aggregate(n, e):
-                raise UnsupportedSql("a subquery inside an aggregate function is not supported yet", span_of(n))
+def subqueries_in_aggregates(exprs: list[exp.Expression]) -> list[exp.Expression]:
+    """The subqueries inside aggregate calls: evaluated per input row, before grouping,
+    like WHERE's. Scalar and EXISTS only: where Spark makes an IN (subquery) in an
+    aggregate's argument two-valued (as in a SELECT list) is not established here."""
+    found = [n for e in exprs for n in outermost_subqueries(e) if _in_aggregate(n, e)]
+    for n in found:
+        if isinstance(n, exp.In):
+            raise UnsupportedSql("IN (subquery) inside an aggregate function is not supported yet", span_of(n))
+    return found
 
 
 def outer_aggregates(nodes: list[exp.Expression], outer_aliases: set[str]) -> list[exp.Expression]:

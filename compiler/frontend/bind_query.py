@@ -390,7 +390,8 @@ class QueryBinder:
         fn, inner, distinct, call = reduce_call(node)
         if inner is None:
             return AggCall("count_star", None, BIGINT), None
-        if any(isinstance(n, exp.Expression) and is_aggregate_call(n) for n in inner.walk()):
+        nested = inner.walk(prune=lambda n: isinstance(n, (exp.Subquery, exp.Select)))  # a subquery is its own
+        if any(isinstance(n, exp.Expression) and is_aggregate_call(n) for n in nested):
             raise SqlError("aggregate calls cannot be nested", span_of(node))
         arg = bind_scalar(inner, scope)
         if self.semantics.sqlite_storage and arg.type == STRING and (fn in ("sum", "avg") or fn in MOMENTS):

@@ -110,18 +110,19 @@ def bind_subqueries(
     ctes: dict[str, lp.Relation],
 ) -> tuple[lp.Relation, dict[str, Scalar]]:
     """Add a mark column per subquery of WHERE (and of SELECT, in a query without
-    aggregation), filter by the WHERE conjuncts that hold subqueries, and return the
-    relation and the replacements that let expressions read the marks. An aggregating
+    aggregation; inside aggregate calls, in a query with it), filter by the WHERE
+    conjuncts that hold subqueries, and return the relation and the replacements that
+    let expressions read the marks. An aggregating
     query's HAVING and SELECT list read marks over its grouped rows instead
     (bind_grouped_subquery.py)."""
-    from compiler.frontend.bind_grouped_subquery import outer_aggregates, refuse_in_aggregates
+    from compiler.frontend.bind_grouped_subquery import outer_aggregates, subqueries_in_aggregates
     from compiler.frontend.bind_query import _has_aggregate, _predicate
 
     having = sel.args.get("having")
     aggregating = sel.args.get("group") is not None or having is not None or any(_has_aggregate(b) for b in bodies)
     nodes = [n for c in conjuncts for n in outermost_subqueries(c)]
     if aggregating:
-        refuse_in_aggregates(bodies + ([having.this] if having is not None else []))
+        nodes += subqueries_in_aggregates(bodies + ([having.this] if having is not None else []))
     else:
         nodes += [n for b in bodies for n in outermost_subqueries(b)]
     for agg in outer_aggregates(nodes, {a for a, _ in columns})[:1]:
