@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 INTEGER_KINDS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 FLOAT_KINDS = ("FLOAT", "DOUBLE")
-KINDS = (*INTEGER_KINDS, *FLOAT_KINDS, "DECIMAL", "STRING", "BOOLEAN", "DATE", "TIMESTAMP", "NULL")
+KINDS = (*INTEGER_KINDS, *FLOAT_KINDS, "DECIMAL", "STRING", "BOOLEAN", "DATE", "TIMESTAMP", "NULL", "ARRAY")
 
 # Value range of each integer kind, used for Spark's ANSI overflow checks.
 INTEGER_BOUNDS = {
@@ -29,6 +29,9 @@ class SqlType:
     `fixed` for CHAR), as Spark keeps char/varchar in a string's metadata: it is the
     same type for every rule (not compared), but INSERT checks the length, CHAR pads
     to it, and a comparison with a shorter literal pads the literal.
+
+    ARRAY has an `element` type (Spark's ARRAY<T>); arrays come only from collect_list
+    and collect_set, and hold no NULL elements.
     """
 
     kind: str
@@ -36,10 +39,13 @@ class SqlType:
     scale: int | None = None
     length: int | None = field(default=None, compare=False)
     fixed: bool = field(default=False, compare=False)
+    element: SqlType | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown SQL type kind {self.kind!r}")
+        if (self.kind == "ARRAY") != (self.element is not None):
+            raise ValueError("ARRAY, and only ARRAY, has an element type")
 
     @property
     def is_integer(self) -> bool:
@@ -57,9 +63,15 @@ class SqlType:
     def is_numeric(self) -> bool:
         return self.is_integer or self.is_float or self.is_decimal
 
+    @property
+    def is_array(self) -> bool:
+        return self.kind == "ARRAY"
+
     def sql(self) -> str:
         if self.kind == "DECIMAL":
             return f"DECIMAL({self.precision},{self.scale})"
+        if self.element is not None:
+            return f"ARRAY<{self.element.sql()}>"
         return self.kind
 
     def __str__(self) -> str:
@@ -83,3 +95,8 @@ def decimal(precision: int, scale: int) -> SqlType:
     """DECIMAL(p, s), with p capped at Spark's maximum of 38."""
     precision = min(precision, 38)
     return SqlType("DECIMAL", precision, min(scale, precision))
+
+
+def array_of(element: SqlType) -> SqlType:
+    """ARRAY<element>."""
+    return SqlType("ARRAY", element=element)

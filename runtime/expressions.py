@@ -32,6 +32,7 @@ import polars as pl
 from compiler.errors import InternalCompilerError, RuntimeSqlError
 from compiler.logical.scalar import FUNCTIONS, Call, Col, Lit, Scalar
 from compiler.types import SqlType
+from runtime.array_functions import KERNELS as ARRAY_KERNELS
 from runtime.datetime_functions import KERNELS as DATETIME_KERNELS
 from runtime.string_functions import KERNELS as STRING_KERNELS
 from runtime.zset import WEIGHT, col_name, polars_dtype
@@ -358,6 +359,8 @@ def literal(lit: Lit) -> pl.Expr:
             value = _dt.datetime.fromisoformat(value)
         elif not isinstance(value, _dt.datetime):
             value = _dt.datetime.combine(value, _dt.time())
+    elif t.is_array:  # held as a tuple, so that the literal stays hashable
+        return pl.lit(pl.Series([list(value)], dtype=dtype))
     return pl.lit(value, dtype=dtype)
 
 
@@ -1154,7 +1157,7 @@ def _simple(kernel: Callable[[list[pl.Expr], Call], pl.Expr]) -> Handler:
     return handler
 
 
-_HANDLERS.update({name: _simple(k) for name, k in {**DATETIME_KERNELS, **STRING_KERNELS}.items()})
+_HANDLERS.update({name: _simple(k) for name, k in {**DATETIME_KERNELS, **STRING_KERNELS, **ARRAY_KERNELS}.items()})
 
 _missing = set(_HANDLERS) ^ FUNCTIONS
 if _missing:  # pragma: no cover - a catalogue/runtime mismatch is a programming error

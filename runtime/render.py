@@ -12,9 +12,12 @@ from runtime.zset import ZSet
 
 
 def json_value(v: Any) -> Any:
-    """NULL is null; decimals, dates and timestamps are strings; non-finite floats too."""
+    """NULL is null; decimals, dates and timestamps are strings; non-finite floats too;
+    an ARRAY is a list of such values."""
     if v is None or isinstance(v, (bool, int, str)):
         return v
+    if isinstance(v, list):
+        return [json_value(e) for e in v]
     if isinstance(v, float):
         return v if math.isfinite(v) else str(v)
     if isinstance(v, decimal.Decimal):
@@ -31,6 +34,8 @@ def text_value(v: Any) -> str:
         return "NULL"
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, list):  # as Spark shows an array: [1, 2], [a, b]
+        return "[" + ", ".join(text_value(e) for e in v) + "]"
     j = json_value(v)
     return j if isinstance(j, str) else json.dumps(j)
 

@@ -45,6 +45,8 @@ def polars_dtype(t: SqlType) -> pl.DataType:
     if t.kind == "DECIMAL":
         assert t.precision is not None
         return pl.Decimal(t.precision, t.scale or 0)
+    if t.element is not None:
+        return pl.List(polars_dtype(t.element))
     return mapping[t.kind]
 
 
@@ -189,4 +191,6 @@ def sort_key(value: Any) -> tuple[int, Any]:
         return (2, 0)
     if isinstance(value, (_dt.date, _dt.datetime, _decimal.Decimal, str, bool, int, float)):
         return (1, value)
+    if isinstance(value, list):  # an ARRAY: element by element, a prefix first
+        return (1, tuple(sort_key(v) for v in value))
     return (1, str(value))

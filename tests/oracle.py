@@ -26,6 +26,10 @@ pyspark 4.3):
   `_truncating_casts` adds a TRUNC.
 - DuckDB types `smallint_col * 2` as SMALLINT (and overflows at 32000 * 2); Spark widens
   to INT. Goldens keep such products small.
+- collect_list / collect_set (Spark) skip NULLs, give [] for no values, and leave the
+  order inside the array open; dbspc sorts it ascending. DuckDB's transpiled ARRAY_AGG
+  is NULL for no values and unordered, so `_collect_for_duckdb` writes
+  COALESCE(LIST_SORT(ARRAY_AGG([DISTINCT] x) FILTER (WHERE x IS NOT NULL [AND c])), []).
 - Goldens avoid what still differs: overflow, NaN and -0.0, substring positions <= 0,
   LIKE escapes, casts of doubles to strings, non-ASCII case mapping (upper('ß') is 'SS'
   in Spark and dbspc, 'ẞ' in DuckDB), and the scale of DECIMAL results (compared by
@@ -75,8 +79,9 @@ def expanded_frame(z: ZSet, names: Sequence[str]) -> pl.DataFrame:
 
 
 def _consolidated(rows: Iterable[Row]) -> Rows:
-    counts: Counter[Row] = Counter(tuple(r) for r in rows)
-    return sorted(counts.items(), key=lambda rw: (tuple(sort_key(v) for v in rw[0]), rw[1]))
+    counts: Counter[Row] = Counter(tuple(tuple(v) if isinstance(v, list) else v for v in r) for r in rows)
+    listed = [(tuple(list(v) if isinstance(v, tuple) else v for v in r), w) for r, w in counts.items()]
+    return sorted(listed, key=lambda rw: (tuple(sort_key(v) for v in rw[0]), rw[1]))
 
 
 def _column_list(pipeline: Pipeline, view: str, quote: Callable[[str], str]) -> str:
@@ -133,6 +138,25 @@ def _ansi_for_duckdb(node: exp.Expression) -> exp.Expression:
     return node
 
 
+def _collect_for_duckdb(node: exp.Expression) -> exp.Expression:
+    """Spark's collect_list / collect_set as DuckDB expressions with Spark's results (see
+    the module docstring), the array sorted as dbspc emits it."""
+    call, cond = (node.this, node.expression) if isinstance(node, exp.Filter) else (node, None)
+    if not isinstance(call, (exp.ArrayAgg, exp.ArrayUniqueAgg)) or (
+        isinstance(call, exp.ArrayAgg) and isinstance(node.parent, exp.Filter)
+    ):
+        return node
+    arg = call.this
+    distinct = isinstance(call, exp.ArrayUniqueAgg) or isinstance(arg, exp.Distinct)
+    value = arg.expressions[0] if isinstance(arg, exp.Distinct) else arg
+    keep = exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null()))
+    if cond is not None:
+        keep = exp.and_(exp.Paren(this=(cond.this if isinstance(cond, exp.Where) else cond).copy()), keep)
+    inner = exp.Distinct(expressions=[value.copy()]) if distinct else value.copy()
+    agg = exp.Filter(this=exp.Anonymous(this="ARRAY_AGG", expressions=[inner]), expression=exp.Where(this=keep))
+    return exp.Coalesce(this=exp.Anonymous(this="LIST_SORT", expressions=[agg]), expressions=[exp.Array()])
+
+
 def _truncating_casts(tree: exp.Expression, schema: Mapping[str, Mapping[str, str]], dialect: str) -> exp.Expression:
     """Spark's CAST of a DECIMAL or DOUBLE to an integer truncates; DuckDB's rounds.
 
@@ -165,7 +189,7 @@ def duckdb_sql(sql: str, dialect: str, schema: Mapping[str, Mapping[str, str]] |
     """
     tree = sqlglot.parse_one(sql, read=dialect)
     if dialect in ("spark", "databricks"):
-        tree = tree.transform(_ansi_for_duckdb)
+        tree = tree.transform(_ansi_for_duckdb).transform(_collect_for_duckdb)
         if schema is not None:
             tree = _truncating_casts(tree, schema, dialect)
     return tree.sql(dialect="duckdb")
@@ -238,6 +262,8 @@ def _normal(v: Any) -> Any:
         return ("nan",)
     if isinstance(v, dt.datetime) and v.tzinfo is not None:
         return v.astimezone(dt.UTC).replace(tzinfo=None)
+    if isinstance(v, (list, tuple)):  # an ARRAY, element by element
+        return ("array", *(_normal(e) for e in v))
     return v  # int, Decimal and float of equal value are equal and hash alike
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from compiler.errors import RuntimeSqlError
 from compiler.logical.aggregate import AggCall
-from compiler.types import BIGINT, DOUBLE, INT, STRING, SqlType, decimal
+from compiler.types import BIGINT, DOUBLE, INT, STRING, SqlType, array_of, decimal
 from runtime.kernels.aggregate import IncrementalAggregate, aggregate
 from runtime.zset import ZSet
 
@@ -246,10 +246,55 @@ def nan_safe(r: tuple[Any, ...]) -> tuple[Any, ...]:
     shape=st.sampled_from(["g", "gh", "global", "nogroup"]),
 )
 def test_incremental_equals_full(steps: list[list[tuple[str, Any, int]]], shape: str) -> None:
+    check_stream(steps, shape, AGGS)
+
+
+# collect_list / collect_set over ints, decimals and strings (arrays sorted ascending).
+COLLECTS = [
+    AggCall("collect_list", 2, array_of(INT)),
+    AggCall("collect_set", 2, array_of(INT)),
+    AggCall("collect_list", 4, array_of(decimal(6, 2)), distinct=True),
+    AggCall("collect_list", 5, array_of(STRING)),
+    AggCall("count_star", None, BIGINT),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    steps=st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=6),
+    shape=st.sampled_from(["g", "gh", "global", "nogroup"]),
+)
+def test_incremental_collect_equals_full(steps: list[list[tuple[str, Any, int]]], shape: str) -> None:
+    check_stream(steps, shape, COLLECTS)
+
+
+def test_collect_semantics() -> None:
+    """NULLs skipped, duplicates kept by collect_list, [] for no values, sorted arrays."""
+    rows = [row("a", i=3, s="y"), row("a", i=1, s="x"), row("a", i=None), row("b", i=None)]
+    out = [STRING, *(a.type for a in COLLECTS)]
+    assert run(rows, [0], COLLECTS, out, weights=[2, 1, 1, 1]) == [
+        (("a", [1, 3, 3], [1, 3], [], ["x", "y", "y"], 4), 1),
+        (("b", [], [], [], [], 1), 1),
+    ]
+    assert run([], [], COLLECTS, out[1:], is_global=True) == [(([], [], [], [], 0), 1)]
+
+
+def test_incremental_collect_retracts_the_emitted_array() -> None:
+    aggs = [AggCall("collect_list", 2, array_of(INT))]
+    agg = IncrementalAggregate(TYPES, [0], aggs, [STRING, array_of(INT)], False)
+    out, commit = agg.step(ZSet.from_rows([row("a", i=2), row("a", i=1), row("b", i=5)], TYPES, [1, 2, 1]))
+    commit()
+    assert out.to_rows() == [(("a", [1, 1, 2]), 1), (("b", [5]), 1)]
+    out, commit = agg.step(ZSet.from_rows([row("a", i=1)], TYPES, [-1]))  # only group a is touched
+    commit()
+    assert out.to_rows() == [(("a", [1, 1, 2]), -1), (("a", [1, 2]), 1)]
+
+
+def check_stream(steps: list[list[tuple[str, Any, int]]], shape: str, aggs: list[AggCall]) -> None:
     group = {"g": [0], "gh": [0, 1], "global": [], "nogroup": []}[shape]
     is_global = shape == "global"
-    out_types = [TYPES[c] for c in group] + AGG_OUT
-    agg = IncrementalAggregate(TYPES, group, AGGS, out_types, is_global)
+    out_types = [TYPES[c] for c in group] + [a.type for a in aggs]
+    agg = IncrementalAggregate(TYPES, group, aggs, out_types, is_global)
     current: Counter[tuple[Any, ...]] = Counter()
     originals: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     total = ZSet.empty(out_types)
@@ -272,6 +317,6 @@ def test_incremental_equals_full(steps: list[list[tuple[str, Any, int]]], shape:
         current = Counter({k: n for k, n in current.items() if n > 0})
         total = ZSet.concat([total, out], out_types).consolidate()
         integrated = ZSet.from_rows([originals[k] for k in current], TYPES, list(current.values()))
-        expected = aggregate(integrated, group, AGGS, out_types, is_global)
+        expected = aggregate(integrated, group, aggs, out_types, is_global)
         assert norm(total) == norm(expected)
         assert all(w == 1 for _, w in total.to_rows())

@@ -113,6 +113,16 @@ CREATE VIEW anti_in AS SELECT k, v FROM a WHERE v NOT IN (SELECT w FROM b WHERE 
 CREATE VIEW scalar_cnt AS
   SELECT s, COUNT(*) AS n, SUM(v) AS sv FROM a WHERE v >= (SELECT COUNT(*) FROM b WHERE b.k = a.k) GROUP BY s;
 CREATE VIEW scalar_sel AS SELECT k, (SELECT MAX(w) FROM b WHERE b.w < a.v) AS m FROM a;
+-- subqueries over grouped rows (HAVING; the SELECT list, with an outer aggregate) and in ON
+CREATE VIEW having_sub AS
+  SELECT k, SUM(v) AS sv FROM a GROUP BY k HAVING COUNT(*) > (SELECT COUNT(*) FROM b WHERE b.k = a.k);
+CREATE VIEW grouped_sub AS
+  SELECT s, COUNT(*) AS n, (SELECT MAX(w) FROM b WHERE b.s = a.s AND b.w <= MAX(a.v)) AS m FROM a GROUP BY s;
+CREATE VIEW on_sub AS SELECT a.k, b.w FROM a JOIN b ON a.k = b.k AND b.w IN (SELECT n FROM c);
+-- collect_list / collect_set (arrays sorted), and a view reading them
+CREATE VIEW collected AS
+  SELECT k, collect_list(v) AS vs, collect_set(s) AS ss, SIZE(collect_set(v)) AS nd FROM a GROUP BY k;
+CREATE VIEW collected_3 AS SELECT k, vs FROM collected WHERE array_contains(vs, 3);
 """
 
 Row = tuple[Any, ...]

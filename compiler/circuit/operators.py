@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import ClassVar, Protocol
 
-from compiler.logical.aggregate import LINEAR_AGGREGATES, AggCall
+from compiler.logical.aggregate import COLLECTS, LINEAR_AGGREGATES, AggCall
 from compiler.logical.plan import OrderKey, WindowCall
 from compiler.logical.scalar import Scalar
 from compiler.types import SqlType
@@ -671,9 +671,13 @@ def aggregate_cost(aggs: tuple[AggCall, ...]) -> Cost:
     time = "O(C log R)"
     if kinds & set(LINEAR_AGGREGATES):
         parts.append("running sums per group")
-    if kinds - set(LINEAR_AGGREGATES) or any(a.distinct for a in aggs):
+    if kinds - set(LINEAR_AGGREGATES) - set(COLLECTS) or any(a.distinct for a in aggs if a.fn not in COLLECTS):
         parts.append("value multiset per group (MIN/MAX/DISTINCT)")
         time = "O(C log R + size of changed groups)"
+    if kinds & set(COLLECTS):
+        # a changed group's whole array is retracted and re-emitted
+        parts.append("value multiset per group (" + "/".join(sorted(kinds & set(COLLECTS))) + ")")
+        time = "O(C log R + elements of changed groups)"
     return Cost(", ".join(parts), time)
 
 

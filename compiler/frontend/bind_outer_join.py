@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.bind_arrays import refuse_array
 from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, coerce, common_type
@@ -38,6 +39,8 @@ def _zero(t: SqlType) -> Lit | None:
         return Lit(t, 0.0)
     if t.is_decimal:
         return Lit(t, Decimal(0))
+    if t.is_array:
+        return Lit(t, ())  # the empty ARRAY; NULL and [] stay apart by the IS NULL key beside it
     value = {
         "STRING": "",
         "BOOLEAN": False,
@@ -158,6 +161,7 @@ def split_on(
             continue
         lk = bind_scalar(sides[0], ScalarScope(left_cols, binder_semantics, context="ON"))
         rk = bind_scalar(sides[1], ScalarScope(right_cols_local, binder_semantics, context="ON"))
+        refuse_array(lk.type if lk.type.is_array else rk.type, "a join key", c)
         try:
             t = common_type(lk.type, rk.type, binder_semantics.string_number)
         except TypeMismatch as e:
@@ -251,6 +255,7 @@ def bind_outer_from(
     WHERE above all of them. A LEFT (RIGHT) join whose padded side the WHERE rejects
     NULLs of is an inner join (the padded rows could never pass)."""
     from compiler.frontend.bind_query import _columns_of, _predicate, _split_and
+    from compiler.frontend.bind_subquery import has_subquery
 
     rejected: set[str] = set()
     for c in where:
@@ -268,6 +273,7 @@ def bind_outer_from(
             (keep_left, keep_right), "INNER"
         )
         on = _split_and(join.args["on"]) if join.args.get("on") is not None else []
+        on = [c for c in on if not has_subquery(c)]  # on_subqueries: they filter after FROM
         rel, cols = join_two(semantics, rel, cols, aliases, item.relation, _columns_of(item), item.alias, on, side)
         aliases = aliases | {item.alias}
     if where:

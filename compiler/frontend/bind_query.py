@@ -15,18 +15,20 @@ from compiler.catalog import Catalog
 from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.bind_aggregate import CORE, grouping_sets, is_aggregate_call, reduce_call
+from compiler.frontend.bind_arrays import refuse_array
+from compiler.frontend.bind_grouped_subquery import bind_grouped_subqueries, grouped_subqueries, outer_aggregates
 from compiler.frontend.bind_outer_join import bind_outer_from, has_outer_join, join_side
 from compiler.frontend.bind_recursive import bind_recursive_with
 from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
-from compiler.frontend.bind_subquery import bind_subqueries, has_subquery
+from compiler.frontend.bind_subquery import bind_subqueries, has_subquery, on_subqueries
 from compiler.frontend.bind_window import bind_top_k, bind_windows, refuse_misplaced_windows, window_calls
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, moment_type, sum_type
 from compiler.logical import plan as lp
-from compiler.logical.aggregate import MOMENTS, AggCall
+from compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall
 from compiler.logical.projections import cast_to, renamed
 from compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
-from compiler.types import BIGINT, BOOLEAN, DOUBLE, STRING, TINYINT, SqlType
+from compiler.types import BIGINT, BOOLEAN, DOUBLE, STRING, TINYINT, SqlType, array_of
 
 
 @dataclass
@@ -98,6 +100,10 @@ class QueryBinder:
         left, right = cast_to(left, types), cast_to(right, types)
         fields = tuple(lp.Field(f.name, t) for f, t in zip(left.fields, types, strict=True))
         distinct = bool(node.args.get("distinct"))
+        if distinct or not isinstance(node, exp.Union):
+            what = f"a column of {type(node).__name__.upper()}{'' if distinct else ' ALL'}"
+            for t in types:
+                refuse_array(t, what, node)
         if isinstance(node, exp.Union):
             union = lp.UnionAll(fields, (left, right))
             return lp.Distinct(fields, union) if distinct else union
@@ -112,14 +118,14 @@ class QueryBinder:
         items = self._from_items(sel, ctes)
         where = sel.args.get("where")
         conjuncts = _split_and(where.this) if where is not None else []
-        with_subqueries = [c for c in conjuncts if has_subquery(c)]
+        with_subqueries = [c for c in conjuncts if has_subquery(c)] + on_subqueries(sel)
         conjuncts = [c for c in conjuncts if not has_subquery(c)]
         if has_outer_join(sel):
             rel, columns = bind_outer_from(self.semantics, sel, items, conjuncts)
         else:
             for join in sel.args.get("joins") or []:
                 if join.args.get("on") is not None:
-                    conjuncts += _split_and(join.args["on"])
+                    conjuncts += [c for c in _split_and(join.args["on"]) if not has_subquery(c)]
             rel, columns = self._join_items(items, conjuncts)
         select_exprs = list(sel.expressions)
         names = [e.alias_or_name.lower() if isinstance(e, exp.Alias) else e.sql(self.dialect) for e in select_exprs]
@@ -129,10 +135,19 @@ class QueryBinder:
         rel, marks = bind_subqueries(self, sel, rel, columns, with_subqueries, bodies, ctes)
         scope = ScalarScope(columns, self.semantics, marks, context="WHERE")
         if group is not None or having is not None or any(_has_aggregate(b) for b in bodies):
-            rel, scope = self._aggregate(rel, scope, group, bodies + ([having.this] if having else []))
+            having_list = [having.this] if having is not None else []
+            aliases = {a for a, _ in columns}
+            outer_aggs = outer_aggregates(grouped_subqueries(having_list + bodies), aliases)
+            rel, scope = self._aggregate(rel, scope, group, bodies + having_list + outer_aggs)
+            rel, having_marks, select_marks = bind_grouped_subqueries(
+                self, rel, aliases, scope.replacements, having_list, bodies, ctes
+            )
             if having is not None:
-                scope.context = "HAVING"
-                rel = lp.Filter(rel.fields, rel, _predicate(bind_scalar(having.this, scope), having))
+                hscope = ScalarScope(
+                    scope.columns, self.semantics, {**scope.replacements, **having_marks}, True, "HAVING"
+                )
+                rel = lp.Filter(rel.fields, rel, _predicate(bind_scalar(having.this, hscope), having))
+            scope.replacements.update(select_marks)
         rel, scope = self._bind_windows(sel, rel, scope, bodies)
         scope.context = "SELECT"
         exprs = tuple(bind_scalar(b, scope) for b in bodies)
@@ -142,6 +157,8 @@ class QueryBinder:
         if sel.args.get("distinct") is not None:
             if sel.args["distinct"].args.get("on") is not None:
                 raise UnsupportedSql("DISTINCT ON is not supported", span_of(sel.args["distinct"]))
+            for f, e in zip(fields, select_exprs, strict=True):
+                refuse_array(f.type, "a column of SELECT DISTINCT", e)
             out = lp.Distinct(fields, out)
         return bind_top_k(sel, out, names, self.dialect)
 
@@ -280,6 +297,7 @@ class QueryBinder:
             paired[1].add(sides[1].sql())
             lk = bind_scalar(sides[0], ScalarScope(left_cols, self.semantics, context="ON"))
             rk = bind_scalar(sides[1], ScalarScope(right_local, self.semantics, context="ON"))
+            refuse_array(lk.type if lk.type.is_array else rk.type, "a join key", c)
             try:
                 t = common_type(lk.type, rk.type, self.semantics.string_number)
             except TypeMismatch as e:
@@ -330,6 +348,7 @@ class QueryBinder:
         replacements: dict[str, Scalar] = {}
         for g in key_nodes:
             e = bind_scalar(g, scope)
+            refuse_array(e.type, "a GROUP BY key", g)
             replacements[g.sql()] = Col(e.type, len(pre))
             pre.append(e)
             pre_names.append(g.alias_or_name.lower() if isinstance(g, exp.Column) else g.sql())
@@ -371,7 +390,8 @@ class QueryBinder:
         fn, inner, distinct, call = reduce_call(node)
         if inner is None:
             return AggCall("count_star", None, BIGINT), None
-        if any(isinstance(n, exp.Expression) and is_aggregate_call(n) for n in inner.walk()):
+        nested = inner.walk(prune=lambda n: isinstance(n, (exp.Subquery, exp.Select)))  # a subquery is its own
+        if any(isinstance(n, exp.Expression) and is_aggregate_call(n) for n in nested):
             raise SqlError("aggregate calls cannot be nested", span_of(node))
         arg = bind_scalar(inner, scope)
         if self.semantics.sqlite_storage and arg.type == STRING and (fn in ("sum", "avg") or fn in MOMENTS):
@@ -380,10 +400,18 @@ class QueryBinder:
         boolean = not isinstance(call, (*CORE, exp.CountIf))  # bool_and, bool_or, every, some, any
         if boolean and arg.type.kind not in ("BOOLEAN", "NULL"):
             raise SqlError(f"{call.sql(self.dialect)} needs a BOOLEAN argument, not {arg.type}", span_of(node))
+        if fn in COLLECTS:
+            _check_collect(call, arg, self.dialect)
+        elif arg.type.is_array and (fn != "count" or distinct):
+            raise UnsupportedSql(f"{call.sql(self.dialect)} over an ARRAY is not supported", span_of(node))
         try:
-            t = {"count": lambda: BIGINT, "sum": lambda: sum_type(arg.type), "avg": lambda: avg_type(arg.type)}.get(
-                fn, lambda: moment_type(arg.type) if fn in MOMENTS else arg.type
-            )()
+            t = {
+                "count": lambda: BIGINT,
+                "sum": lambda: sum_type(arg.type),
+                "avg": lambda: avg_type(arg.type),
+                "collect_list": lambda: array_of(arg.type),
+                "collect_set": lambda: array_of(arg.type),
+            }.get(fn, lambda: moment_type(arg.type) if fn in MOMENTS else arg.type)()
         except TypeMismatch as e:
             raise SqlError(str(e), span_of(node)) from None
         if (fn in ("sum", "avg") or fn in MOMENTS) and arg.type.kind == "NULL":
@@ -394,6 +422,17 @@ class QueryBinder:
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+
+def _check_collect(call: exp.Expression, arg: Scalar, dialect: str) -> None:
+    """collect_list / collect_set hold non-NULL scalar values (Spark's semantics)."""
+    if isinstance(call, exp.ArrayAgg) and not call.args.get("nulls_excluded"):
+        # ARRAY_AGG outside Spark keeps NULLs and is NULL on no rows
+        raise UnsupportedSql(
+            f"ARRAY_AGG in {dialect} is not supported; Spark's collect_list (which skips NULLs) is", span_of(call)
+        )
+    if arg.type.kind in ("ARRAY", "NULL"):
+        raise UnsupportedSql(f"{call.sql(dialect)} of a {arg.type} value is not supported", span_of(call))
 
 
 def _columns_of(item: _Item) -> dict[tuple[str, str], tuple[int, SqlType]]:
@@ -436,8 +475,8 @@ def _having_with_aliases(
             isinstance(node, exp.Column)
             and node.name.lower() in aliases
             and node.sql() not in keys
-            and not any(is_aggregate_call(a) for a in _ancestors(node))
-        ):
+            and not any(is_aggregate_call(a) or isinstance(a, exp.Select) for a in _ancestors(node))
+        ):  # not inside an aggregate call, nor inside a subquery's own scope
             return aliases[node.name.lower()].copy()
         return node
 

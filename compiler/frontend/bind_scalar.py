@@ -17,6 +17,8 @@ from sqlglot import exp
 from compiler.dialect import Semantics
 from compiler.errors import SqlError, UnsupportedSql
 from compiler.frontend.bind_aggregate import AGGREGATE_NODES
+from compiler.frontend.bind_arrays import ARRAY_FUNCTIONS
+from compiler.frontend.bind_arrays import RULES as ARRAY_RULES
 from compiler.frontend.bind_datetime import RULES as DATETIME_RULES
 from compiler.frontend.bind_datetime import interval_arithmetic
 from compiler.frontend.bind_strings import RULES as STRING_RULES
@@ -55,6 +57,22 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
         hit = scope.replacements.get(node.sql())
         if hit is not None:
             return hit
+    return _refuse_arrays(_bind_node(node, scope), node, scope)
+
+
+def _refuse_arrays(result: Scalar, node: exp.Expression, scope: ScalarScope) -> Scalar:
+    """An ARRAY value may only be read whole or by the ARRAY functions: comparisons,
+    CAST, CASE and the rest are not defined on it here."""
+    if isinstance(result, Call) and result.fn not in ARRAY_FUNCTIONS and any(a.type.is_array for a in result.args):
+        raise UnsupportedSql(
+            f"'{_short(node, scope)}' uses an ARRAY value; ARRAY values support only SIZE, ARRAY_CONTAINS, "
+            "SORT_ARRAY and IS [NOT] NULL",
+            span_of(node),
+        )
+    return result
+
+
+def _bind_node(node: exp.Expression, scope: ScalarScope) -> Scalar:
     binder = _BINDERS.get(type(node))
     rule = _FUNCTION_RULES.get(type(node)) if binder is None else None
     if rule is not None:
@@ -656,4 +674,4 @@ if hasattr(exp, "Replace"):
 # Functions sqlglot parses as Anonymous, by lower-case name.
 _ANONYMOUS_BINDERS: dict[str, Callable[..., Scalar]] = {"bround": _bind_round}
 
-_FUNCTION_RULES = {**DATETIME_RULES, **STRING_RULES}
+_FUNCTION_RULES = {**DATETIME_RULES, **STRING_RULES, **ARRAY_RULES}

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from compiler.errors import UnsupportedSql
+from compiler.frontend.bind_arrays import refuse_array
 from compiler.frontend.bind_outer_join import minus, null_safe_join, project_columns
 from compiler.frontend.bind_scalar import AGGREGATE_NODES, ScalarScope, bind_scalar
 from compiler.frontend.positions import span_of
@@ -69,6 +70,36 @@ def has_subquery(node: exp.Expression) -> bool:
     return bool(outermost_subqueries(node))
 
 
+def on_subqueries(sel: exp.Select) -> list[exp.Expression]:
+    """The conjuncts of inner joins' ON that hold subqueries: `a JOIN b ON p` is
+    σ_p(a × b), so they filter like WHERE conjuncts, after the FROM clause. That holds
+    unless a later RIGHT or FULL join pads the rows p removes, which is refused, as is
+    a subquery in the ON of an outer join."""
+    from compiler.frontend.bind_outer_join import join_side
+    from compiler.frontend.bind_query import _split_and
+
+    joins = sel.args.get("joins") or []
+    out: list[exp.Expression] = []
+    for i, join in enumerate(joins):
+        on = join.args.get("on")
+        found = [c for c in _split_and(on) if has_subquery(c)] if on is not None else []
+        if not found:
+            continue
+        first = outermost_subqueries(found[0])[0]
+        side = join_side(join)
+        if side != "INNER":
+            raise UnsupportedSql(
+                f"a subquery in the ON of a {side} JOIN is not supported; only inner joins may have one", span_of(first)
+            )
+        later = next((join_side(j) for j in joins[i + 1 :] if join_side(j) in ("RIGHT", "FULL")), None)
+        if later is not None:
+            raise UnsupportedSql(
+                f"a subquery in ON of an inner join followed by a {later} JOIN is not supported", span_of(first)
+            )
+        out += found
+    return out
+
+
 def bind_subqueries(
     binder: QueryBinder,
     sel: exp.Select,
@@ -79,51 +110,60 @@ def bind_subqueries(
     ctes: dict[str, lp.Relation],
 ) -> tuple[lp.Relation, dict[str, Scalar]]:
     """Add a mark column per subquery of WHERE (and of SELECT, in a query without
-    aggregation), filter by the WHERE conjuncts that hold subqueries, and return the
-    relation and the replacements that let expressions read the marks."""
+    aggregation; inside aggregate calls, in a query with it), filter by the WHERE
+    conjuncts that hold subqueries, and return the relation and the replacements that
+    let expressions read the marks. An aggregating
+    query's HAVING and SELECT list read marks over its grouped rows instead
+    (bind_grouped_subquery.py)."""
+    from compiler.frontend.bind_grouped_subquery import outer_aggregates, subqueries_in_aggregates
     from compiler.frontend.bind_query import _has_aggregate, _predicate
 
-    for join in sel.args.get("joins") or []:
-        on = join.args.get("on")
-        for node in outermost_subqueries(on) if on is not None else []:
-            raise UnsupportedSql("a subquery in ON is not supported; move the condition to WHERE", span_of(node))
     having = sel.args.get("having")
-    for node in outermost_subqueries(having) if having is not None else []:
-        raise UnsupportedSql("a subquery in HAVING is not supported yet", span_of(node))
     aggregating = sel.args.get("group") is not None or having is not None or any(_has_aggregate(b) for b in bodies)
     nodes = [n for c in conjuncts for n in outermost_subqueries(c)]
-    for b in bodies:
-        for node in outermost_subqueries(b):
-            if aggregating:
-                raise UnsupportedSql(
-                    "a subquery in the SELECT list of an aggregating query is not supported yet", span_of(node)
-                )
-            nodes.append(node)
+    if aggregating:
+        nodes += subqueries_in_aggregates(bodies + ([having.this] if having is not None else []))
+    else:
+        nodes += [n for b in bodies for n in outermost_subqueries(b)]
+    for agg in outer_aggregates(nodes, {a for a, _ in columns})[:1]:
+        # SQL makes `SELECT (SELECT MAX(t.x) FROM u) FROM t` an aggregating query (and
+        # refuses the aggregate in WHERE): not evaluated per row, so not bound here
+        raise UnsupportedSql(
+            "an aggregate of outer columns inside a subquery is supported only in HAVING or in the "
+            "SELECT list of a query with GROUP BY or aggregates",
+            span_of(agg),
+        )
     marks: dict[str, Scalar] = {}
     for node in nodes:
         key = node.sql()
         if key in marks:
             continue
-        rel, value = _mark(binder, rel, columns, node, ctes)
+        rel, value = mark(binder, rel, columns, node, ctes)
         marks[key] = Col(value, len(rel.fields) - 1)
     if conjuncts:
         scope = ScalarScope(columns, binder.semantics, dict(marks), context="WHERE")
         rel = lp.Filter(rel.fields, rel, conjunction([_predicate(bind_scalar(c, scope), c) for c in conjuncts]))
-    if binder.dialect in TWO_VALUED_IN_SELECT:
-        # Spark evaluates IN / NOT IN (subquery) in a SELECT list by an existence join:
-        # where SQL gives NULL (a NULL probe, or no match with a NULL in the subquery)
-        # the value is FALSE, for IN and for NOT IN alike (checked with Spark 4.3).
-        raw = dict(marks)
-        for b in bodies:
-            for node in outermost_subqueries(b):
-                if isinstance(node, exp.In):
-                    m = raw[node.sql()]
-                    false = Lit(BOOLEAN, False)
-                    marks[node.sql()] = Call(BOOLEAN, "coalesce", (m, false))
-                    if isinstance(node.parent, exp.Not):
-                        negated = Call(BOOLEAN, "not", (m,))
-                        marks[node.parent.sql()] = Call(BOOLEAN, "coalesce", (negated, false))
-    return rel, marks
+    return rel, marks if aggregating else two_valued_in(binder, marks, bodies)
+
+
+def two_valued_in(binder: QueryBinder, marks: dict[str, Scalar], bodies: list[exp.Expression]) -> dict[str, Scalar]:
+    """The marks as the SELECT list `bodies` reads them."""
+    if binder.dialect not in TWO_VALUED_IN_SELECT:
+        return marks
+    # Spark evaluates IN / NOT IN (subquery) in a SELECT list by an existence join:
+    # where SQL gives NULL (a NULL probe, or no match with a NULL in the subquery)
+    # the value is FALSE, for IN and for NOT IN alike (checked with Spark 4.3).
+    out = dict(marks)
+    for b in bodies:
+        for node in outermost_subqueries(b):
+            if isinstance(node, exp.In) and node.sql() in marks:
+                m = marks[node.sql()]
+                false = Lit(BOOLEAN, False)
+                out[node.sql()] = Call(BOOLEAN, "coalesce", (m, false))
+                if isinstance(node.parent, exp.Not):
+                    negated = Call(BOOLEAN, "not", (m,))
+                    out[node.parent.sql()] = Call(BOOLEAN, "coalesce", (negated, false))
+    return out
 
 
 def _declared_aliases(sel: exp.Expr) -> set[str]:
@@ -138,7 +178,7 @@ def _declared_aliases(sel: exp.Expr) -> set[str]:
     return out
 
 
-def _outer_refs(sub: exp.Expression, outer_aliases: set[str]) -> list[exp.Column]:
+def outer_refs(sub: exp.Expression, outer_aliases: set[str]) -> list[exp.Column]:
     """Columns of `sub` (at any depth) that name an alias of the enclosing query and not
     one declared by a SELECT between them and `sub`'s root (inner aliases shadow)."""
     refs: list[exp.Column] = []
@@ -160,7 +200,7 @@ def _outer_refs(sub: exp.Expression, outer_aliases: set[str]) -> list[exp.Column
     return refs
 
 
-def _mark(
+def mark(
     binder: QueryBinder, rel: lp.Relation, columns: Columns, node: exp.Expression, ctes: dict[str, lp.Relation]
 ) -> tuple[lp.Relation, SqlType]:
     """rel with one more column: the value of subquery `node` for each row."""
@@ -172,7 +212,7 @@ def _mark(
         kind, query = "scalar", node.this
     query = query.copy()
     outer_aliases = {a for a, _ in columns}
-    refs = _outer_refs(query, outer_aliases)
+    refs = outer_refs(query, outer_aliases)
     if not refs:
         return _uncorrelated(binder, rel, node, kind, query, ctes)
     if not isinstance(query, exp.Select):
@@ -189,6 +229,7 @@ def _mark(
             if ref not in columns:
                 raise UnsupportedSql(f"cannot resolve '{col.sql(binder.dialect)}'", span_of(col))
             i, t = columns[ref]
+            refuse_array(t, "a correlated column", col)
             names[ref] = f"c{len(corr)}"
             corr.append(Col(t, i))
         col.replace(exp.column(names[ref], table=OUTER))
@@ -217,7 +258,7 @@ def _mark(
         body = body.this if isinstance(body, exp.Alias) else body
         if not _has_agg(body) or query.args.get("distinct") is not None:
             rows = binder.bind(query.select(*keys, body.copy(), append=False, copy=True), inner_ctes)
-            table = _complete(d, _at_most_one(rows, len(keys)), None, None)
+            table = _complete(d, _at_most_one(rows, len(keys), node), None, None)
         elif _outer_outside_aggregates(body):
             raise UnsupportedSql(
                 "a correlated aggregate subquery that reads an outer column outside its aggregates "
@@ -254,7 +295,7 @@ def _mark_in(
         or any(query.args.get(k) is not None for k in ("group", "having", "distinct", "limit"))
         or any(_has_agg(e) for e in query.expressions)
     ):
-        if _outer_refs(query, outer_aliases):
+        if outer_refs(query, outer_aliases):
             raise UnsupportedSql("IN over a correlated aggregating subquery is not supported yet", span_of(node))
         query = exp.select(exp.column("v", table="__in")).from_(
             exp.alias_(exp.Subquery(this=query), "__in", table=["v"])
@@ -281,7 +322,7 @@ def _mark_in(
         q = query.select(exp.Literal.number(1), append=False, copy=True)
         if cond is not None:
             q = q.where(cond, copy=False)
-        ext, _ = _mark(binder, ext, ext_cols, exp.Exists(this=q), ctes)
+        ext, _ = mark(binder, ext, ext_cols, exp.Exists(this=q), ctes)
     m_eq, m_any, m_null = (Col(BOOLEAN, n + 1 + i) for i in range(3))
     is_null = Call(BOOLEAN, "is_null", (Col(probe.type, n),))
     unknown = Call(BOOLEAN, "and", (m_any, Call(BOOLEAN, "or", (is_null, m_null))))
@@ -356,7 +397,7 @@ def _uncorrelated(
     else:
         if len(sub.fields) != 1:
             raise UnsupportedSql("a scalar subquery must return one column", span_of(node))
-        one = sub if _single_row(query) else _at_most_one(sub, 0)
+        one = sub if _single_row(query) else _at_most_one(sub, 0, node)
     fields = rel.fields + one.fields
     return lp.Join(fields, rel, one, (), ()), one.fields[0].type
 
@@ -364,10 +405,11 @@ def _uncorrelated(
 TOO_MANY_ROWS = "[SCALAR_SUBQUERY_TOO_MANY_ROWS] more than one row returned by a subquery used as an expression"
 
 
-def _at_most_one(rows: lp.Relation, k: int) -> lp.Relation:
+def _at_most_one(rows: lp.Relation, k: int, node: exp.Expression) -> lp.Relation:
     """Per value of the first k columns, the one value of column k, NULL for none; more
     than one row raises Spark's SCALAR_SUBQUERY_TOO_MANY_ROWS and rejects the step."""
     vtype = rows.fields[k].type
+    refuse_array(vtype, "the value of a scalar subquery that is not an aggregate", node)  # taken by MAX
     aggs = (AggCall("count_star", None, BIGINT), AggCall("max", k, vtype))
     fields = (*rows.fields[:k], lp.Field("n", BIGINT), lp.Field("v", vtype))
     counted = lp.Aggregate(fields, rows, tuple(range(k)), aggs, is_global=k == 0)

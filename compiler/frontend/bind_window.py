@@ -22,6 +22,7 @@ from decimal import Decimal
 from sqlglot import exp
 
 from compiler.errors import SqlError, UnsupportedSql
+from compiler.frontend.bind_arrays import refuse_array
 from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
 from compiler.frontend.positions import span_of
 from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, sum_type
@@ -150,6 +151,7 @@ def _bind_group(rel: lp.Relation, scope: ScalarScope, group: list[exp.Window]) -
 
     def column(node: exp.Expression) -> int:
         e = bind_scalar(node, scope)
+        refuse_array(e.type, "a window key", node)
         return column_of(e)
 
     def column_of(e: Scalar) -> int:
@@ -195,6 +197,7 @@ def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, order_types
         return lp.WindowCall(_RANKING[type(fn)], INT)
     if isinstance(fn, (exp.Lag, exp.Lead)):
         arg = bind_scalar(fn.this, scope)
+        refuse_array(arg.type, "a window function argument", fn)
         offset = 1
         if fn.args.get("offset") is not None:
             off = bind_scalar(fn.args["offset"], scope)
@@ -221,6 +224,7 @@ def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, order_types
     if name == "count" and (inner is None or isinstance(inner, exp.Star)):
         return lp.WindowCall("count_star", BIGINT, None, frame=frame)
     arg = bind_scalar(inner, scope)
+    refuse_array(arg.type, "a window function argument", fn)
     try:
         t = {"count": BIGINT, "sum": None, "avg": None}.get(name) or (
             sum_type(arg.type) if name == "sum" else avg_type(arg.type) if name == "avg" else arg.type
@@ -363,6 +367,7 @@ def bind_top_k(sel: exp.Select, out: lp.Relation, names: list[str], dialect: str
     keys: list[lp.OrderKey] = []
     for o in order.expressions:
         index = _output_column(o.this, out, names)
+        refuse_array(out.fields[index].type, "an ORDER BY key", o)
         desc = bool(o.args.get("desc"))
         nulls_first = o.args.get("nulls_first")
         keys.append(lp.OrderKey(index, desc, bool(nulls_first) if nulls_first is not None else not desc))

@@ -9,7 +9,9 @@ from compiler.types import SqlType
 # The moments aggregates (variance and standard deviation, sample and population) are
 # re-evaluated from the group's value multiset, in DOUBLE as Spark computes them.
 MOMENTS = ("var_samp", "var_pop", "stddev_samp", "stddev_pop")
-AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", *MOMENTS)
+# collect_list / collect_set (Spark) build an ARRAY from the group's value multiset.
+COLLECTS = ("collect_list", "collect_set")
+AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", *MOMENTS, *COLLECTS)
 # Aggregates whose value is a sum over rows, so a change touches a group in O(1):
 # DBSP §7.2 (a_SUM, a_COUNT are linear). MIN and MAX need the group's multiset.
 LINEAR_AGGREGATES = ("count_star", "count", "sum", "avg")

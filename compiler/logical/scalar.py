@@ -72,7 +72,8 @@ FUNCTIONS = frozenset(
     substring replace left right round bround floor ceil greatest least
     year month day quarter dayofweek hour minute second date_add_days datediff date_trunc
     add_months last_day offset_by
-    lpad rpad locate concat_ws regexp_extract initcap reverse repeat sqlite_real""".split()
+    lpad rpad locate concat_ws regexp_extract initcap reverse repeat sqlite_real
+    array_size array_contains sort_array""".split()
 )
 
 

@@ -9,7 +9,12 @@ a change touches. Two kinds of per-group state serve the aggregates:
   change is old state + the change's contribution, O(1) per touched group.
 * multiset: MIN/MAX and the DISTINCT variants need the group's values, so each group
   keeps its value multiset (group.., value) with weights; touched groups are
-  re-evaluated from it, which survives deleting the current minimum.
+  re-evaluated from it, which survives deleting the current minimum. collect_list and
+  collect_set (Spark) are the multiset itself as an ARRAY: a touched group's array is
+  rebuilt from its multiset (each value `weight` times, or once for the set) and the
+  old array retracted, so a change costs the elements of the groups it touches. Spark
+  leaves the order inside the array unspecified; dbspc sorts it ascending, so that
+  equal multisets give equal rows (and a retraction finds the row it emitted).
 
 Weights are multiplicities: a row of weight 3 counts three times in COUNT and SUM.
 Exact kinds (integers, decimals) are summed as unscaled Int128 integers, so SUM and AVG
@@ -29,7 +34,7 @@ import polars as pl
 
 from compiler.circuit import operators as op
 from compiler.errors import RuntimeSqlError
-from compiler.logical.aggregate import MOMENTS, AggCall
+from compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall
 from compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
 from runtime.registry import Context, Setup, Value, as_zset, evaluates
 from runtime.trace import Trace
@@ -275,6 +280,12 @@ class _Plan:
             if a.call.fn in MOMENTS:
                 weight = pl.col(WEIGHT).sign() if a.call.distinct else pl.col(WEIGHT)  # once per value
                 exprs.append(_moment(a.call.fn, v, weight).alias(a.m))
+            elif a.call.fn in COLLECTS:
+                if a.call.fn == "collect_set" or a.call.distinct:
+                    array = v.sort()  # the values are distinct here
+                else:
+                    array = v.repeat_by(pl.col(WEIGHT)).list.explode(keep_nulls=False, empty_as_null=False).sort()
+                exprs.append((array if self.gnames else array.implode()).alias(a.m))
             elif a.call.fn == "min":
                 exprs.append(v.min().alias(a.m))
             elif a.call.fn == "max":
@@ -320,6 +331,8 @@ class _Plan:
             return k, None
         if fn in ("min", "max", *MOMENTS):
             return pl.col(a.m), None
+        if fn in COLLECTS:  # no non-NULL value: an empty array (Spark), never NULL
+            return pl.col(a.m).fill_null(pl.lit([], dtype=polars_dtype(out))), None
         some = k > 0
         if a.is_float:
             s = pl.col(a.s)

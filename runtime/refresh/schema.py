@@ -15,7 +15,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from compiler.errors import InputError
-from compiler.types import SqlType, decimal
+from compiler.types import SqlType, array_of, decimal
 
 SUPPORTED_TYPES = "TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, DATE, TIMESTAMP"
 
@@ -60,6 +60,8 @@ def arrow_type(t: SqlType) -> pa.DataType:
     if t.kind == "DECIMAL":
         assert t.precision is not None
         return pa.decimal128(t.precision, t.scale or 0)
+    if t.element is not None:  # a view's collect_list / collect_set: Spark's ARRAY<T>
+        return pa.large_list(arrow_type(t.element))
     return _ARROW[t.kind]
 
 
@@ -83,6 +85,8 @@ def parse_type(text: str) -> SqlType:
     if text.startswith("DECIMAL(") and text.endswith(")"):
         precision, scale = text[len("DECIMAL(") : -1].split(",")
         return decimal(int(precision), int(scale))
+    if text.startswith("ARRAY<") and text.endswith(">"):
+        return array_of(parse_type(text[len("ARRAY<") : -1]))
     return SqlType(text)
 
 
