@@ -287,3 +287,22 @@ def test_duplicate_view_columns_refused_like_spark(spark: Any, tmp_path: Path) -
             spark.sql(f"CREATE VIEW dup_view AS {query}")
         with pytest.raises(SqlError, match="COLUMN_ALREADY_EXISTS"):
             Pipeline.from_sql(f"CREATE TABLE dup_src (i INT, j INT); CREATE VIEW dup_view AS {query};")
+
+
+def test_on_clause_cannot_see_later_tables_like_spark(spark: Any, tmp_path: Path) -> None:
+    """An inner join's ON naming a table joined after it: Spark cannot resolve the column,
+    and dbspc refuses it too rather than filtering with it after FROM."""
+    for name in ("later_t", "later_u", "later_w"):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.sql(f"CREATE TABLE {name} (a INT, b INT) USING parquet LOCATION '{tmp_path / name}'")
+    query = (
+        "SELECT later_t.a FROM later_t JOIN later_u ON later_t.a = later_u.a AND later_w.b = 1 "
+        "JOIN later_w ON later_w.a = later_t.b"
+    )
+    with pytest.raises(Exception, match="UNRESOLVED_COLUMN"):
+        spark.sql(query).collect()
+    ddl = (
+        "CREATE TABLE later_t (a INT, b INT); CREATE TABLE later_u (a INT, b INT); CREATE TABLE later_w (a INT, b INT);"
+    )
+    with pytest.raises(SqlError, match="joined after it"):
+        Pipeline.from_sql(f"{ddl} CREATE VIEW later_v AS {query};")

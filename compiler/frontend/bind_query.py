@@ -120,6 +120,7 @@ class QueryBinder:
         conjuncts = _split_and(where.this) if where is not None else []
         with_subqueries = [c for c in conjuncts if has_subquery(c)] + on_subqueries(sel)
         conjuncts = [c for c in conjuncts if not has_subquery(c)]
+        _refuse_later_references(sel, items)
         if has_outer_join(sel):
             rel, columns = bind_outer_from(self.semantics, sel, items, conjuncts)
         else:
@@ -433,6 +434,40 @@ def _check_collect(call: exp.Expression, arg: Scalar, dialect: str) -> None:
         )
     if arg.type.kind in ("ARRAY", "NULL"):
         raise UnsupportedSql(f"{call.sql(dialect)} of a {arg.type} value is not supported", span_of(call))
+
+
+def _refuse_later_references(sel: exp.Select, items: list[_Item]) -> None:
+    """An ON clause sees the FROM items up to its own join, not the ones joined after it
+    (Spark cannot resolve them). Inner joins' ON conjuncts are filtered with WHERE's, so
+    without this check a later table would silently resolve."""
+    for j, join in enumerate(sel.args.get("joins") or []):
+        on = join.args.get("on")
+        later = items[j + 2 :]
+        if on is None or not later:
+            continue
+        visible = {item.alias for item in items[: j + 2]}
+        visible_names = {name for item in items[: j + 2] for _, name in _columns_of(item)}
+        later_aliases = {item.alias for item in later}
+        later_names = {name for item in later for _, name in _columns_of(item)}
+        for column in on.find_all(exp.Column):
+            inner = column.find_ancestor(exp.Select)
+            table = column.table.lower()
+            if inner is not None and inner is not sel:
+                # inside a subquery of ON: only a qualified outer reference can be checked
+                own = {t.alias_or_name.lower() for t in inner.find_all(exp.Table)}
+                if table and table in later_aliases and table not in own:
+                    raise SqlError(_later_message(column), span_of(column))
+                continue
+            if table:
+                if table not in visible and table in later_aliases:
+                    raise SqlError(_later_message(column), span_of(column))
+            elif column.name.lower() not in visible_names and column.name.lower() in later_names:
+                raise SqlError(_later_message(column), span_of(column))
+
+
+def _later_message(column: exp.Column) -> str:
+    name = f"{column.table}.{column.name}" if column.table else column.name
+    return f"column '{name}' cannot be resolved in this ON clause: its table is joined after it"
 
 
 def _columns_of(item: _Item) -> dict[tuple[str, str], tuple[int, SqlType]]:
