@@ -57,6 +57,7 @@ SPARK_CASES = [
     "window_over_aggregates",  # windows over GROUP BY, duplicate rows
     "topk",  # ORDER BY ... LIMIT/OFFSET, per-group top-k, QUALIFY
     "topk_deletes",  # top-k: deletes of the top row and of partitions, ties, NULL keys, duplicates, OFFSET
+    "collect_list_spark",  # collect_list/collect_set (sorted), [] over no rows
     "window_range_offsets",  # RANGE n PRECEDING / m FOLLOWING over INT, DECIMAL, DOUBLE, DATE, TIMESTAMP keys
     "outer_join",  # LEFT/RIGHT/FULL joins, padded rows reappearing after deletes
     "exists_in",  # EXISTS/NOT EXISTS/IN/NOT IN with NULLs, correlated
