@@ -91,10 +91,11 @@ def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report:
     default=None,
     help="Fail a step whose recursive CTE needs more inner iterations than this.",
 )
-def run(script: str, dialect: str, output: str, non_incremental: bool, max_iterations: int | None) -> None:
+@click.option("--state", is_flag=True, help="End with the rows and bytes of state each operator holds.")
+def run(script: str, dialect: str, output: str, non_incremental: bool, max_iterations: int | None, state: bool) -> None:
     """Run SCRIPT's steps and print each step's output delta per view."""
     from runtime.pipeline import Pipeline
-    from runtime.render import jsonl_lines, table_lines
+    from runtime.render import jsonl_lines, state_lines, state_sizes, table_lines
     from runtime.script import split_script, step_changes
 
     parts = split_script(_read(script))
@@ -113,6 +114,10 @@ def run(script: str, dialect: str, output: str, non_incremental: bool, max_itera
                 lines = table_lines(number, view, pipeline.view_columns(view), deltas[view])
             for line in lines:
                 click.echo(line)
+    if state:
+        sizes = state_sizes(pipeline.executor.circuit, pipeline.executor.state_sizes())
+        for line in state_lines(sizes):
+            click.echo(line)
 
 
 @main.command()

@@ -97,6 +97,10 @@ class Executor:
         """Rows held in all integrals and operator states."""
         return sum(s.state_rows() for s in self.states.values())
 
+    def state_sizes(self) -> dict[int, tuple[int, int]]:
+        """(rows, bytes) of state per stateful operator, by node id."""
+        return {n: (s.state_rows(), s.state_bytes()) for n, s in self.states.items()}
+
 
 # -- the structural operators: sources, outputs, integrals and delays ------------------------
 
@@ -122,6 +126,9 @@ class Integral:
 
     def state_rows(self) -> int:
         return len(self.trace)
+
+    def state_bytes(self) -> int:
+        return self.trace.nbytes()
 
     def meta(self) -> None:
         return None
@@ -154,6 +161,9 @@ class Previous:
 
     def state_rows(self) -> int:
         return 0 if self.value is None else len(self.value)
+
+    def state_bytes(self) -> int:
+        return 0 if self.value is None else int(self.value.frame.estimated_size())
 
     def meta(self) -> None:
         return None
@@ -204,6 +214,9 @@ class Started:
         return {}
 
     def state_rows(self) -> int:
+        return 0
+
+    def state_bytes(self) -> int:
         return 0
 
     def meta(self) -> bool:

@@ -219,6 +219,9 @@ class IncrementalScope:
     def state_rows(self) -> int:
         return sum(len(s.trace) for s in self.states.values())
 
+    def state_bytes(self) -> int:
+        return sum(s.trace.nbytes() for s in self.states.values())
+
     def step(self, inputs: list[ZSet]) -> tuple[list[ZSet], Callable[[], None]]:
         running: dict[tuple[int, int], _Running] = {k: _Running(s.types) for k, s in self.states.items()}
         fed = sorted({o.inputs[0] for o in self.scope.body if isinstance(o, op.Delay)})

@@ -36,6 +36,10 @@ class OperatorState(Protocol):
 
     def state_rows(self) -> int: ...
 
+    def state_bytes(self) -> int:
+        """Memory held: the columns' Arrow size plus the indexes beside them."""
+        ...
+
     def meta(self) -> Any:
         """JSON-able facts beside the traces that a restore needs (None if none)."""
         ...

@@ -8,6 +8,9 @@ import json
 import math
 from typing import Any
 
+from compiler.circuit import operators as op
+from compiler.circuit.circuit import Circuit
+from compiler.circuit.dump import numbering
 from runtime.zset import ZSet
 
 
@@ -57,3 +60,33 @@ def table_lines(step: int, view: str, columns: tuple[str, ...], delta: ZSet) -> 
         for r in rows:
             out.append(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
     return out
+
+
+def state_sizes(circuit: Circuit, sizes: dict[int, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """(rows, bytes) per stateful operator, labelled as in the circuit dump ("%3 integrate")."""
+    num = numbering(circuit)
+    # z⁻¹ of an integral reads the integral's own trace: it holds nothing of its own
+    own = [n for n in sizes if n in num and not _delays_integral(circuit, n)]
+    ordered = sorted(own, key=num.__getitem__)
+    return {f"%{num[n]} {circuit[n].kind}": sizes[n] for n in ordered}
+
+
+def _delays_integral(circuit: Circuit, n: int) -> bool:
+    o = circuit[n]
+    return isinstance(o, op.Delay) and isinstance(circuit[o.inputs[0]], op.Integrate)
+
+
+def state_lines(sizes: dict[str, tuple[int, int]]) -> list[str]:
+    """The state each operator holds now, aligned, with the total."""
+    rows = [(label, f"{r:,} rows", _bytes(b)) for label, (r, b) in sizes.items()]
+    rows.append(("total", f"{sum(r for r, _ in sizes.values()):,} rows", _bytes(sum(b for _, b in sizes.values()))))
+    widths = [max(len(r[k]) for r in rows) for k in range(2)]
+    return ["-- state held:"] + [f"-- {a.ljust(widths[0])}  {b.rjust(widths[1])}  {c}" for a, b, c in rows]
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n:.1f} GiB"

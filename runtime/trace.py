@@ -144,6 +144,10 @@ class Trace:
         """Rows stored (across runs; rows that cancel between runs count until merged)."""
         return sum(len(run) for run in self._runs)
 
+    def nbytes(self) -> int:
+        """Bytes held: each run's columns (their Arrow size) and its two hash arrays."""
+        return sum(int(run.frame.estimated_size()) + run.hashes.nbytes + run.row_hashes.nbytes for run in self._runs)
+
     def runs(self) -> list[pl.DataFrame]:
         """The consolidated runs, oldest first (for checkpoints that save runs once)."""
         return [run.frame for run in self._runs]

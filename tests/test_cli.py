@@ -524,3 +524,25 @@ def test_long_chains_run_in_stages(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert '"row": [3002]' in result.stdout and '"row": [3001]' not in result.stdout
     assert "integer overflow" in result.stderr and "Traceback" not in result.output
+
+
+def test_run_reports_state_per_operator(tmp_path: Path) -> None:
+    """--state ends with the rows and bytes each stateful operator holds, labelled as in
+    the circuit dump; z⁻¹ of an integral holds nothing of its own and is not listed."""
+    script = (
+        "CREATE TABLE t (k INT, v BIGINT);\nCREATE TABLE u (k INT);\n"
+        "CREATE VIEW j AS SELECT t.k, SUM(v) AS s FROM t JOIN u ON t.k = u.k GROUP BY t.k;\n"
+        "-- step\nINSERT INTO t VALUES (1, 10), (1, 20), (2, 5);\nINSERT INTO u VALUES (1), (3);\n"
+    )
+    result = invoke(["run", "--state", write(tmp_path, "s.sql", script)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    start = lines.index("-- state held:")
+    table = [line.split() for line in lines[start + 1 :]]
+    assert [(r[1], r[2], r[3]) for r in table[:-1]] == [
+        ("%2", "integrate", "2"),  # u
+        ("%4", "integrate", "3"),  # t
+        ("%11", "aggregate_incremental", "1"),  # the group k = 1
+    ]
+    assert table[-1][1:4] == ["total", "6", "rows"]
+    assert all(int(r[-2].replace(",", "").split(".")[0]) > 0 for r in table)

@@ -658,6 +658,7 @@ def test_global_aggregate_shows_on_an_empty_first_refresh(tmp_path: Path) -> Non
     )
     result = job.refresh()
     assert result.committed and result.deltas["n"].to_rows() == [((0,), 1)]
+    assert list(result.state) == ["%2 aggregate_incremental"] and result.state["%2 aggregate_incremental"][0] == 0
     assert job.contents("n").to_rows() == [((0,), 1)]
     assert job.refresh().committed is False
     job.close()

@@ -437,6 +437,9 @@ class IncrementalAggregate:
         out = len(self._out) if self._out is not None else 0
         return len(self._state) + sum(len(t) for t in self._msets.values()) + out
 
+    def state_bytes(self) -> int:
+        return sum(t.nbytes() for t in self.traces().values())
+
     def traces(self) -> dict[str, Trace]:
         """Every piece of state, by a stable name (for checkpoints)."""
         traces = {"state": self._state, **{f"values{arg}": t for arg, t in self._msets.items()}}

@@ -240,6 +240,9 @@ class TopKState:
     def state_rows(self) -> int:
         return sum(r.frame.height for r in self._runs)
 
+    def state_bytes(self) -> int:
+        return sum(int(r.frame.estimated_size()) for r in self._runs)
+
     def meta(self) -> None:
         return None
 

@@ -70,6 +70,7 @@ from runtime.refresh.sources import (
 from runtime.refresh.sources import (
     describe as describe_source,
 )
+from runtime.render import state_sizes
 from runtime.zset import ZSet
 
 _READERS = 8  # sources read at once
@@ -84,6 +85,8 @@ class RefreshResult:
     deltas: dict[str, ZSet]  # each view's output delta of this refresh
     rows_read: dict[str, int] = field(default_factory=dict)  # change rows per table
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
+    # (rows, bytes) of state per stateful operator after the refresh, as "%3 integrate"
+    state: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 class Job:
@@ -310,7 +313,8 @@ class Job:
         self._publish()
         self._collect_garbage()
         clock.lap("publish")
-        return RefreshResult(k, True, deltas, rows_read, clock.done())
+        held = state_sizes(pipeline.executor.circuit, pipeline.executor.state_sizes())
+        return RefreshResult(k, True, deltas, rows_read, clock.done(), held)
 
     def _read(
         self, k: int
