@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from compiler.circuit import operators as op
@@ -30,7 +31,7 @@ from runtime.kernels.join import join
 from runtime.kernels.linear import plus
 from runtime.registry import Context, Setup, Value, as_zset, evaluate_stateless, evaluates
 from runtime.trace import Trace
-from runtime.zset import WEIGHT, ZSet, col_name
+from runtime.zset import WEIGHT, ZSet, col_name, pick
 
 ITER = "__iter"
 # Spark's convention: a recursive CTE may recurse 100 levels (spark.sql.cteRecursionLevelLimit)
@@ -130,18 +131,15 @@ class IterationTrace:
         iteration can qualify."""
         if len(probe) == 0 or first > min(last, self.depth) or last < 0:
             return pl.DataFrame()
-        names = [col_name(k) for k in probe_keys]
-        found = self.trace.lookup(probe.frame.select(names).unique(), names)
-        it = pl.col(col_name(len(self.types)))
-        return found.filter((it >= first) & (it <= last))
+        found = self.trace.lookup(probe.frame, [col_name(k) for k in probe_keys])  # it deduplicates keys
+        return _in_iterations(found, col_name(len(self.types)), first, last)
 
     def summed(self, found: pl.DataFrame, first: int, last: int) -> ZSet:
         """The rows of a `matching` result in iterations [first, last], summed over them."""
         if found.height == 0 or first > last:
             return ZSet.empty(self.types)
-        it = col_name(len(self.types))
-        rows = found.filter((pl.col(it) >= first) & (pl.col(it) <= last)).drop(it)
-        return ZSet(rows, self.types).consolidate()
+        rows = _in_iterations(found, col_name(len(self.types)), first, last)
+        return ZSet(pick(rows, [*(col_name(i) for i in range(len(self.types))), WEIGHT]), self.types).consolidate()
 
     def rows(self, probe: ZSet, probe_keys: tuple[int, ...], first: int, last: int) -> ZSet:
         """Stored rows matching `probe`, summed over iterations [first, last]."""
@@ -151,12 +149,21 @@ class IterationTrace:
         parts = []
         for i, z in enumerate(changes):
             if len(z):
-                parts.append(z.frame.with_columns(pl.lit(i, pl.Int32).alias(col_name(len(self.types)))))
+                iteration = pl.Series(col_name(len(self.types)), np.full(len(z), i, dtype=np.int32))
+                parts.append(pick(z.frame, z.columns).hstack([iteration, z.frame.get_column(WEIGHT)]))
                 self.depth = max(self.depth, i)
         if parts:
-            frame = pl.concat(parts, how="vertical_relaxed")
-            cols = [col_name(k) for k in range(len(self.types) + 1)] + [WEIGHT]
-            self.trace.insert(ZSet(frame.select(cols), (*self.types, INT)))
+            frame = pl.concat(parts, how="vertical_relaxed") if len(parts) > 1 else parts[0]
+            self.trace.insert(ZSet(frame, (*self.types, INT)))
+
+
+def _in_iterations(found: pl.DataFrame, column: str, first: int, last: int) -> pl.DataFrame:
+    """The rows of `found` whose iteration column lies in [first, last]."""
+    if found.height == 0:
+        return found
+    it = found.get_column(column).to_numpy()
+    keep = (it >= first) & (it <= last)
+    return found if keep.all() else found[np.flatnonzero(keep)]
 
 
 _RunningSums = dict[tuple[int, int], "_Running"]

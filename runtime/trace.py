@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from compiler.types import SqlType
-from runtime.zset import WEIGHT, ZSet, col_name, pick, polars_dtype, schema_of
+from runtime.zset import WEIGHT, ZSet, col_name, pick, polars_dtype, rows_equal, schema_of
 
 # Fixed, so that hashes of the same key agree between inserts and probes.
 _HASH_SEED = 0x5EED_DB5
@@ -311,7 +311,8 @@ class Trace:
         return ZSet(_consolidate_frame(pl.concat(frames, how="vertical"), self._types), self._types)
 
     def _probe_keys(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> pl.DataFrame:
-        """Distinct probe keys, renamed to the key's column names and cast to its dtypes.
+        """The probe's keys (repeats and all), renamed to the key's column names and cast
+        to its dtypes.
 
         A value that does not fit the key dtype can match nothing; a non-strict cast
         would turn it into NULL (which would then match NULL keys), so drop it instead.
@@ -320,8 +321,7 @@ class Trace:
             raise ValueError(f"probe has {len(probe_cols)} key columns, trace key has {len(self._key)}")
         if all(probe.schema[src] == dtype for src, dtype in zip(probe_cols, self._key_dtypes, strict=True)):
             # the common case: the probe's key columns already have the key's types
-            renamed = [pl.col(src).alias(dst) for src, dst in zip(probe_cols, self._key_names, strict=True)]
-            return probe.select(renamed).unique()
+            return pick(probe, probe_cols, self._key_names)
         cast = [
             pl.col(src).cast(dtype, strict=False).alias(dst)
             for src, dst, dtype in zip(probe_cols, self._key_names, self._key_dtypes, strict=True)
@@ -329,7 +329,7 @@ class Trace:
         lost = [pl.col(dst).is_null() & pl.col(f"__src{i}").is_not_null() for i, dst in enumerate(self._key_names)]
         keys = probe.select(*cast, *[pl.col(src).alias(f"__src{i}") for i, src in enumerate(probe_cols)])
         keys = keys.filter(~pl.any_horizontal(lost)) if lost else keys
-        return keys.select(self._key_names).unique()
+        return pick(keys, self._key_names)
 
     def lookup(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> pl.DataFrame:
         """Stored rows (c0.., w; consolidated, no zero weight) whose key equals, null-safely,
@@ -341,19 +341,28 @@ class Trace:
         keys = self._probe_keys(probe, probe_cols)
         if keys.height == 0 or not self._runs:
             return ZSet.empty(self._types).frame
-        wanted = _sorted_unique(self._key_hashes(keys))
+        key_hashes = self._key_hashes(keys)
+        by_hash = np.argsort(key_hashes, kind="stable")
+        sorted_hashes = key_hashes[by_hash]
+        wanted = _sorted_unique(sorted_hashes, presorted=True)
         parts: list[pl.DataFrame] = []
+        hashes: list[np.ndarray] = []
         for run in self._runs:
             lo = np.searchsorted(run.hashes, wanted, side="left")
             hi = np.searchsorted(run.hashes, wanted, side="right")
             idx = _gather_ranges(lo, hi)
             if idx.size:
                 parts.append(run.frame[idx])
+                hashes.append(run.hashes[idx])
         if not parts:
             return ZSet.empty(self._types).frame
-        candidates = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
-        # Equal hashes need not mean equal keys: keep only exact (null-safe) matches.
-        found = candidates.join(keys, on=self._key_names, how="semi", nulls_equal=True)
+        found = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
+        # Equal hashes need not mean equal keys: check each candidate against a probe key
+        # of its hash; on a collision, keep exactly the (null-safe) matches by a semi-join.
+        probe_rows = by_hash[np.searchsorted(sorted_hashes, np.concatenate(hashes))]
+        candidate_keys = [found.get_column(name) for name in self._key_names]
+        if not rows_equal(candidate_keys, None, keys.get_columns(), probe_rows):
+            found = found.join(keys, on=self._key_names, how="semi", nulls_equal=True)
         if len(parts) > 1:
             found = _consolidate_frame(found, self._types)
         return self._ordered(found)

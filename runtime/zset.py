@@ -166,12 +166,12 @@ def consolidate_frame(frame: pl.DataFrame) -> pl.DataFrame:
     np.not_equal(hashes[1:], hashes[:-1], out=first[1:])
     if first.all():
         nonzero = weights != 0
-        return frame if nonzero.all() else frame.filter(pl.Series(nonzero))
+        return frame if nonzero.all() else frame[np.flatnonzero(nonzero)]
     starts = np.flatnonzero(first)
     reps = order[starts]
     later = ~first
     group = np.cumsum(first) - 1
-    if not data[order[later]].equals(data[reps[group[later]]]):
+    if not rows_equal(columns[:-1], order[later], columns[:-1], reps[group[later]]):
         return (
             frame.group_by(frame.columns[:-1], maintain_order=False)
             .agg(pl.col(WEIGHT).sum())
@@ -179,8 +179,28 @@ def consolidate_frame(frame: pl.DataFrame) -> pl.DataFrame:
         )
     sums = np.add.reduceat(weights[order], starts)
     keep = sums != 0
-    out = data[reps[keep]]
-    return out.with_columns(pl.Series(WEIGHT, sums[keep], dtype=pl.Int64))
+    return data[reps[keep]].hstack([pl.Series(WEIGHT, sums[keep], dtype=pl.Int64)])
+
+
+def rows_equal(
+    left: Sequence[pl.Series], left_rows: np.ndarray | None, right: Sequence[pl.Series], right_rows: np.ndarray
+) -> bool:
+    """Whether row left_rows[i] of the `left` columns equals row right_rows[i] of the
+    `right` ones, for every i (None: all left rows in order). Equal as in polars'
+    group-by: NULL = NULL, NaN = NaN, -0.0 = 0.0. Plain numeric columns compare in
+    numpy; the others through polars."""
+    for a, b in zip(left, right, strict=True):
+        if a.dtype == b.dtype and a.dtype.is_numeric() and not a.dtype.is_decimal():
+            if not (a.null_count() or b.null_count()):
+                va, vb = a.to_numpy(), b.to_numpy()
+                va = va if left_rows is None else va[left_rows]
+                if not np.array_equal(va, vb[right_rows], equal_nan=a.dtype.is_float()):
+                    return False
+                continue
+        ga = a if left_rows is None else a.gather(left_rows)
+        if not ga.equals(b.gather(right_rows)):
+            return False
+    return True
 
 
 def sort_key(value: Any) -> tuple[int, Any]:

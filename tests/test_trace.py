@@ -195,3 +195,19 @@ def test_background_merges_keep_the_contents(monkeypatch: Any) -> None:
     t.settle()
     t.insert(ZSet.from_rows([(0, 1000)], types))
     assert t.run_count <= 3 and len(t) == 2
+
+
+def test_lookup_is_exact_when_every_hash_collides(monkeypatch: Any) -> None:
+    """With one hash for every key, candidates are all rows: the equality check must see
+    the mismatch and keep only the true (null-safe) matches."""
+    real = pl.DataFrame.hash_rows
+
+    def constant_hash(self: pl.DataFrame, seed: int = 0, **kw: Any) -> pl.Series:
+        return pl.Series([0] * real(self, seed).len(), dtype=pl.UInt64)
+
+    monkeypatch.setattr(pl.DataFrame, "hash_rows", constant_hash)
+    t = Trace(TYPES, (1,))
+    t.insert(ZSet.from_rows([(1, "a"), (2, "b"), (3, None), (4, "a")], TYPES))
+    t.insert(ZSet.from_rows([(5, "c")], TYPES))
+    probe = pl.DataFrame({"s": ["a", None]}, schema={"s": pl.String})
+    assert rows_of(t.lookup(probe, ["s"])) == Counter({(1, "a"): 1, (4, "a"): 1, (3, None): 1})
