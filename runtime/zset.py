@@ -10,6 +10,7 @@ row by row in Python.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import decimal as _decimal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -72,7 +73,9 @@ class ZSet:
 
     @staticmethod
     def empty(types: Sequence[SqlType]) -> ZSet:
-        return ZSet(pl.DataFrame(schema=schema_of(types)), tuple(types))
+        types = tuple(types)
+        # keyed by the CHAR/VARCHAR lengths too, which type equality leaves out
+        return _empty(types, tuple((t.length, t.fixed) for t in types))
 
     @staticmethod
     def from_rows(
@@ -129,6 +132,13 @@ class ZSet:
         rows = [(tuple(r[:-1]), int(r[-1])) for r in z.frame.iter_rows()]
         rows.sort(key=lambda rw: (tuple(sort_key(v) for v in rw[0]), rw[1]))
         return rows
+
+
+@functools.lru_cache(maxsize=4096)
+def _empty(types: tuple[SqlType, ...], lengths: tuple[tuple[int | None, bool], ...]) -> ZSet:
+    """Empty batches are made often (a polars frame from a schema costs ~0.1 ms) and never
+    change: polars frames are immutable, so one per schema serves every caller."""
+    return ZSet(pl.DataFrame(schema=schema_of(types)), types)
 
 
 def pick(frame: pl.DataFrame, names: Sequence[str], aliases: Sequence[str] | None = None) -> pl.DataFrame:
