@@ -31,7 +31,7 @@ from runtime.kernels.join import join
 from runtime.kernels.linear import plus
 from runtime.registry import Context, Setup, Value, as_zset, evaluate_stateless, evaluates
 from runtime.trace import Trace
-from runtime.zset import WEIGHT, ZSet, col_name, pick
+from runtime.zset import WEIGHT, ZSet, col_name, group_rows, pick
 
 ITER = "__iter"
 # Spark's convention: a recursive CTE may recurse 100 levels (spark.sql.cteRecursionLevelLimit)
@@ -340,34 +340,26 @@ class IncrementalScope:
         state = self.states[(n, 0)]
         found = state.matching(touched, tuple(range(len(d.types))), 0, i)
         cols = [col_name(k) for k in range(len(d.types))]
-        w = pl.col(WEIGHT)
-        zero = pl.lit(0, pl.Int64)
-        parts = [
-            after.frame.select(*cols, w.alias("now"), zero.alias("was"), zero.alias("s_i"), zero.alias("s_prev")),
-            before.frame.select(*cols, zero.alias("now"), w.alias("was"), zero.alias("s_i"), zero.alias("s_prev")),
-        ]
-        if found.height:
-            it = pl.col(col_name(len(d.types)))
-            parts.append(
-                found.select(
-                    *cols,
-                    zero.alias("now"),
-                    zero.alias("was"),
-                    w.alias("s_i"),
-                    pl.when(it < i).then(w).otherwise(0).alias("s_prev"),
-                )
-            )
-        weights = pl.concat(parts, how="vertical_relaxed").group_by(cols).agg(pl.all().sum())
-
-        def pos(e: pl.Expr) -> pl.Expr:
-            return (e > 0).cast(pl.Int64)
-
-        s_i, s_prev = pl.col("s_i"), pl.col("s_prev")
-        out = weights.select(
-            *cols,
-            (pos(s_i + pl.col("now")) - pos(s_i) - pos(s_prev + pl.col("was")) + pos(s_prev)).alias(WEIGHT),
-        ).filter(pl.col(WEIGHT) != 0)
-        return ZSet.from_frame(out, d.types)
+        frames = [after.frame, before.frame, *([found] if found.height else [])]
+        data = pl.concat([pick(f, cols) for f in frames], how="vertical_relaxed")
+        groups = group_rows(data.get_columns())
+        if groups is None:  # a hash collision: group with polars
+            return _distinct_by_polars(d.types, i, before, after, found)
+        # per row of `data`: its weight now, was, in S[≤i] and in S[<i]
+        weights = np.zeros((4, data.height), dtype=np.int64)
+        start = 0
+        for row, f in enumerate(frames):
+            w = f.get_column(WEIGHT).to_numpy()
+            weights[row, start : start + len(w)] = w
+            if row == 2:
+                it = f.get_column(col_name(len(d.types))).to_numpy()
+                weights[3, start : start + len(w)] = np.where(it < i, w, 0)
+            start += len(w)
+        now, was, s_i, s_prev = groups.sums(weights)
+        out = (s_i + now > 0).astype(np.int64) - (s_i > 0) - (s_prev + was > 0) + (s_prev > 0)
+        keep = out != 0
+        frame = data[groups.reps[keep]].hstack([pl.Series(WEIGHT, out[keep], dtype=pl.Int64)])
+        return ZSet.from_frame(frame, d.types)
 
     def _aggregate(self, n: int, o: op.AggregateNested, i: int, args: list[ZSet], running: _RunningSums) -> ZSet:
         """The same four corners, aggregated per changed group."""
@@ -377,6 +369,30 @@ class IncrementalScope:
             for x, sign in self._corners(n, i, d, run, o.group)
         ]
         return plus(parts, o.types) if parts else ZSet.empty(o.types)
+
+
+def _distinct_by_polars(types: tuple[SqlType, ...], i: int, before: ZSet, after: ZSet, found: pl.DataFrame) -> ZSet:
+    """IncrementalScope._distinct's grouping by a polars group-by, exact whatever the
+    hashes (used when two different rows share a row hash)."""
+    cols = [col_name(k) for k in range(len(types))]
+    w = pl.col(WEIGHT)
+    zero = pl.lit(0, pl.Int64)
+    parts = [
+        after.frame.select(*cols, w.alias("now"), zero.alias("was"), zero.alias("s_i"), zero.alias("s_prev")),
+        before.frame.select(*cols, zero.alias("now"), w.alias("was"), zero.alias("s_i"), zero.alias("s_prev")),
+    ]
+    if found.height:
+        it = pl.col(col_name(len(types)))
+        s_prev = pl.when(it < i).then(w).otherwise(0).alias("s_prev")
+        parts.append(found.select(*cols, zero.alias("now"), zero.alias("was"), w.alias("s_i"), s_prev))
+    weights = pl.concat(parts, how="vertical_relaxed").group_by(cols).agg(pl.all().sum())
+
+    def pos(e: pl.Expr) -> pl.Expr:
+        return (e > 0).cast(pl.Int64)
+
+    now, was, s_i, s_p = pl.col("now"), pl.col("was"), pl.col("s_i"), pl.col("s_prev")
+    out = weights.select(*cols, (pos(s_i + now) - pos(s_i) - pos(s_p + was) + pos(s_p)).alias(WEIGHT))
+    return ZSet.from_frame(out.filter(pl.col(WEIGHT) != 0), types)
 
 
 @dataclass(frozen=True, slots=True)
