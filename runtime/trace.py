@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from compiler.types import SqlType
-from runtime.zset import WEIGHT, ZSet, col_name, pick, polars_dtype, rows_equal, schema_of
+from runtime.zset import WEIGHT, ZSet, argsort_hashes, col_name, pick, polars_dtype, rows_equal, schema_of
 
 # Fixed, so that hashes of the same key agree between inserts and probes.
 _HASH_SEED = 0x5EED_DB5
@@ -179,7 +179,7 @@ class Trace:
         if frame.height == 0:
             return None
         hashes = self._key_hashes(frame)
-        order = np.argsort(hashes, kind="stable")
+        order = argsort_hashes(hashes)
         frame = self._ordered(frame[order])
         hashes = hashes[order]
         return _Run(hashes, self._row_hashes(frame, hashes), frame)

@@ -171,6 +171,19 @@ class RowGroups:
         return np.add.reduceat(values[..., self.order], self.starts, axis=-1)
 
 
+# Above this many rows polars' parallel sort beats numpy's single-threaded one (~3x at
+# 1M rows on 2 cores); below it numpy's call is cheaper (~12 us at 1k rows).
+_PARALLEL_SORT_ROWS = 50_000
+
+
+def argsort_hashes(hashes: np.ndarray) -> np.ndarray:
+    """An order that sorts `hashes` (uint64); equal hashes in no particular order."""
+    if len(hashes) < _PARALLEL_SORT_ROWS:
+        order: np.ndarray = np.argsort(hashes, kind="stable")
+        return order
+    return pl.Series(hashes).arg_sort().to_numpy()
+
+
 def group_rows(columns: Sequence[pl.Series]) -> RowGroups | None:
     """Group equal rows of `columns` (non-empty) by sorting a 64-bit row hash in numpy;
     None when two different rows share a hash (the caller then groups with polars).
@@ -179,7 +192,7 @@ def group_rows(columns: Sequence[pl.Series]) -> RowGroups | None:
     dozens of small batches. Equal hashes are checked to be equal rows, with NULL = NULL,
     NaN = NaN and -0.0 = 0.0 as in polars' group-by (and the hash)."""
     hashes = pl.DataFrame(columns).hash_rows(seed=ROW_HASH_SEED).to_numpy()
-    order = np.argsort(hashes, kind="stable")
+    order = argsort_hashes(hashes)
     hashes = hashes[order]
     first = np.empty(len(order), dtype=bool)
     first[0] = True

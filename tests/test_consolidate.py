@@ -87,3 +87,20 @@ def test_weight_column_must_be_last() -> None:
     frame = pl.DataFrame({"w": [1], "c0": [1]})
     with pytest.raises(ValueError, match="weight column"):
         zset.consolidate_frame(frame)
+
+
+def test_large_batches_sort_in_parallel_and_agree() -> None:
+    """Past _PARALLEL_SORT_ROWS the hashes sort with polars; the result is the same
+    Z-set as a polars group-by's."""
+    rng = np.random.default_rng(3)
+    n = zset._PARALLEL_SORT_ROWS * 2 + 7
+    frame = pl.DataFrame(
+        {
+            "c0": rng.integers(0, n // 3, n),
+            "c1": pl.Series(rng.integers(0, 3, n)).cast(pl.String),
+            "w": rng.integers(-2, 3, n),
+        }
+    )
+    got = zset.consolidate_frame(frame).sort(["c0", "c1"])
+    want = frame.group_by(["c0", "c1"]).agg(pl.col("w").sum()).filter(pl.col("w") != 0).sort(["c0", "c1"])
+    assert got.equals(want)
