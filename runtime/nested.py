@@ -343,8 +343,6 @@ class IncrementalScope:
         frames = [after.frame, before.frame, *([found] if found.height else [])]
         data = pl.concat([pick(f, cols) for f in frames], how="vertical_relaxed")
         groups = group_rows(data.get_columns())
-        if groups is None:  # a hash collision: group with polars
-            return _distinct_by_polars(d.types, i, before, after, found)
         # per row of `data`: its weight now, was, in S[≤i] and in S[<i]
         weights = np.zeros((4, data.height), dtype=np.int64)
         start = 0
@@ -369,30 +367,6 @@ class IncrementalScope:
             for x, sign in self._corners(n, i, d, run, o.group)
         ]
         return plus(parts, o.types) if parts else ZSet.empty(o.types)
-
-
-def _distinct_by_polars(types: tuple[SqlType, ...], i: int, before: ZSet, after: ZSet, found: pl.DataFrame) -> ZSet:
-    """IncrementalScope._distinct's grouping by a polars group-by, exact whatever the
-    hashes (used when two different rows share a row hash)."""
-    cols = [col_name(k) for k in range(len(types))]
-    w = pl.col(WEIGHT)
-    zero = pl.lit(0, pl.Int64)
-    parts = [
-        after.frame.select(*cols, w.alias("now"), zero.alias("was"), zero.alias("s_i"), zero.alias("s_prev")),
-        before.frame.select(*cols, zero.alias("now"), w.alias("was"), zero.alias("s_i"), zero.alias("s_prev")),
-    ]
-    if found.height:
-        it = pl.col(col_name(len(types)))
-        s_prev = pl.when(it < i).then(w).otherwise(0).alias("s_prev")
-        parts.append(found.select(*cols, zero.alias("now"), zero.alias("was"), w.alias("s_i"), s_prev))
-    weights = pl.concat(parts, how="vertical_relaxed").group_by(cols).agg(pl.all().sum())
-
-    def pos(e: pl.Expr) -> pl.Expr:
-        return (e > 0).cast(pl.Int64)
-
-    now, was, s_i, s_p = pl.col("now"), pl.col("was"), pl.col("s_i"), pl.col("s_prev")
-    out = weights.select(*cols, (pos(s_i + now) - pos(s_i) - pos(s_p + was) + pos(s_p)).alias(WEIGHT))
-    return ZSet.from_frame(out.filter(pl.col(WEIGHT) != 0), types)
 
 
 @dataclass(frozen=True, slots=True)
