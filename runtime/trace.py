@@ -26,10 +26,17 @@ import numpy as np
 import polars as pl
 
 from compiler.types import SqlType
-from runtime.zset import WEIGHT, ZSet, argsort_hashes, col_name, pick, polars_dtype, rows_equal, schema_of
-
-# Fixed, so that hashes of the same key agree between inserts and probes.
-_HASH_SEED = 0x5EED_DB5
+from runtime.zset import (
+    ROW_HASH_SEED,
+    WEIGHT,
+    ZSet,
+    argsort_hashes,
+    col_name,
+    pick,
+    polars_dtype,
+    rows_equal,
+    schema_of,
+)
 
 # Merge the newest run into the previous one while the previous is at most this many
 # times larger: run sizes then grow geometrically towards the oldest run.
@@ -162,7 +169,7 @@ class Trace:
         if not names:
             # A zero-column select would have height 0, so size from the frame itself.
             return np.zeros(frame.height, dtype=np.uint64)
-        return np.asarray(pick(frame, names).hash_rows(seed=_HASH_SEED).to_numpy(), dtype=np.uint64)
+        return np.asarray(pick(frame, names).hash_rows(seed=ROW_HASH_SEED).to_numpy(), dtype=np.uint64)
 
     def _key_hashes(self, frame: pl.DataFrame) -> np.ndarray:
         """uint64 hashes of the key columns (named and typed as the trace's) of `frame`:
@@ -342,7 +349,7 @@ class Trace:
         if keys.height == 0 or not self._runs:
             return ZSet.empty(self._types).frame
         key_hashes = self._key_hashes(keys)
-        by_hash = np.argsort(key_hashes, kind="stable")
+        by_hash = argsort_hashes(key_hashes)
         sorted_hashes = key_hashes[by_hash]
         wanted = _sorted_unique(sorted_hashes, presorted=True)
         parts: list[pl.DataFrame] = []

@@ -149,7 +149,7 @@ def pick(frame: pl.DataFrame, names: Sequence[str], aliases: Sequence[str] | Non
     return pl.DataFrame([frame.get_column(n).alias(a) for n, a in zip(names, aliases, strict=True)])
 
 
-# Fixed, so that row hashes agree wherever they are compared.
+# Fixed, so that hashes agree wherever they are compared (trace keys and runs included).
 ROW_HASH_SEED = 0x5EED_DB5
 
 
