@@ -300,21 +300,22 @@ def _rows(frame: pl.DataFrame) -> list[tuple[Any, ...]]:
 
 def outputs(workdir: Path) -> dict[str, Any]:
     """What a reader sees, read straight from the files _published.json names: each
-    view's contents (runs summed by row) and its change log up to the committed refresh,
-    checking on the way that the log sums to the contents."""
+    view's table (its version directory, read as plain parquet) and its change log up
+    to the committed refresh, checking on the way that the log sums to the contents."""
     root = workdir / "output"
     record = json.loads((root / "_published.json").read_text())
     committed = int(record["refresh_id"])
     out: dict[str, Any] = {"refresh_id": committed}
     for view, entry in sorted(record["views"].items()):
-        keys = [col_name(i) for i in range(len(entry["columns"]))]
-        runs = [pl.read_parquet(root / r["file"]) for r in entry["runs"]]
-        contents = pl.concat(runs).group_by(keys).agg(pl.col(WEIGHT).sum()).filter(pl.col(WEIGHT) != 0)
+        keys = list(entry["columns"])
+        table = pl.read_parquet(root / entry["version"] / "*.parquet")
+        contents = table.group_by(keys).agg(pl.len().cast(pl.Int64).alias(WEIGHT))
         log = pl.concat([pl.read_parquet(p) for p in sorted((root / entry["changes"]).glob("r*.parquet"))])
-        log = log.filter(pl.col("refresh_id") <= committed)
-        integral = log.group_by(keys).agg(pl.col(WEIGHT).sum()).filter(pl.col(WEIGHT) != 0)
+        assert log.get_column("_commit_version").max() <= committed  # type: ignore[operator]
+        signed = pl.when(pl.col("_change_type") == "insert").then(1).otherwise(-1).cast(pl.Int64)
+        integral = log.group_by(keys).agg(signed.sum().alias(WEIGHT)).filter(pl.col(WEIGHT) != 0)
         assert _rows(integral) == _rows(contents), f"view {view}: the change log does not add up to the contents"
-        assert contents.height == 0 or int(contents[WEIGHT].min()) > 0  # type: ignore[arg-type]
+        log = log.drop("_commit_timestamp")
         out[view] = {"contents": _rows(contents), "log": _rows(log)}
     return out
 
@@ -327,8 +328,15 @@ def assert_clean(workdir: Path) -> None:
     snapshots = {str(p.relative_to(workdir / "checkpoint")) for p in (workdir / "checkpoint" / "snapshots").glob("*/*")}
     assert snapshots == set(manifest["snapshots"].values())
     assert [p for p in workdir.rglob(".*tmp-*") if "sources" not in p.parts] == []
-    for log in (workdir / "output").glob("*/changes/r*.parquet"):
-        assert int(log.stem[1:]) <= manifest["refresh_id"]
+    for log in (workdir / "output").glob("*/changes/*r*.parquet"):
+        assert int(log.stem.lstrip("_")[1:]) <= manifest["refresh_id"]
+        assert not log.name.startswith("_"), f"{log} was committed but not promoted"
+    for version in (workdir / "output").glob("*/v*"):
+        named = {
+            e["version"] for e in json.loads((workdir / "output" / "_published.json").read_text())["views"].values()
+        }
+        retired = {s.get("retired") for s in manifest["sinks"].values()}
+        assert str(version.relative_to(workdir / "output")) in named | retired, f"{version} is not named"
 
 
 def spawn(workdir: Path, batches: int, seed: int, crash_after: int | None = None, spark: str | None = None) -> Any:

@@ -25,6 +25,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compiler.errors import DbspcError, InputError, RuntimeSqlError, UsageError
@@ -35,6 +36,7 @@ from runtime.refresh.job import Job
 from runtime.refresh.schema import columns_of, create_table
 from runtime.refresh.sinks import Sinks
 from runtime.refresh.sources import AppendTable, ChangeTable
+from runtime.refresh.storage import LocalStorage
 from runtime.spark import SparkPipeline, read_changes, read_view
 from runtime.spark.spark_types import arrow_schema, from_spark_type
 from runtime.zset import ZSet
@@ -302,7 +304,8 @@ def check_views(spark: Any, job: SparkPipeline, expected: Expected, context: str
         assert_same_rows(got, want[view], f"{context}: view {view} read back from Spark")
         if not logs:
             continue
-        log = job.changes(view).groupBy(*p.view_columns(view)).agg({"weight": "sum"})
+        signed = F.when(F.col("_change_type") == "insert", 1).otherwise(-1)
+        log = job.changes(view).groupBy(*p.view_columns(view)).agg(F.sum(signed))
         integral = [(tuple(r[:-1]), int(r[-1])) for r in log.collect() if r[-1]]
         assert_same_rows(integral, want[view], f"{context}: view {view}'s change log summed")
 
@@ -326,7 +329,7 @@ def test_three_source_kinds_end_to_end(spark: Any, tmp_path: Path) -> None:
         check_views(spark, job, expected, f"refresh {i + 1}", logs=i == len(BATCHES) - 1)
     assert job.refresh().committed is False  # nothing new: nothing written
     assert job.refresh_id == len(BATCHES)
-    assert sorted(r[0] for r in job.changes("notes").select("refresh_id").distinct().collect()) == [1, 2, 3]
+    assert sorted(r[0] for r in job.changes("notes").select("_commit_version").distinct().collect()) == [1, 2, 3]
     job.close()
 
     # A restarted job resumes from the checkpoint; another reader follows the outputs.
@@ -344,6 +347,13 @@ def test_three_source_kinds_end_to_end(spark: Any, tmp_path: Path) -> None:
     check_views(spark, job, expected, "after restart")
     assert spark_rows(read_view(spark, tmp_path / "out", "revenue")) == spark_rows(job.table("revenue"))
     assert spark_rows(spark.table("crm_revenue")) == spark_rows(job.table("revenue"))
+    # A real catalog table: another session sees it; as plain files it is the view itself.
+    assert spark_rows(spark.newSession().table("crm_revenue")) == spark_rows(job.table("revenue"))
+    assert spark_rows(spark.read.parquet(job.location("revenue"))) == spark_rows(job.table("revenue"))
+    plain = pq.read_table(job.location("notes").removeprefix("file://"))
+    assert plain.num_rows == job.table("notes").count() and plain.column_names == list(
+        job.pipeline.view_columns("notes")
+    )
     assert read_changes(spark, tmp_path / "out", "notes").count() == job.changes("notes").count()
     job.close()
 
@@ -566,10 +576,10 @@ def _file_job(workdir: Path, views: list[str] | None = None) -> Job:
     )
 
 
-def test_write_back_appends_small_runs_not_the_whole_view(tmp_path: Path) -> None:
-    """A big view changed a little per refresh: the base run is written once and kept,
-    each refresh writes a file the size of its delta, and runs stay few (merged
-    geometrically); the state checkpoint also writes only new parts."""
+def test_write_back_rewrites_only_the_buckets_a_change_touches(tmp_path: Path) -> None:
+    """A big view changed a little per refresh: each refresh publishes a new version in
+    which only the buckets holding changed rows are new files; the others are links to
+    the previous version's files. The state checkpoint also writes only new parts."""
     engine_dir = tmp_path / "sources"
     schema = pa.schema([("id", pa.int64()), ("g", pa.int32()), ("v", pa.int64())])
     (engine_dir / "t").mkdir(parents=True)
@@ -584,26 +594,38 @@ def test_write_back_appends_small_runs_not_the_whole_view(tmp_path: Path) -> Non
         [AppendTable("t", offset="v")],
         ["CREATE VIEW big AS SELECT id, g FROM t", "CREATE VIEW per_g AS SELECT g, COUNT(*) AS n FROM t GROUP BY g"],
     )
+    job.start()
+    assert job._sinks is not None
+    job._sinks.bucket_rows = 1024
     job.refresh()
-    base = job.manifest.sinks["big"]["runs"][0] if job.manifest else None
-    assert base is not None and base["rows"] == 20_000
-    base_mtime = (tmp_path / "out" / base["file"]).stat().st_mtime_ns
+    assert job.manifest is not None and job.manifest.sinks["big"]["buckets"] == 32
     state_files = {p.name for p in (tmp_path / "ckpt" / "state").iterdir()}
-    for k in range(1, 25):
+    for k in range(1, 13):
+        before = job.manifest.sinks["big"]
+        inodes = {
+            b: (tmp_path / "out" / before["version"] / f"part-{b:05d}.parquet").stat().st_ino for b in before["parts"]
+        }
         ids = range(20_000 + 10 * k, 20_000 + 10 * k + 10)
         pq.write_table(
             pa.table({"id": ids, "g": [1] * 10, "v": [k] * 10}, schema=schema), engine_dir / "t" / f"b{k}.parquet"
         )
         job.refresh()
-        assert job.manifest is not None
-        runs = job.manifest.sinks["big"]["runs"]
-        assert runs[0] == base and (tmp_path / "out" / base["file"]).stat().st_mtime_ns == base_mtime
-        assert runs[-1]["rows"] <= 4 * 10 * (k + 1)  # the newest runs are small
-        assert len(runs) <= 8
+        after = job.manifest.sinks["big"]
+        assert after["version"] == f"big/v{k + 1:08d}" and after["retired"] == before["version"]
+        shared = [
+            b
+            for b in after["parts"]
+            if (tmp_path / "out" / after["version"] / f"part-{b:05d}.parquet").stat().st_ino == inodes.get(b)
+        ]
+        assert len(shared) >= 32 - 10  # at most 10 buckets touched by 10 new rows
+        assert sorted(p.name for p in (tmp_path / "out" / "big").iterdir() if p.name.startswith("v")) == sorted(
+            [before["version"].split("/")[1], after["version"].split("/")[1]]
+        )  # the current version and the one before it, for readers still on it
         new_parts = {p.name for p in (tmp_path / "ckpt" / "state").iterdir()} - state_files
         assert sum(pl.read_ipc(tmp_path / "ckpt" / "state" / n).height for n in new_parts) < 2_000
         state_files |= new_parts
-    assert job.contents("big").frame.height == 20_000 + 240
+    assert job.contents("big").frame.height == 20_000 + 120
+    assert pl.read_parquet(tmp_path / "out" / job.manifest.sinks["big"]["version"] / "*.parquet").height == 20_120
     job.close()
 
 
@@ -664,20 +686,33 @@ def test_global_aggregate_shows_on_an_empty_first_refresh(tmp_path: Path) -> Non
     job.close()
 
 
-def test_sinks_merge_and_cancel(tmp_path: Path) -> None:
-    """Runs that cancel out disappear; the published contents follow the committed list."""
+def test_sinks_versions_bags_and_change_feed(tmp_path: Path) -> None:
+    """A version holds the view as a bag (a row of weight 2 written twice); rows that
+    cancel out leave an empty table that still has a file with the schema; change files
+    are staged until promoted, and a staged file of a refresh that never committed goes."""
     from compiler.types import INT
 
-    sinks = Sinks(tmp_path, {"v": (INT,)}, ["v"], merge_factor=4)
+    sinks = Sinks(LocalStorage(tmp_path), {"v": (("x",), (INT,))}, ["v"])
     state: dict[str, Any] = {}
-    state = sinks.write(1, {"v": ZSet.from_rows([(1,), (2,)], (INT,))}, state)
-    state = sinks.write(2, {"v": ZSet.from_rows([(1,), (2,)], (INT,), [-1, -1])}, state)
-    assert state["v"]["runs"] == [] and len(state["v"]["retired"]) == 1
+    state = sinks.write(1, {"v": ZSet.from_rows([(1,), (2,)], (INT,), [2, 1])}, state)
+    assert sorted(pl.read_parquet(tmp_path / state["v"]["version"] / "*.parquet")["x"]) == [1, 1, 2]
+    sinks.promote_changes(1)
+    state = sinks.write(2, {"v": ZSet.from_rows([(1,), (2,)], (INT,), [-2, -1])}, state)
+    assert state["v"]["retired"] == "v/v00000001"
     assert sinks.contents("v", state["v"]).to_rows() == []
-    sinks.collect_garbage(state, 2)
-    assert {p.name for p in (tmp_path / "v" / "changes").iterdir()} == {"r00000001.parquet", "r00000002.parquet"}
-    sinks.collect_garbage(state, 1)  # refresh 2 never committed, say: its log goes
+    empty = pl.read_parquet(tmp_path / state["v"]["version"] / "*.parquet")
+    assert empty.height == 0 and empty.columns == ["x"]
+    assert {p.name for p in (tmp_path / "v" / "changes").iterdir()} == {"r00000001.parquet", "_r00000002.parquet"}
+    log = pl.read_parquet(tmp_path / "v" / "changes" / "r00000001.parquet")
+    assert sorted(log.select("x", "_change_type", "_commit_version").rows()) == [
+        (1, "insert", 1),
+        (1, "insert", 1),
+        (2, "insert", 1),
+    ]
+    sinks.promote_changes(1)  # refresh 2 never committed, say: its staged log goes
     assert {p.name for p in (tmp_path / "v" / "changes").iterdir()} == {"r00000001.parquet"}
+    sinks.collect_garbage(state)
+    assert sorted(p.name for p in (tmp_path / "v").iterdir()) == ["changes", "v00000001", "v00000002"]
 
 
 def test_a_bad_delete_names_the_source_and_offsets(tmp_path: Path) -> None:
@@ -723,8 +758,8 @@ def test_two_pipelines_cannot_share_an_output(spark: Any, tmp_path: Path) -> Non
     default outputs of same-named checkpoint folders differ."""
     sales = SparkPipeline(spark, tmp_path / "sales" / "checkpoint")
     inventory = SparkPipeline(spark, tmp_path / "inventory" / "checkpoint")
-    assert sales.output_dir != inventory.output_dir
-    assert sales.output_dir.name.startswith("checkpoint-")
+    assert sales.storage.uri() != inventory.storage.uri()
+    assert sales.storage.uri().rsplit("/", 1)[1].startswith("checkpoint-")
 
     src = Sources(spark, tmp_path / "sources")
     src.create("s", _ITEMS)
@@ -874,6 +909,47 @@ def test_array_views_are_spark_tables(spark: Any, tmp_path: Path) -> None:
             got = spark.table(f"{name}_lists")
             assert dict(got.dtypes)["xs"] == "array<int>" and dict(got.dtypes)["ss"] == "array<string>"
             assert spark_rows(got) == spark_rows(spark.sql(want_query.format(t=f"{name}_t")))
+        job.close()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}_t")
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_outputs_on_a_hadoop_file_system(spark: Any, tmp_path: Path) -> None:
+    """Outputs go through Hadoop's FileSystem, so any scheme Spark is configured for
+    works: here viewfs://, a non-default scheme that needs no server, mounted on a local
+    directory. The catalog tables, plain-file reads, readers and a restart all use it."""
+    name = f"vfs{next(_names)}"
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    spark.sparkContext._jsc.hadoopConfiguration().set(f"fs.viewfs.mounttable.{name}.link./lake", lake.as_uri())
+    output = f"viewfs://{name}/lake/out"
+    spark.sql(f"CREATE TABLE {name}_t (g INT, x INT) USING parquet LOCATION '{tmp_path / 't'}'")
+    try:
+        spark.sql(f"INSERT INTO {name}_t VALUES (1, 3), (1, 1), (2, 5)")
+        want = f"SELECT g, SUM(x) AS total, COUNT(*) AS n FROM {name}_t GROUP BY g"
+
+        def make() -> SparkPipeline:
+            job = SparkPipeline(spark, tmp_path / "ckpt", output=output, view_prefix=f"{name}_", change_log=True)
+            job.plain_table("t", source=f"{name}_t")
+            return job.view("CREATE VIEW sums AS SELECT g, SUM(x) AS total, COUNT(*) AS n FROM t GROUP BY g")
+
+        job = make()
+        job.refresh()
+        assert job.location("sums").startswith(f"viewfs://{name}/lake/out/sums/v")
+        assert spark_rows(spark.table(f"{name}_sums")) == spark_rows(spark.sql(want))
+        job.close()
+        spark.sql(f"INSERT INTO {name}_t VALUES (2, 7), (3, 1)")
+        job = make()  # a restart reads its outputs back through the same file system
+        job.refresh()
+        assert spark_rows(spark.table(f"{name}_sums")) == spark_rows(spark.sql(want))
+        assert spark_rows(spark.read.parquet(job.location("sums"))) == spark_rows(spark.sql(want))
+        assert spark_rows(read_view(spark, output, "sums")) == spark_rows(spark.sql(want))
+        log = read_changes(spark, output, "sums")
+        assert sorted(r[0] for r in log.select("_commit_version").distinct().collect()) == [1, 2]
+        assert spark.table(f"{name}_sums_changes").count() == log.count()
+        assert (lake / "out" / "_published.json").exists()  # it is where viewfs mounts it
         job.close()
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}_t")

@@ -28,6 +28,7 @@ checkpoint before the next refresh.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -55,7 +56,7 @@ from runtime.refresh.schema import (
     from_arrow_type,
     spark_schema,
 )
-from runtime.refresh.sinks import Sinks, ViewFiles
+from runtime.refresh.sinks import Sinks, ViewVersion
 from runtime.refresh.sources import (
     AppendTable,
     ChangeTable,
@@ -70,6 +71,7 @@ from runtime.refresh.sources import (
 from runtime.refresh.sources import (
     describe as describe_source,
 )
+from runtime.refresh.storage import LocalStorage, Storage
 from runtime.render import state_sizes
 from runtime.zset import ZSet
 
@@ -97,7 +99,7 @@ class Job:
         self,
         engine: Engine,
         checkpoint_dir: str | Path,
-        output_dir: str | Path,
+        output: Storage | str | Path,
         sources: Sequence[Source],
         views: Sequence[str],
         *,
@@ -109,7 +111,7 @@ class Job:
     ) -> None:
         self.engine = engine
         self.checkpoint_dir = Path(checkpoint_dir)
-        self.output_dir = Path(output_dir)
+        self.storage: Storage = LocalStorage(output) if isinstance(output, (str, Path)) else output
         self.sources = list(sources)
         self.views = [_statement(v) for v in views]
         self.dialect = dialect
@@ -167,28 +169,31 @@ class Job:
         pipeline = self._compile(len(ddl))
         if self.validate is not None:
             self.validate(pipeline)
-        views = {v: pipeline.view_types(v) for v in pipeline.view_names()}
-        for v, types in views.items():
+        views = {v: (pipeline.view_columns(v), pipeline.view_types(v)) for v in pipeline.view_names()}
+        for v, (names, types) in views.items():
             _check_view_name(v)
+            _check_column_names(v, names)
             spark_schema([f"c{i}" for i in range(len(types))], types, f"view '{v}'")
         logged = list(views) if self.change_log is True else [v.lower() for v in self.change_log or ()]
         unknown = sorted(set(logged) - set(views))
         if unknown:
             raise UsageError(f"change_log names unknown view(s) {', '.join(unknown)}")
-        self._sinks = Sinks(self.output_dir, views, logged)
+        self._sinks = Sinks(self.storage, views, logged)
         manifest = checkpoint.load_manifest(self.checkpoint_dir)
         if manifest is not None:
             digest = checkpoint.program_hash(self.program)
             checkpoint.check_program(self.checkpoint_dir, manifest, self.program, digest)
             missing = [
-                run.file
+                version.part(b)
                 for section in manifest.sinks.values()
-                for run in ViewFiles.from_json(section).runs
-                if not (self.output_dir / run.file).exists()
+                for version in [ViewVersion.from_json(section)]
+                if version.version is not None
+                for b in version.parts[:1]
+                if not self.storage.exists(version.part(b))
             ]
             if missing:
                 raise UsageError(
-                    f"the outputs of checkpoint {self.checkpoint_dir} are missing from {self.output_dir} "
+                    f"the outputs of checkpoint {self.checkpoint_dir} are missing from {self.storage} "
                     f"(e.g. {missing[0]}); resume with the same output directory, or start over with a new checkpoint"
                 )
             self._store.load(manifest, pipeline.state_traces())
@@ -210,7 +215,6 @@ class Job:
         if self._lock is not None:
             return
         self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
-        self.output_dir.mkdir(parents=True, exist_ok=True)
         lock = open(self.checkpoint_dir / "LOCK", "ab")
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -218,7 +222,7 @@ class Job:
             lock.close()
             raise UsageError(f"checkpoint {self.checkpoint_dir} is in use by another running job") from None
         try:
-            _claim(self.output_dir, self.checkpoint_dir)
+            _claim(self.storage, self.checkpoint_dir)
         except BaseException:
             lock.close()
             raise
@@ -447,11 +451,10 @@ class Job:
         sections = self.manifest.sinks if self.manifest else {}
         views = {}
         for v in pipeline.view_names():
-            runs = ViewFiles.from_json(sections.get(v)).runs
             views[v] = {
                 "columns": list(pipeline.view_columns(v)),
                 "types": [t.sql() for t in pipeline.view_types(v)],
-                "runs": [r.to_json() for r in runs],
+                "version": ViewVersion.from_json(sections.get(v)).version,
                 "change_log": v in sinks.change_log,
                 "changes": f"{v}/changes",
             }
@@ -464,8 +467,13 @@ class Job:
         return sinks.contents(view.lower(), (self.manifest.sinks if self.manifest else {}).get(view.lower()))
 
     def _publish(self) -> None:
+        """Make the committed refresh visible: its change files, then the record readers
+        follow, then (on_commit) the catalog. Redone on every start, so idempotent."""
+        sinks = self._sinks
+        assert sinks is not None
+        sinks.promote_changes(self.refresh_id)
         record = self.published()
-        sink_files.publish(self.output_dir, record)
+        sink_files.publish(self.storage, record)
         failpoint("published")
         if self.on_commit is not None:
             self.on_commit(record)
@@ -474,12 +482,14 @@ class Job:
         manifest = self.manifest
         sinks = self._sinks
         assert sinks is not None
-        for root in (self.checkpoint_dir, self.output_dir):
-            for path in root.iterdir():
-                if files.is_temporary(path):
-                    files.remove(path)
+        for path in self.checkpoint_dir.iterdir():
+            if files.is_temporary(path):
+                files.remove(path)
+        for name in self.storage.listdir(""):
+            if name.startswith(".") and ".tmp-" in name:
+                self.storage.remove(name)
         self._store.collect_garbage(manifest)
-        sinks.collect_garbage(manifest.sinks if manifest else None, self.refresh_id)
+        sinks.collect_garbage(manifest.sinks if manifest else None)
         failpoint("collected")
 
 
@@ -501,24 +511,14 @@ class _Clock:
 OWNER = "_dbspc_owner.json"
 
 
-def _claim(output: Path, checkpoint_dir: Path) -> None:
+def _claim(output: Storage, checkpoint_dir: Path) -> None:
     """Make `output` this checkpoint's own, or refuse if another checkpoint owns it: two
-    jobs writing one output directory would overwrite each other's view files.
-
-    The marker is written whole under a temporary name, then linked to its final name:
-    link fails if the name exists, so of two jobs claiming at once exactly one wins."""
-    marker = output / OWNER
+    jobs writing one output directory would overwrite each other's view files. Of two
+    jobs claiming at once, exactly one creates the marker."""
     mine = str(checkpoint_dir.resolve())
-    if not marker.exists():
-        tmp = output / f".{OWNER}.tmp-{os.getpid()}"
-        files.write_json(tmp, {"checkpoint": mine})
-        try:
-            os.link(tmp, marker)
-        except FileExistsError:
-            pass  # claimed meanwhile: check whose it is below
-        finally:
-            files.remove(tmp)
-    owner = str(files.read_json(marker).get("checkpoint"))
+    if not output.exists(OWNER):
+        output.create_new(OWNER, json.dumps({"checkpoint": mine}).encode())
+    owner = str(json.loads(output.read_bytes(OWNER)).get("checkpoint"))
     if owner != mine:
         raise UsageError(
             f"output directory {output} belongs to the job of checkpoint {owner}, not to checkpoint {mine}; "
@@ -546,6 +546,18 @@ def _snapshot_path(index: int, refresh_id: int) -> str:
 def _statement(sql: str) -> str:
     text = sql.strip()
     return text if text.endswith(";") else text + ";"
+
+
+def _check_column_names(view: str, names: Sequence[str]) -> None:
+    """A table cannot have two columns of one name (Spark compares them ignoring case)."""
+    seen: dict[str, str] = {}
+    for name in names:
+        if name.lower() in seen:
+            raise UsageError(
+                f"view '{view}' has two columns named '{seen[name.lower()]}' and '{name}'; "
+                "give them distinct aliases (a table's column names must differ, ignoring case)"
+            )
+        seen[name.lower()] = name
 
 
 def _check_view_name(view: str) -> None:

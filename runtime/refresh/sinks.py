@@ -1,219 +1,323 @@
-"""View outputs as parquet files Spark reads: merge-on-read runs plus a change log.
+"""View outputs as real tables: plain parquet, one immutable version per refresh.
 
-Rewriting a view's whole table on every refresh would cost O(|view|) per refresh
-however small the change. Instead each view is a short list of parquet *runs*, each
-holding rows with weights (c0.., w), whose sum is the view's contents:
+A view's table must be right when read as plain files by any engine, so its files hold
+the view's rows under the view's own column names, with no weights: a row that occurs
+twice is written twice. Each refresh that changes a view publishes a new *version* of
+it, a directory holding the whole table:
 
-    <output>/<view>/runs/r<lo>-<hi>.parquet    the consolidated sum of the output deltas
-                                               of refreshes lo..hi (r0 is a base)
-    <output>/<view>/changes/r<k>.parquet       refresh k's delta: c0.., w, refresh_id
+    <output>/<view>/v<k>/part-<b>.parquet   the rows of bucket b at refresh k
+    <output>/<view>/changes/r<k>.parquet    refresh k's changes, as a change data feed
 
-A refresh writes its delta as a new run, then merges the newest runs while the older
-of the last two is at most `merge_factor` times larger (as the in-memory trace spine
-does). A run size thus grows geometrically with its age: O(log) runs per view, and
-each output row is rewritten O(log) times in all, so write-back costs O(delta · log)
-amortized, never the whole view. A reader's DataFrame sums the runs' weights by row
-(one aggregation, skipped when there is a single run) and repeats each row by its
-weight (bags).
+Rows are spread over 2^n buckets by a hash of the whole row. A refresh rewrites only
+the buckets its delta touches (old rows + delta, consolidated, expanded by weight) and
+links (local disks) or copies (other file systems) the other buckets' files into the new
+version, so its cost follows the buckets touched, not the view. The bucket count grows
+with the view (about BUCKET_ROWS rows a bucket), re-bucketing the table when it has grown
+fourfold.
 
-Runs are immutable and named by the refreshes they cover. The list of current runs
-lives in the checkpoint manifest, so a reader sees a refresh entirely or not at all:
-files of a refresh that did not commit are never named by a manifest and are deleted
-on restart. Runs superseded by a merge are kept one refresh longer ("retired"), so a
-query already reading the previous list can finish.
+Versions are switched, never changed: the manifest names each view's current version,
+and readers follow it through the catalog table's LOCATION or `_published.json`, which
+move only after the commit, so a reader sees a refresh entirely or not at all. The
+previous version is kept one refresh longer, for queries still reading it.
+
+The change log is a directory of one file per refresh, with the view's columns plus
+`_change_type` ('insert' / 'delete'), `_commit_version` (the refresh id) and
+`_commit_timestamp`, like Delta's change data feed. A refresh stages its file under a
+hidden name (`_r<k>`, which readers skip) and renames it into place after the commit.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from compiler.types import SqlType
-from runtime.refresh import files
+from runtime.refresh import storage as store
 from runtime.refresh.failpoints import failpoint
 from runtime.refresh.schema import arrow_type
-from runtime.zset import WEIGHT, ZSet, col_name
+from runtime.refresh.storage import Storage
+from runtime.zset import ROW_HASH_SEED, WEIGHT, ZSet, col_name
 
-REFRESH_ID = "refresh_id"
 PUBLISHED = "_published.json"  # <output>/_published.json: what readers follow
-MERGE_FACTOR = 4
+BUCKET_ROWS = 1 << 16
+MAX_BUCKETS = 1 << 12
+# The bucket of a row must be computed the same way as when its file was written.
+HASH_SCHEME = f"polars-{pl.__version__}-hash_rows-{ROW_HASH_SEED}"
 
-
-@dataclass(frozen=True, slots=True)
-class Run:
-    """One parquet file of a view: the summed deltas of refreshes lo..hi."""
-
-    file: str  # relative to the output root
-    lo: int
-    hi: int
-    rows: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "lo": self.lo, "hi": self.hi, "rows": self.rows}
-
-    @staticmethod
-    def from_json(value: Mapping[str, Any]) -> Run:
-        return Run(str(value["file"]), int(value["lo"]), int(value["hi"]), int(value["rows"]))
+CHANGE_TYPE = "_change_type"
+COMMIT_VERSION = "_commit_version"
+COMMIT_TIMESTAMP = "_commit_timestamp"
 
 
 @dataclass(frozen=True)
-class ViewFiles:
-    """A view's committed files: its current runs, and the runs retired this refresh."""
+class ViewVersion:
+    """A view's committed table: version directory, buckets and the files they have."""
 
-    runs: tuple[Run, ...] = ()
-    retired: tuple[str, ...] = ()
+    version: str | None = None  # "<view>/v<k>", None before the first write
+    buckets: int = 1
+    scheme: str = HASH_SCHEME
+    parts: tuple[int, ...] = ()
+    rows: int = 0
+    retired: str | None = None  # the previous version, deleted after the next commit
+
+    def part(self, bucket: int) -> str:
+        assert self.version is not None
+        return f"{self.version}/part-{bucket:05d}.parquet"
 
     def to_json(self) -> dict[str, Any]:
-        return {"runs": [r.to_json() for r in self.runs], "retired": list(self.retired)}
+        return {
+            "version": self.version,
+            "buckets": self.buckets,
+            "scheme": self.scheme,
+            "parts": list(self.parts),
+            "rows": self.rows,
+            "retired": self.retired,
+        }
 
     @staticmethod
-    def from_json(value: Mapping[str, Any] | None) -> ViewFiles:
-        if not value:
-            return ViewFiles()
-        return ViewFiles(tuple(Run.from_json(r) for r in value["runs"]), tuple(value["retired"]))
+    def from_json(value: Mapping[str, Any] | None) -> ViewVersion:
+        if not value or "version" not in value:
+            return ViewVersion()
+        return ViewVersion(
+            value["version"],
+            int(value["buckets"]),
+            str(value["scheme"]),
+            tuple(int(b) for b in value["parts"]),
+            int(value["rows"]),
+            value.get("retired"),
+        )
 
 
-def arrow_schema(types: Sequence[SqlType], extra: Sequence[tuple[str, pa.DataType]] = ()) -> pa.Schema:
-    fields = [pa.field(col_name(i), arrow_type(t)) for i, t in enumerate(types)]
-    fields.append(pa.field(WEIGHT, pa.int64()))
-    fields.extend(pa.field(n, t) for n, t in extra)
-    return pa.schema(fields)
+def table_schema(names: Sequence[str], types: Sequence[SqlType]) -> pa.Schema:
+    return pa.schema([pa.field(n, arrow_type(t)) for n, t in zip(names, types, strict=True)])
 
 
-def to_arrow(frame: pl.DataFrame, schema: pa.Schema) -> pa.Table:
-    """The frame with the sink's Arrow types (naive UTC timestamps become UTC-adjusted)."""
-    return frame.select(schema.names).to_arrow().cast(schema)
+def change_schema(names: Sequence[str], types: Sequence[SqlType]) -> pa.Schema:
+    extra = [
+        pa.field(CHANGE_TYPE, pa.large_string()),
+        pa.field(COMMIT_VERSION, pa.int64()),
+        pa.field(COMMIT_TIMESTAMP, pa.timestamp("us", tz="UTC")),
+    ]
+    return pa.schema([*table_schema(names, types), *extra])
 
 
 class Sinks:
-    """Writes the output files of every view of one job under `root`."""
+    """Writes the table versions and change logs of every view of one job."""
 
     def __init__(
         self,
-        root: Path,
-        views: Mapping[str, tuple[SqlType, ...]],
+        storage: Storage,
+        views: Mapping[str, tuple[tuple[str, ...], tuple[SqlType, ...]]],
         change_log: Sequence[str],
-        merge_factor: int = MERGE_FACTOR,
+        bucket_rows: int = BUCKET_ROWS,
     ) -> None:
-        self.root = root
-        self.views = dict(views)
+        self.storage = storage
+        self.views = dict(views)  # view -> (column names, types)
         self.change_log = set(change_log)
-        self.merge_factor = merge_factor
+        self.bucket_rows = bucket_rows
 
-    def view_dir(self, view: str) -> Path:
-        return self.root / view
+    def types(self, view: str) -> tuple[SqlType, ...]:
+        return self.views[view][1]
 
-    def write(self, refresh_id: int, deltas: Mapping[str, ZSet], committed: Mapping[str, Any]) -> dict[str, Any]:
-        """Write refresh `refresh_id`'s files; returns the manifest's sinks section.
-
-        Idempotent: a redo of the same refresh id after a crash rewrites the same names."""
+    def write(
+        self, refresh_id: int, deltas: Mapping[str, ZSet], committed: Mapping[str, Any], stamp: float | None = None
+    ) -> dict[str, Any]:
+        """Write refresh `refresh_id`'s versions and staged change logs; returns the
+        manifest's sinks section. Idempotent: a redo after a crash rewrites the same names."""
+        stamp = time.time() if stamp is None else stamp
         section: dict[str, Any] = {}
-        for view, types in self.views.items():
-            before = ViewFiles.from_json(committed.get(view))
-            delta = deltas[view].consolidate()
-            runs = list(before.runs)
-            if len(delta):
-                runs = self._add_run(view, types, runs, refresh_id, delta.frame)
-                if view in self.change_log:
-                    self._write_changes(view, types, refresh_id, delta.frame)
-            current = {r.file for r in runs}
-            retired = tuple(r.file for r in before.runs if r.file not in current)
-            section[view] = ViewFiles(tuple(runs), retired).to_json()
+        for view in self.views:
+            before = ViewVersion.from_json(committed.get(view))
+            delta = deltas[view].consolidate() if view in deltas else ZSet.empty(self.types(view))
+            if len(delta) == 0 and before.version is not None:
+                kept = ViewVersion(before.version, before.buckets, before.scheme, before.parts, before.rows)
+                section[view] = kept.to_json()
+                continue
+            section[view] = self._new_version(view, refresh_id, before, delta).to_json()
+            if view in self.change_log and before.version is None:
+                self.storage.mkdirs(f"{view}/changes")  # readers find an empty log
+            if view in self.change_log and len(delta):
+                self._stage_changes(view, refresh_id, delta.frame, stamp)
         return section
 
-    def _add_run(
-        self, view: str, types: tuple[SqlType, ...], runs: list[Run], k: int, frame: pl.DataFrame
-    ) -> list[Run]:
-        schema = arrow_schema(types)
-        newest = self._write_run(view, schema, k, k, frame)
-        runs.append(newest)
-        cached: dict[str, pl.DataFrame] = {newest.file: frame}
+    # -- versions ------------------------------------------------------------------------
 
-        def load(run: Run) -> pl.DataFrame:
-            if run.file in cached:
-                return cached[run.file]
-            return _positional(pl.read_parquet(self.root / run.file), types)
+    def _new_version(self, view: str, k: int, before: ViewVersion, delta: ZSet) -> ViewVersion:
+        names, types = self.views[view]
+        schema = table_schema(names, types)
+        rows = before.rows + int(delta.frame.get_column(WEIGHT).sum()) if len(delta) else before.rows
+        buckets = before.buckets
+        rebucket = before.version is None or before.scheme != HASH_SCHEME or rows > 4 * buckets * self.bucket_rows
+        if rebucket:
+            buckets = _bucket_count(rows, self.bucket_rows)
+        version = f"{view}/v{k:08d}"
+        self.storage.remove(version)  # a crashed attempt's files
+        out = ViewVersion(version, buckets)
+        if rebucket:
+            old = self._read_all(view, before)
+            touched = dict(enumerate(_split(ZSet.concat([old, delta], types).frame, buckets)))
+        else:
+            touched = dict(enumerate(_split(delta.frame, buckets)))
+            touched = {b: f for b, f in touched.items() if f.height}
+            for b, frame in touched.items():
+                if b in before.parts:
+                    old = self._read_part(view, before.part(b))
+                    touched[b] = pl.concat([old.frame, frame])
+        parts = set() if rebucket else set(before.parts)
+        for b, frame in touched.items():
+            contents = _expand(ZSet(frame, types).consolidate().frame, view)
+            if contents.height:
+                store.write_parquet(self.storage, out.part(b), _to_table(contents, names, schema))
+                parts.add(b)
+            else:
+                parts.discard(b)
+        if not rebucket:
+            for b in sorted(set(before.parts) - set(touched)):
+                self.storage.copy(before.part(b), out.part(b))
+        if not parts:  # an empty table still has a file, so that readers find its schema
+            store.write_parquet(self.storage, out.part(0), schema.empty_table())
+            parts.add(0)
+        failpoint(f"version {version}")
+        return ViewVersion(version, buckets, HASH_SCHEME, tuple(sorted(parts)), rows, before.version)
 
-        while len(runs) >= 2 and runs[-2].rows <= self.merge_factor * runs[-1].rows:
-            newer, older = runs.pop(), runs.pop()
-            merged = ZSet(pl.concat([load(older), load(newer)]), types).consolidate()
-            if len(merged):
-                run = self._write_run(view, schema, older.lo, newer.hi, merged.frame)
-                cached[run.file] = merged.frame
-                runs.append(run)
-        return runs
+    def _read_part(self, view: str, rel: str) -> ZSet:
+        """A bucket file read back as a Z-set of weight-1 rows (positional columns)."""
+        types = self.types(view)
+        table = store.read_parquet(self.storage, rel)
+        table = table.rename_columns([col_name(i) for i in range(table.num_columns)])
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        fix = [
+            pl.col(col_name(i)).dt.replace_time_zone(None)
+            for i, t in enumerate(types)
+            if t.kind == "TIMESTAMP" and getattr(frame.schema[col_name(i)], "time_zone", None)
+        ]
+        frame = frame.with_columns(fix).with_columns(pl.lit(1, dtype=pl.Int64()).alias(WEIGHT))
+        return ZSet.from_frame(frame, types)
 
-    def _write_run(self, view: str, schema: pa.Schema, lo: int, hi: int, frame: pl.DataFrame) -> Run:
-        rel = f"{view}/runs/r{lo:08d}-{hi:08d}.parquet"
-        files.write_parquet(self.root / rel, to_arrow(frame, schema))
-        failpoint(f"run {rel}")
-        return Run(rel, lo, hi, frame.height)
-
-    def _write_changes(self, view: str, types: tuple[SqlType, ...], k: int, frame: pl.DataFrame) -> None:
-        schema = arrow_schema(types, [(REFRESH_ID, pa.int64())])
-        logged = frame.with_columns(pl.lit(k, dtype=pl.Int64()).alias(REFRESH_ID))
-        files.write_parquet(self.root / change_file(view, k), to_arrow(logged, schema))
-
-    def contents(self, view: str, state: Mapping[str, Any] | None) -> ZSet:
-        """A view's committed contents read with polars (tests and tools; Spark readers
-        use readers.contents)."""
-        types = self.views[view]
-        runs = ViewFiles.from_json(state).runs
-        frames = [_positional(pl.read_parquet(self.root / r.file), types) for r in runs]
-        if not frames:
+    def _read_all(self, view: str, version: ViewVersion) -> ZSet:
+        types = self.types(view)
+        if version.version is None:
             return ZSet.empty(types)
-        return ZSet(pl.concat(frames), types).consolidate()
+        return ZSet.concat([self._read_part(view, version.part(b)) for b in version.parts], types)
 
-    def collect_garbage(self, sinks: Mapping[str, Any] | None, refresh_id: int) -> None:
-        """Delete run files no manifest names (current or retired) and change-log files
-        of refreshes after `refresh_id` (written by a refresh that never committed)."""
+    def contents(self, view: str, section: Mapping[str, Any] | None) -> ZSet:
+        """A view's committed contents read back (evolution, tests and tools)."""
+        return self._read_all(view, ViewVersion.from_json(section)).consolidate()
+
+    # -- change logs ---------------------------------------------------------------------
+
+    def _stage_changes(self, view: str, k: int, frame: pl.DataFrame, stamp: float) -> None:
+        names, types = self.views[view]
+        weights = frame.get_column(WEIGHT).to_numpy()
+        rows = np.repeat(np.arange(len(weights)), np.abs(weights))
+        logged = frame.drop(WEIGHT)[rows].with_columns(
+            pl.Series(CHANGE_TYPE, np.where(weights[rows] > 0, "insert", "delete"), dtype=pl.String),
+            pl.lit(k, dtype=pl.Int64()).alias(COMMIT_VERSION),
+            pl.lit(int(stamp * 1_000_000), dtype=pl.Int64()).cast(pl.Datetime("us")).alias(COMMIT_TIMESTAMP),
+        )
+        store.write_parquet(
+            self.storage, staged_change_file(view, k), _to_table(logged, names, change_schema(names, types))
+        )
+
+    def promote_changes(self, refresh_id: int) -> None:
+        """After the commit of `refresh_id`: move its staged change files into the logs;
+        files staged by refreshes that never committed are deleted."""
+        for view in self.change_log:
+            for name in self.storage.listdir(f"{view}/changes"):
+                k = _refresh_of(name)
+                if k < 0:
+                    continue
+                rel = f"{view}/changes/{name}"
+                if name.startswith("_"):
+                    if k <= refresh_id:
+                        self.storage.rename(rel, change_file(view, k))
+                    else:
+                        self.storage.remove(rel)
+                elif k > refresh_id:
+                    self.storage.remove(rel)
+
+    # -- garbage ---------------------------------------------------------------------------
+
+    def collect_garbage(self, section: Mapping[str, Any] | None) -> None:
+        """Delete every version directory the manifest names neither as current nor as
+        retired: superseded ones, and those of refreshes that never committed."""
         for view in self.views:
-            state = ViewFiles.from_json((sinks or {}).get(view))
-            keep = {r.file for r in state.runs} | set(state.retired)
-            runs_dir = self.view_dir(view) / "runs"
-            if runs_dir.is_dir():
-                for path in runs_dir.iterdir():
-                    if f"{view}/runs/{path.name}" not in keep:
-                        files.remove(path)
-            changes_dir = self.view_dir(view) / "changes"
-            if changes_dir.is_dir():
-                for path in changes_dir.iterdir():
-                    if files.is_temporary(path) or _refresh_of(path) > refresh_id:
-                        files.remove(path)
+            current = ViewVersion.from_json((section or {}).get(view))
+            keep = {current.version, current.retired}
+            for name in self.storage.listdir(view):
+                if name.startswith("v") and f"{view}/{name}" not in keep:
+                    self.storage.remove(f"{view}/{name}")
+                elif name.startswith("."):
+                    self.storage.remove(f"{view}/{name}")
+            for name in self.storage.listdir(f"{view}/changes"):
+                if name.startswith("."):  # a write a crash interrupted
+                    self.storage.remove(f"{view}/changes/{name}")
 
 
 def published(refresh_id: int, views: Mapping[str, Any]) -> dict[str, Any]:
     """The record readers follow (runtime/spark/readers.py): the committed refresh and,
-    per view, its columns, types and current runs."""
+    per view, its columns, types, current version and change log."""
     return {"refresh_id": refresh_id, "views": dict(views)}
 
 
-def publish(root: Path, record: Mapping[str, Any]) -> None:
-    files.write_json(root / PUBLISHED, record)
+def publish(storage: Storage, record: Mapping[str, Any]) -> None:
+    import json
+
+    storage.write_bytes(PUBLISHED, json.dumps(record, indent=1, sort_keys=True).encode())
 
 
 def change_file(view: str, refresh_id: int) -> str:
     return f"{view}/changes/r{refresh_id:08d}.parquet"
 
 
-def _refresh_of(path: Path) -> int:
-    name = path.name
-    if name.startswith("r") and name.endswith(".parquet") and name[1:-8].isdigit():
-        return int(name[1:-8])
+def staged_change_file(view: str, refresh_id: int) -> str:
+    return f"{view}/changes/_r{refresh_id:08d}.parquet"
+
+
+def _refresh_of(name: str) -> int:
+    stem = name.lstrip("_")
+    if stem.startswith("r") and stem.endswith(".parquet") and stem[1:-8].isdigit():
+        return int(stem[1:-8])
     return -1
 
 
-def _positional(frame: pl.DataFrame, types: tuple[SqlType, ...]) -> pl.DataFrame:
-    """Parquet read back by polars: timestamps come UTC-adjusted; dbspc's are naive."""
-    fix = [
-        pl.col(col_name(i)).dt.replace_time_zone(None)
-        for i, t in enumerate(types)
-        if t.kind == "TIMESTAMP" and getattr(frame.schema[col_name(i)], "time_zone", None)
-    ]
-    frame = frame.with_columns(fix) if fix else frame
-    return ZSet.from_frame(frame, types).frame
+def _bucket_count(rows: int, bucket_rows: int) -> int:
+    buckets = 1
+    while buckets < MAX_BUCKETS and buckets * bucket_rows < rows:
+        buckets *= 2
+    return buckets
+
+
+def _split(frame: pl.DataFrame, buckets: int) -> list[pl.DataFrame]:
+    """The rows of a Z-set frame per bucket (a hash of the row, weight excluded)."""
+    if buckets == 1 or frame.height == 0:
+        return [frame] + [frame.clear() for _ in range(buckets - 1)]
+    hashes = frame.drop(WEIGHT).hash_rows(seed=ROW_HASH_SEED).to_numpy()
+    bucket = (hashes & np.uint64(buckets - 1)).astype(np.int64)
+    order = np.argsort(bucket, kind="stable")
+    bounds = np.searchsorted(bucket[order], np.arange(buckets + 1))
+    return [frame[order[bounds[b] : bounds[b + 1]]] for b in range(buckets)]
+
+
+def _expand(frame: pl.DataFrame, view: str) -> pl.DataFrame:
+    """A consolidated Z-set frame as a bag: each row repeated by its weight."""
+    weights = frame.get_column(WEIGHT).to_numpy()
+    if (weights < 0).any():
+        raise RuntimeError(f"view '{view}': its published table lost rows it now deletes (a corrupted output)")
+    if (weights == 1).all():
+        return frame.drop(WEIGHT)
+    return frame.drop(WEIGHT)[np.repeat(np.arange(len(weights)), weights)]
+
+
+def _to_table(frame: pl.DataFrame, names: Sequence[str], schema: pa.Schema) -> pa.Table:
+    """Positional columns c0.. (plus any named extras) as the table's Arrow schema."""
+    columns = frame.columns
+    renamed = [names[i] if i < len(names) else c for i, c in enumerate(columns)]
+    return frame.to_arrow().rename_columns(renamed).cast(schema)

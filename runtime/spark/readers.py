@@ -1,59 +1,45 @@
 """Spark DataFrames over a job's committed outputs, for the job itself and any reader.
 
 After each commit the job writes `<output>/_published.json`: the committed refresh id
-and, per view, its column names and types and its current run files. Everything a
-reader needs is there, and it only ever names files of a committed refresh, so a
-reader in another Spark application can follow a running job with `read_view`.
+and, per view, its column names and types, its current version directory and its
+change log directory (runtime/refresh/sinks.py). A version directory is a plain
+parquet table, so `spark.read.parquet(location)` reads it as it is; these readers add
+the lookup of the current version, for a reader in another Spark application that
+follows a running job without the catalog.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from compiler.errors import UsageError
-from runtime.refresh import files
-from runtime.refresh.sinks import PUBLISHED, REFRESH_ID
-from runtime.spark.spark_types import parse_type, spark_schema
-from runtime.zset import WEIGHT, col_name
-
-# Names of the meta columns of a change-log DataFrame.
-CHANGE_WEIGHT = "weight"
-CHANGE_REFRESH = "refresh_id"
+from runtime.refresh.schema import parse_type, spark_ddl_type
+from runtime.refresh.sinks import CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, PUBLISHED
+from runtime.refresh.storage import HadoopStorage, is_local
 
 
-def contents(spark: SparkSession, root: Path, view: Mapping[str, Any], name: str) -> DataFrame:
-    """The view's contents: runs summed by row, each row repeated by its weight."""
-    names, where = list(view["columns"]), f"view '{name}'"
-    schema = _schema(view, where)
-    paths = [str(root / r["file"]) for r in view["runs"]]
-    if not paths:
-        rows = spark.createDataFrame([], schema)
-    else:
-        rows = spark.read.schema(schema).parquet(*paths)
-        if len(paths) > 1:
-            keys = [col_name(i) for i in range(len(names))]
-            rows = rows.groupBy(*keys).agg(F.sum(WEIGHT).alias(WEIGHT)).where(F.col(WEIGHT) > 0)
-    repeat = F.explode(F.sequence(F.lit(1).cast("bigint"), F.col(WEIGHT)))
-    expanded = rows.select(*_named(names), repeat.alias("__copy"))
-    return expanded.drop("__copy")
+def contents(spark: SparkSession, root: str, view: Mapping[str, Any], name: str) -> DataFrame:
+    """The view's committed table: the files of its current version, as they are."""
+    if view.get("version") is None:
+        return spark.createDataFrame([], _struct(view, f"view '{name}'"))
+    return spark.read.parquet(f"{root}/{view['version']}")
 
 
-def changes(spark: SparkSession, root: Path, view: Mapping[str, Any], name: str, refresh_id: int) -> DataFrame:
-    """The view's change log up to the committed refresh: rows, weight, refresh id."""
+def changes(spark: SparkSession, root: str, view: Mapping[str, Any], name: str, refresh_id: int) -> DataFrame:
+    """The view's change log up to the committed refresh: the view's columns plus
+    `_change_type`, `_commit_version` and `_commit_timestamp`."""
     if not view.get("change_log"):
         raise UsageError(f"view '{name}' has no change log; register the job with change_log=True")
-    schema = _schema(view, f"view '{name}'") + f", {REFRESH_ID} BIGINT"
-    directory = root / str(view["changes"])
-    directory.mkdir(parents=True, exist_ok=True)
-    log = spark.read.schema(schema).parquet(str(directory)).where(F.col(REFRESH_ID) <= F.lit(refresh_id))
-    names = list(view["columns"])
-    return log.select(*_named(names), F.col(WEIGHT).alias(CHANGE_WEIGHT), F.col(REFRESH_ID).alias(CHANGE_REFRESH))
+    schema = _struct(view, f"view '{name}'", change_log=True)
+    log = spark.read.schema(schema).parquet(f"{root}/{view['changes']}")
+    return log.where(F.col(COMMIT_VERSION) <= F.lit(refresh_id))
 
 
 def read_view(spark: SparkSession, output: str | Path, view: str) -> DataFrame:
@@ -68,15 +54,31 @@ def read_changes(spark: SparkSession, output: str | Path, view: str) -> DataFram
     return changes(spark, root, _view(record, view, root), view, int(record["refresh_id"]))
 
 
-def _published(output: str | Path) -> tuple[Path, dict[str, Any]]:
-    root = Path(output)
-    path = root / PUBLISHED
-    if not path.exists():
-        raise UsageError(f"{root} holds no published dbspc outputs (no {PUBLISHED}); has the job refreshed yet?")
-    return root, files.read_json(path)
+def _published(output: str | Path) -> tuple[str, dict[str, Any]]:
+    root = str(output).rstrip("/")
+    if is_local(root):
+        root = Path(root.removeprefix("file:")).resolve().as_uri()
+    try:
+        record = json.loads(_read(root + "/" + PUBLISHED))
+    except FileNotFoundError:
+        raise UsageError(
+            f"{root} holds no published dbspc outputs (no {PUBLISHED}); has the job refreshed yet?"
+        ) from None
+    return root, record
 
 
-def _view(record: Mapping[str, Any], view: str, root: Path) -> Mapping[str, Any]:
+def _read(uri: str) -> bytes:
+    if is_local(uri):
+        return Path(uri.removeprefix("file://")).read_bytes()
+    spark = SparkSession.getActiveSession()
+    assert spark is not None
+    storage = HadoopStorage(spark, uri.rsplit("/", 1)[0])
+    if not storage.exists(PUBLISHED):
+        raise FileNotFoundError(uri)
+    return storage.read_bytes(PUBLISHED)
+
+
+def _view(record: Mapping[str, Any], view: str, root: str) -> Mapping[str, Any]:
     views = record["views"]
     if view.lower() not in views:
         raise UsageError(f"no view '{view}' in {root}; it has {', '.join(sorted(views))}")
@@ -84,11 +86,16 @@ def _view(record: Mapping[str, Any], view: str, root: Path) -> Mapping[str, Any]
     return found
 
 
-def _schema(view: Mapping[str, Any], where: str) -> str:
+def _struct(view: Mapping[str, Any], where: str, change_log: bool = False) -> T.StructType:
     types = [parse_type(t) for t in view["types"]]
-    names = [col_name(i) for i in range(len(types))]
-    return spark_schema(names, types, where) + f", {WEIGHT} BIGINT"
-
-
-def _named(names: list[str]) -> list[SparkColumn]:
-    return [F.col(col_name(i)).alias(n) for i, n in enumerate(names)]
+    fields = [
+        T.StructField(n, T._parse_datatype_string(spark_ddl_type(t, f"{where} column {n}")))
+        for n, t in zip(view["columns"], types, strict=True)
+    ]
+    if change_log:
+        fields += [
+            T.StructField(CHANGE_TYPE, T.StringType()),
+            T.StructField(COMMIT_VERSION, T.LongType()),
+            T.StructField(COMMIT_TIMESTAMP, T.TimestampType()),
+        ]
+    return T.StructType(fields)

@@ -6,8 +6,8 @@
     job.plain_table("regions")
     job.view("CREATE VIEW revenue AS SELECT ... FROM orders JOIN customers ...")
     result = job.refresh()        # pull changes, step once, write outputs, checkpoint
-    spark.table("revenue")        # the committed contents (a temporary view)
-    job.table("revenue")          # the same, as a DataFrame
+    spark.table("revenue")        # the committed contents: a catalog table
+    spark.table("revenue_changes")  # its change data feed (with change_log=True)
 
 The program is compiled at the first `start()` / `refresh()` from DDL generated from the
 Spark catalog plus the registered views; a checkpoint written by a different program
@@ -20,7 +20,6 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -29,6 +28,7 @@ from runtime.nested import DEFAULT_MAX_ITERATIONS
 from runtime.pipeline import Pipeline
 from runtime.refresh.job import Job, RefreshResult
 from runtime.refresh.sources import DEFAULT_OPS, AppendTable, ChangeTable, PlainTable, Source, spark_name
+from runtime.refresh.storage import HadoopStorage, LocalStorage, Storage, is_local
 from runtime.spark import readers
 from runtime.spark.engine import SparkEngine
 
@@ -37,11 +37,15 @@ class SparkPipeline:
     """Views over Spark tables, refreshed incrementally and checkpointed exactly once.
 
     - `checkpoint`: a local directory of this job's own (state, offsets, manifest).
-    - `output`: where view tables are written, owned by this checkpoint alone; by
-      default `<warehouse>/dbspc/<checkpoint directory name>-<hash of its whole path>`.
+    - `output`: where view tables are written (a local path or any Hadoop file system
+      URI: hdfs://, s3a://, abfss://, ...), owned by this checkpoint alone; by default
+      `<warehouse>/dbspc/<checkpoint directory name>-<hash of its whole path>`.
     - `change_log`: True (every view) or view names to also keep each refresh's delta.
-    - `publish`: register each view (and `<view>_changes`) as a temporary view of the
-      session after every commit, named with `view_prefix`.
+    - `publish`: keep each view (and `<view>_changes`) as a catalog table of the
+      session's catalog, named with `view_prefix` (e.g. "sales." for a database),
+      whose location moves to each committed version.
+    - `replace`: take over catalog tables of the views' names that this job did not
+      create (dropped first); otherwise such a name is refused.
     """
 
     def __init__(
@@ -56,14 +60,19 @@ class SparkPipeline:
         change_log: bool | Sequence[str] = False,
         publish: bool = True,
         view_prefix: str = "",
+        replace: bool = False,
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
         refresh_sources: bool = True,
     ) -> None:
         self.spark = spark
         self.checkpoint_dir = Path(checkpoint).resolve()
-        self.output_dir = Path(output).resolve() if output is not None else _default_output(spark, self.checkpoint_dir)
+        location = str(output) if output is not None else _default_output(spark, self.checkpoint_dir)
+        self.storage: Storage = (
+            LocalStorage(location.removeprefix("file:")) if is_local(location) else HadoopStorage(spark, location)
+        )
         self.publish = publish
         self.view_prefix = view_prefix
+        self.replace = replace
         self._sources: list[Source] = list(sources)
         self._views: list[str] = list(views)
         self._options: dict[str, Any] = {
@@ -74,7 +83,7 @@ class SparkPipeline:
         self._engine = SparkEngine(spark, refresh_sources)
         self._job: Job | None = None
         self._record: dict[str, Any] | None = None
-        self._shown: dict[str, Any] = {}  # the runs each published temporary view reads
+        self._shown: dict[str, Any] = {}  # the version each catalog table points at
 
     # -- registration ----------------------------------------------------------------
 
@@ -126,7 +135,7 @@ class SparkPipeline:
             self._job = Job(
                 self._engine,
                 self.checkpoint_dir,
-                self.output_dir,
+                self.storage,
                 self._sources,
                 self._views,
                 dialect=self._options["dialect"],
@@ -173,12 +182,21 @@ class SparkPipeline:
     def table(self, view: str) -> DataFrame:
         """The view's contents as of the last committed refresh."""
         record = self._published()
-        return readers.contents(self.spark, self.output_dir, _entry(record, view), view)
+        return readers.contents(self.spark, self.storage.uri(), _entry(record, view), view)
 
     def changes(self, view: str) -> DataFrame:
-        """The view's change log: its columns plus `weight` and `refresh_id`."""
+        """The view's change log: its columns plus `_change_type` ('insert'/'delete'),
+        `_commit_version` (the refresh id) and `_commit_timestamp`."""
         record = self._published()
-        return readers.changes(self.spark, self.output_dir, _entry(record, view), view, int(record["refresh_id"]))
+        entry = _entry(record, view)
+        return readers.changes(self.spark, self.storage.uri(), entry, view, int(record["refresh_id"]))
+
+    def location(self, view: str) -> str:
+        """The directory of the view's current version: a plain parquet table."""
+        entry = _entry(self._published(), view)
+        if entry["version"] is None:
+            raise UsageError(f"view '{view}' has no committed version yet; refresh() first")
+        return self.storage.uri(str(entry["version"]))
 
     def _published(self) -> dict[str, Any]:
         self.start()
@@ -187,28 +205,99 @@ class SparkPipeline:
         return self._record
 
     def _validate(self, pipeline: Pipeline) -> None:
-        """Refuse, before anything runs, to publish a view over a source's name."""
+        """Refuse, before anything runs, to publish a view over a source's name or over
+        a catalog table this job does not own (unless `replace`)."""
         if not self.publish:
             return
         taken = {spark_name(s).lower() for s in self._sources}
-        names = [self.view_prefix + v for v in pipeline.view_names()]
-        for name in names:
-            if name.lower() in taken or f"{name}_changes".lower() in taken:
-                raise UsageError(f"publishing view '{name}' would hide the source table of that name; set view_prefix")
+        for view in pipeline.view_names():
+            for name in self._table_names(view):
+                if name.lower() in taken:
+                    raise UsageError(
+                        f"publishing view '{view}' as '{name}' would hide the source table of that name; "
+                        "set view_prefix"
+                    )
+                self._claim_table(view, name)
+
+    def _table_names(self, view: str) -> list[str]:
+        names = [self.view_prefix + view]
+        if self._logged(view):
+            names.append(f"{self.view_prefix}{view}_changes")
+        return names
+
+    def _logged(self, view: str) -> bool:
+        logged = self._options["change_log"]
+        return logged is True or view.lower() in {v.lower() for v in logged or ()}
+
+    def _claim_table(self, view: str, name: str) -> None:
+        """A catalog table of this name must be one this job published, or be replaced."""
+        catalog = self.spark.catalog
+        if not catalog.tableExists(name):
+            return
+        owner = None
+        if not any(t.name.lower() == name.lower() and t.isTemporary for t in catalog.listTables()):
+            props = self.spark.sql(f"SHOW TBLPROPERTIES {_quote(name)}").collect()
+            owner = {r[0]: r[1] for r in props}.get(OWNER_PROPERTY)
+        if owner == self.storage.uri():
+            return
+        if not self.replace:
+            what = "a table of this job's output " + owner if owner else "a table or view this job did not create"
+            raise UsageError(
+                f"view '{view}' would be published as '{name}', which is already {what}; "
+                "pass replace=True to drop and replace it, or choose another view_prefix"
+            )
+        if owner is None and catalog.tableExists(name) and not _is_table(self.spark, name):
+            catalog.dropTempView(name)
+        else:
+            self.spark.sql(f"DROP TABLE IF EXISTS {_quote(name)}")
 
     def _committed(self, record: dict[str, Any]) -> None:
-        """After each commit (and on resume): point the session's views at it."""
+        """After each commit (and on resume): point the catalog tables at it."""
         self._record = record
         if not self.publish:
             return
+        root = self.storage.uri()
         for view, entry in record["views"].items():
-            if self._shown.get(view) == entry["runs"]:
-                continue  # unchanged since the last publish (no change-log rows either)
-            readers.contents(self.spark, self.output_dir, entry, view).createOrReplaceTempView(self.view_prefix + view)
-            self._shown[view] = entry["runs"]
+            if entry["version"] is None or self._shown.get(view) == (entry["version"], record["refresh_id"]):
+                continue
+            name = _quote(self.view_prefix + view)
+            location = self.storage.uri(entry["version"])
+            if self.spark.catalog.tableExists(self.view_prefix + view):
+                self.spark.sql(f"ALTER TABLE {name} SET LOCATION {_literal(location)}")
+            else:
+                self.spark.sql(
+                    f"CREATE TABLE {name} USING parquet LOCATION {_literal(location)} "
+                    f"TBLPROPERTIES ({_literal(OWNER_PROPERTY)} = {_literal(root)})"
+                )
             if entry["change_log"]:
-                log = readers.changes(self.spark, self.output_dir, entry, view, int(record["refresh_id"]))
-                log.createOrReplaceTempView(f"{self.view_prefix}{view}_changes")
+                log = f"{self.view_prefix}{view}_changes"
+                if not self.spark.catalog.tableExists(log):
+                    schema = readers.changes(self.spark, root, entry, view, int(record["refresh_id"])).schema
+                    columns = ", ".join(f"{_quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
+                    self.spark.sql(
+                        f"CREATE TABLE {_quote(log)} ({columns}) USING parquet "
+                        f"LOCATION {_literal(self.storage.uri(entry['changes']))} "
+                        f"TBLPROPERTIES ({_literal(OWNER_PROPERTY)} = {_literal(root)})"
+                    )
+                else:
+                    self.spark.catalog.refreshTable(log)
+            self._shown[view] = (entry["version"], record["refresh_id"])
+
+
+OWNER_PROPERTY = "dbspc.output"
+
+
+def _quote(name: str) -> str:
+    """A possibly qualified name (db.table) with each part in backquotes."""
+    return ".".join("`" + part.replace("`", "``") + "`" for part in name.split("."))
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _is_table(spark: SparkSession, name: str) -> bool:
+    return not any(t.name.lower() == name.lower() and t.isTemporary for t in spark.catalog.listTables())
 
 
 def _entry(record: Mapping[str, Any], view: str) -> Mapping[str, Any]:
@@ -219,12 +308,10 @@ def _entry(record: Mapping[str, Any], view: str) -> Mapping[str, Any]:
     return entry
 
 
-def _default_output(spark: SparkSession, checkpoint: Path) -> Path:
+def _default_output(spark: SparkSession, checkpoint: Path) -> str:
     """<spark.sql.warehouse.dir>/dbspc/<checkpoint name>-<hash of its path>: the session's
     warehouse. The hash keeps apart checkpoints of the same name (/a/checkpoint and
     /b/checkpoint), which would otherwise write their views over each other's."""
-    url = urlparse(spark.conf.get("spark.sql.warehouse.dir") or "spark-warehouse")
-    if url.scheme not in ("", "file"):
-        raise UsageError(f"the warehouse {url.geturl()} is not on a local file system; pass output= a local directory")
+    warehouse = (spark.conf.get("spark.sql.warehouse.dir") or "spark-warehouse").rstrip("/")
     digest = hashlib.sha256(str(checkpoint.resolve()).encode()).hexdigest()[:16]
-    return (Path(url.path) / "dbspc" / f"{checkpoint.name}-{digest}").resolve()
+    return f"{warehouse}/dbspc/{checkpoint.name}-{digest}"
