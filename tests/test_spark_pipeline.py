@@ -953,3 +953,43 @@ def test_outputs_on_a_hadoop_file_system(spark: Any, tmp_path: Path) -> None:
         job.close()
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}_t")
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_change_data_feed_sources_as_they_come(spark: Any, tmp_path: Path) -> None:
+    """A table shaped like Delta's change data feed is a source as it is: updates come
+    as pre/post images, `_commit_timestamp` is metadata, not a column of the table; and
+    a dbspc change log (the same shape) feeds a second job's views."""
+    name = f"cdf{next(_names)}"
+    spark.sql(
+        f"CREATE TABLE {name}_feed (id INT, owner STRING, amount DECIMAL(10,2), _change_type STRING, "
+        f"_commit_version BIGINT, _commit_timestamp TIMESTAMP) USING parquet LOCATION '{tmp_path / 'feed'}'"
+    )
+    try:
+        job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", view_prefix=f"{name}_", change_log=True)
+        job.change_feed("accounts", source=f"{name}_feed")
+        job.view(
+            "CREATE VIEW per_owner AS SELECT owner, SUM(amount) AS total, COUNT(*) AS n FROM accounts GROUP BY owner"
+        )
+        downstream = SparkPipeline(spark, tmp_path / "ckpt2", output=tmp_path / "out2", view_prefix=f"{name}_d_")
+        downstream.change_feed("per_owner", source=f"{name}_per_owner_changes")
+        downstream.view("CREATE VIEW big AS SELECT owner FROM per_owner WHERE total > 10")
+        commits = [
+            "(1, 'ann', 5.00, 'insert', 1, now()), (2, 'bob', 7.50, 'insert', 1, now()), "
+            "(3, 'ann', 6.00, 'insert', 1, now())",
+            "(1, 'ann', 5.00, 'update_preimage', 2, now()), (1, 'bob', 5.00, 'update_postimage', 2, now()), "
+            "(3, 'ann', 6.00, 'delete', 2, now())",
+        ]
+        want = [[("ann", Decimal("11.00"), 2), ("bob", Decimal("7.50"), 1)], [("bob", Decimal("12.50"), 2)]]
+        for commit, rows in zip(commits, want, strict=True):
+            spark.sql(f"INSERT INTO {name}_feed VALUES {commit}")
+            job.refresh()
+            assert spark_rows(spark.table(f"{name}_per_owner")) == [(r, 1) for r in rows]
+            downstream.refresh()
+            assert spark_rows(spark.table(f"{name}_d_big")) == [((r[0],), 1) for r in rows if r[1] > 10]
+        assert [c.name for c in job.pipeline.program.tables["accounts"].columns] == ["id", "owner", "amount"]
+        job.close()
+        downstream.close()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}_feed")

@@ -4,6 +4,8 @@
   delete) or an operation column (insert / delete; an update is a delete plus an
   insert, as Delta's change feed writes update_preimage / update_postimage), plus an
   increasing offset column (a batch id or commit version).
+  A change data feed (Delta's, or one shaped like it) is a change table as it comes:
+  offset `_commit_version`, op `_change_type`; `_commit_timestamp` is metadata too.
 - `AppendTable`: the table's columns plus an increasing offset column; every row is +1.
 - `PlainTable`: just the table. Each refresh diffs its current contents against the
   snapshot kept at the last refresh, in Spark (EXCEPT ALL both ways). That reads and
@@ -51,6 +53,10 @@ DEFAULT_OPS: Mapping[str, int] = {
 }
 
 
+# The metadata columns of Delta's change data feed: never data columns of a change table.
+CHANGE_FEED_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
+
+
 @dataclass(frozen=True)
 class ChangeTable:
     """Rows plus a weight or operation column plus an increasing offset column."""
@@ -71,7 +77,7 @@ class ChangeTable:
             raise UsageError(f"change table '{self.table}': operation weights must be 1 or -1, got {bad}")
 
     def meta_columns(self) -> tuple[str, ...]:
-        return (self.offset, self.weight or self.op or "")
+        return (self.offset, self.weight or self.op or "", *CHANGE_FEED_COLUMNS)
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,13 @@ class SparkPipeline:
         (insert/delete/update_preimage/update_postimage, or `ops`), plus `offset`."""
         return self.source(ChangeTable(table, offset, weight, op, source, dict(ops)))
 
+    def change_feed(self, table: str, *, source: str | None = None) -> SparkPipeline:
+        """A change data feed as Delta writes it (`table_changes(...)`, or any table of
+        that shape): the data columns plus `_change_type` (insert / delete /
+        update_preimage / update_postimage), `_commit_version` (the offset) and
+        `_commit_timestamp`, which are metadata, not columns of the table."""
+        return self.source(ChangeTable(table, "_commit_version", op="_change_type", source=source))
+
     def append_table(self, table: str, *, offset: str, source: str | None = None) -> SparkPipeline:
         """An insert-only table with an increasing `offset` column."""
         return self.source(AppendTable(table, offset, source))
