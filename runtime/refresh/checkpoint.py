@@ -34,7 +34,7 @@ from runtime.refresh import files
 from runtime.trace import Trace
 from runtime.zset import ZSet
 
-FORMAT = "dbspc-spark-checkpoint/1"
+FORMAT = "dbspc-spark-checkpoint/2"  # 2: outputs are table versions (sinks.py)
 MANIFEST = "MANIFEST.json"
 
 

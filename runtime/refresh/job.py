@@ -30,6 +30,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -42,7 +43,7 @@ import pyarrow as pa
 from compiler.errors import DbspcError, InputError, Span, UsageError
 from runtime.nested import DEFAULT_MAX_ITERATIONS
 from runtime.pipeline import Pipeline
-from runtime.refresh import checkpoint, files
+from runtime.refresh import checkpoint, evolve, files
 from runtime.refresh import sinks as sink_files
 from runtime.refresh.checkpoint import Manifest, StateStore
 from runtime.refresh.engine import Engine
@@ -108,12 +109,16 @@ class Job:
         change_log: bool | Sequence[str] = False,
         on_commit: Callable[[dict[str, Any]], None] | None = None,
         validate: Callable[[Pipeline], None] | None = None,
+        origins: Sequence[tuple[str, int] | None] = (),
     ) -> None:
         self.engine = engine
         self.checkpoint_dir = Path(checkpoint_dir)
         self.storage: Storage = LocalStorage(output) if isinstance(output, (str, Path)) else output
         self.sources = list(sources)
         self.views = [_statement(v) for v in views]
+        self.origins: list[tuple[str, int] | None] = list(origins) if origins else []
+        self.unsupported: dict[str, list[tuple[str, str]]] = {}  # table -> (column, type)
+        self.dropped: list[str] = []  # views the last bootstrap removed
         self.dialect = dialect
         self.max_iterations = max_iterations
         self.change_log = change_log
@@ -157,16 +162,11 @@ class Job:
             raise
 
     def _start(self) -> None:
-        self.columns = {s.table.lower(): self._columns(s) for s in self.sources}
-        ddl = [create_table(table, cols, self.dialect) for table, cols in self.columns.items()]
-        self.program = {
-            "dialect": self.dialect,
-            "tables": {table: describe(cols) for table, cols in self.columns.items()},
-            "sources": [describe_source(s) for s in self.sources],
-            "views": self.views,
-        }
-        self.program_text = "\n".join([*ddl, *self.views]) + "\n"
-        pipeline = self._compile(len(ddl))
+        manifest = checkpoint.load_manifest(self.checkpoint_dir)
+        now = {s.table.lower(): self._columns(s) for s in self.sources}
+        self.columns = evolve.held_columns(manifest.program, now) if manifest else now
+        note = evolve.schema_note(manifest.program, now) if manifest else ""
+        pipeline = self._compile(self.columns, note)
         if self.validate is not None:
             self.validate(pipeline)
         views = {v: (pipeline.view_columns(v), pipeline.view_types(v)) for v in pipeline.view_names()}
@@ -179,30 +179,79 @@ class Job:
         if unknown:
             raise UsageError(f"change_log names unknown view(s) {', '.join(unknown)}")
         self._sinks = Sinks(self.storage, views, logged)
-        manifest = checkpoint.load_manifest(self.checkpoint_dir)
         if manifest is not None:
-            digest = checkpoint.program_hash(self.program)
-            checkpoint.check_program(self.checkpoint_dir, manifest, self.program, digest)
-            missing = [
-                version.part(b)
-                for section in manifest.sinks.values()
-                for version in [ViewVersion.from_json(section)]
-                if version.version is not None
-                for b in version.parts[:1]
-                if not self.storage.exists(version.part(b))
-            ]
-            if missing:
-                raise UsageError(
-                    f"the outputs of checkpoint {self.checkpoint_dir} are missing from {self.storage} "
-                    f"(e.g. {missing[0]}); resume with the same output directory, or start over with a new checkpoint"
-                )
-            self._store.load(manifest, pipeline.state_traces())
-            pipeline.restored(manifest.pipeline)
+            self._check_outputs(manifest)
+            if checkpoint.program_hash(self.program) == manifest.program_hash:
+                self._store.load(manifest, pipeline.state_traces())
+                pipeline.restored(manifest.pipeline)
+            else:
+                evolve.check_compatible(self.checkpoint_dir, manifest.program, self.program)
+                manifest = self._bootstrap(pipeline, manifest)
         self.manifest = manifest
         self._pipeline = pipeline
         self._collect_garbage()
         if manifest is not None:
             self._publish()
+
+    def check(self) -> Pipeline:
+        """Compile the program against the sources' current schemas, without touching
+        the checkpoint: registration errors surface at once."""
+        return self._compile({s.table.lower(): self._columns(s) for s in self.sources}, "")
+
+    def _check_outputs(self, manifest: Manifest) -> None:
+        missing = [
+            version.part(b)
+            for section in manifest.sinks.values()
+            for version in [ViewVersion.from_json(section)]
+            if version.version is not None
+            for b in version.parts[:1]
+            if not self.storage.exists(version.part(b))
+        ]
+        if missing:
+            raise UsageError(
+                f"the outputs of checkpoint {self.checkpoint_dir} are missing from {self.storage} "
+                f"(e.g. {missing[0]}); resume with the same output directory, or start over with a new checkpoint"
+            )
+
+    def _bootstrap(self, pipeline: Pipeline, manifest: Manifest) -> Manifest:
+        """Carry the checkpoint over to a changed program (runtime/refresh/evolve.py): one
+        step over the stored contents of the tables, committed as a refresh of its own."""
+        sinks = self._sinks
+        assert sinks is not None
+        k = manifest.refresh_id + 1
+        outputs = pipeline.step(evolve.stored_tables(self.checkpoint_dir, manifest, pipeline))
+        committed: dict[str, Any] = {}
+        deltas: dict[str, ZSet] = {}
+        for v in pipeline.view_names():
+            types = pipeline.view_types(v)
+            before = manifest.sinks.get(v)
+            if before is not None and before.get("schema") == evolve.view_schema(pipeline.view_columns(v), types):
+                committed[v] = before
+                old = sinks.contents(v, before)
+                deltas[v] = ZSet.concat([outputs[v], old.negate()], types).consolidate()
+            else:  # a new view, or one whose columns changed: a new table and change log
+                deltas[v] = outputs[v]
+                self.storage.remove(f"{v}/changes")
+        section = sinks.write(k, deltas, committed)
+        state, known = self._store.save(k, pipeline.state_traces())
+        tables = set(pipeline.program.tables)
+        new = Manifest(
+            refresh_id=k,
+            program_hash=checkpoint.program_hash(self.program),
+            program=self.program,
+            offsets={t: o for t, o in manifest.offsets.items() if t in tables},
+            snapshots={t: p for t, p in manifest.snapshots.items() if t in tables},
+            state=state,
+            pipeline=pipeline.state_meta(),
+            sinks=section,
+            checks={t: c for t, c in manifest.checks.items() if t in tables},
+        )
+        checkpoint.commit(self.checkpoint_dir, new)
+        self._store.known = known
+        self.dropped = sorted(set(manifest.sinks) - set(section))
+        for v in self.dropped:
+            self.storage.remove(v)
+        return new
 
     def close(self) -> None:
         """Release the checkpoint directory (also released when the process ends)."""
@@ -248,19 +297,59 @@ class Job:
                 raise UsageError(
                     f"column '{name}' of {where(spec)} is {_sql_name(found.type)}; {what} column is expected"
                 )
-        columns = columns_of(schema, spec.table, spec.meta_columns())
+        columns = self._readable(spec, schema)
         if not columns:
             raise UsageError(f"{where(spec)} has no data columns besides its offset/weight/op columns")
         return columns
 
-    def _compile(self, ddl_lines: int) -> Pipeline:
+    def _readable(self, spec: Source, schema: pa.Schema) -> tuple[SourceColumn, ...]:
+        """The data columns of a source schema, minus those of types dbspc cannot hold
+        (the engine gives them Arrow type null plus the original type in metadata):
+        those are noted, and reported only if a view reads one."""
+        skipped = [(f.name, (f.metadata or {}).get(b"type", b"?").decode()) for f in schema if pa.types.is_null(f.type)]
+        if skipped:
+            self.unsupported[spec.table.lower()] = skipped
+        meta = [*spec.meta_columns(), *(name for name, _ in skipped)]
+        return columns_of(schema, spec.table, meta)
+
+    def _compile(self, columns: Mapping[str, tuple[SourceColumn, ...]], note: str) -> Pipeline:
+        """The program (DDL from the sources' columns, then the views), compiled; an error
+        in a view is reported at the view's own line and column, naming the view."""
+        ddl = [create_table(table, cols, self.dialect) for table, cols in columns.items()]
+        self.program = {
+            "dialect": self.dialect,
+            "tables": {table: describe(cols) for table, cols in columns.items()},
+            "sources": [describe_source(s) for s in self.sources],
+            "views": self.views,
+        }
+        self.program_text = "\n".join([*ddl, *self.views]) + "\n"
         try:
             return Pipeline.from_sql(self.program_text, self.dialect, True, self.max_iterations)
         except DbspcError as e:
-            if e.span is None or e.span.line <= ddl_lines:
+            if e.span is None or e.span.line <= len(ddl):
                 raise
-            # Positions relative to the views' text, not to the generated DDL before it.
-            raise type(e)(f"in the views: {e.message}", Span(e.span.line - ddl_lines, e.span.col)) from e
+            raise self._in_view(e, e.span.line - len(ddl), note) from e
+
+    def _in_view(self, e: DbspcError, line: int, note: str) -> DbspcError:
+        assert e.span is not None
+        for index, text in enumerate(self.views):
+            lines = text.count("\n") + 1
+            if line > lines:
+                line -= lines
+                continue
+            view = _view_at(text, line) or f"#{index + 1}"
+            origin = self.origins[index] if index < len(self.origins) else None
+            hint = note if "cannot be resolved" in e.message or "does not exist" in e.message else ""
+            if "does not exist" in e.message and "table or view" in e.message:
+                hint += " (register it as a source: change_table, change_feed, append_table or plain_table)"
+            if "cannot be resolved" in e.message and self.unsupported:
+                shown = ", ".join(f"{t}.{c} ({kind})" for t, cols in self.unsupported.items() for c, kind in cols)
+                hint += f" (columns dbspc cannot read, of types it does not support: {shown})"
+            if origin is None:
+                return type(e)(f"view '{view}': {e.message}{hint}", Span(line, e.span.col))
+            filename, first = origin
+            return type(e)(f"{filename}:{first + line - 1}:{e.span.col}: view '{view}': {e.message}{hint}")
+        return e
 
     # -- refresh -------------------------------------------------------------------------
 
@@ -340,7 +429,10 @@ class Job:
         def fetch(index: int, spec: Source) -> pa.Table:
             table = spec.table.lower()
             columns = self.columns[table]
-            now = columns_of(self.engine.schema(spark_name(spec), spec.table), spec.table, spec.meta_columns())
+            now = self._readable(spec, self.engine.schema(spark_name(spec), spec.table))
+            held = {c.name.lower() for c in columns}
+            # Columns no view reads may come and go (evolve.py); the others may not change.
+            now = tuple(c for c in now if c.name.lower() in held)
             problem = drift(spec.table, spark_name(spec), columns, now)
             if problem:
                 raise InputError(problem)
@@ -546,6 +638,23 @@ def _snapshot_path(index: int, refresh_id: int) -> str:
 def _statement(sql: str) -> str:
     text = sql.strip()
     return text if text.endswith(";") else text + ";"
+
+
+_VIEW_NAME = re.compile(
+    r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:MATERIALIZED\s+|TEMP(?:ORARY)?\s+)?VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?([`\"\w.]+)",
+    re.IGNORECASE,
+)
+
+
+def _view_at(text: str, line: int) -> str | None:
+    """The name of the view whose CREATE statement is the last one starting at or
+    before `line` of `text`."""
+    name = None
+    for m in _VIEW_NAME.finditer(text):
+        if text.count("\n", 0, m.start()) + 1 > line:
+            break
+        name = m.group(1).strip('`"')
+    return name
 
 
 def _check_column_names(view: str, names: Sequence[str]) -> None:

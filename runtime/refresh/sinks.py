@@ -144,6 +144,9 @@ class Sinks:
                 self.storage.mkdirs(f"{view}/changes")  # readers find an empty log
             if view in self.change_log and len(delta):
                 self._stage_changes(view, refresh_id, delta.frame, stamp)
+        for view, entry in section.items():
+            names, types = self.views[view]
+            entry["schema"] = [[n, t.sql()] for n, t in zip(names, types, strict=True)]
         return section
 
     # -- versions ------------------------------------------------------------------------

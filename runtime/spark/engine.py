@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from compiler.errors import UsageError
 from runtime.refresh.sources import HASH, combine
 from runtime.spark.spark_types import arrow_schema, quote
 from runtime.zset import WEIGHT, col_name
@@ -38,6 +39,12 @@ class SparkEngine:
         return self.spark.table(source)
 
     def schema(self, source: str, table: str) -> pa.Schema:
+        if not self.spark.catalog.tableExists(source):
+            named = f"'{source}'" if source == table else f"'{source}' (the source of table '{table}')"
+            raise UsageError(
+                f"Spark table {named} does not exist in the session's catalog; create it (or its temporary "
+                "view) before registering views over it, or name an existing table with source="
+            )
         if self.refresh_sources:
             self.spark.catalog.refreshTable(source)
         return arrow_schema(self._table(source).schema, table)

@@ -17,6 +17,7 @@ is refused. See docs/spark.md for the design and its guarantees.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,7 @@ class SparkPipeline:
         self.replace = replace
         self._sources: list[Source] = list(sources)
         self._views: list[str] = list(views)
+        self._origins: list[tuple[str, int] | None] = []
         self._options: dict[str, Any] = {
             "dialect": dialect,
             "max_iterations": max_iterations,
@@ -122,11 +124,31 @@ class SparkPipeline:
         refresh, which reads and writes the whole table (the costly fallback)."""
         return self.source(PlainTable(table, source))
 
-    def view(self, sql: str) -> SparkPipeline:
-        """Register `CREATE VIEW name AS ...` (several statements may be given at once)."""
+    def view(self, sql: str, *, origin: tuple[str, int] | None = None) -> SparkPipeline:
+        """Register `CREATE [OR REPLACE] [MATERIALIZED] VIEW name AS ...` (several
+        statements may be given at once). It is compiled at once against the sources
+        registered so far, so a mistake is reported here, at the view's own line and
+        column; `origin` (file name, first line) places those in a file."""
         self._registering()
+        self._origins.extend([None] * (len(self._views) - len(self._origins)))
         self._views.append(sql)
+        self._origins.append(origin)
+        try:
+            self._new_job().check()
+        except BaseException:
+            self._views.pop()
+            self._origins.pop()
+            raise
         return self
+
+    def view_file(self, path: str | Path) -> SparkPipeline:
+        """Register the views of a .sql file (positions in errors are the file's)."""
+        file = Path(path)
+        try:
+            text = file.read_text()
+        except OSError as e:
+            raise UsageError(f"cannot read view file {file}: {e.strerror or e}") from None
+        return self.view(text, origin=(str(file), 1))
 
     def _registering(self) -> None:
         if self._job is not None:
@@ -139,19 +161,23 @@ class SparkPipeline:
         if self._job is None:
             if not self._views:
                 raise UsageError("no views registered; call view('CREATE VIEW ...') first")
-            self._job = Job(
-                self._engine,
-                self.checkpoint_dir,
-                self.storage,
-                self._sources,
-                self._views,
-                dialect=self._options["dialect"],
-                max_iterations=self._options["max_iterations"],
-                change_log=self._options["change_log"],
-                on_commit=self._committed,
-                validate=self._validate,
-            )
+            self._job = self._new_job()
         return self._job
+
+    def _new_job(self) -> Job:
+        return Job(
+            self._engine,
+            self.checkpoint_dir,
+            self.storage,
+            self._sources,
+            self._views,
+            dialect=self._options["dialect"],
+            max_iterations=self._options["max_iterations"],
+            change_log=self._options["change_log"],
+            on_commit=self._committed,
+            validate=self._validate,
+            origins=self._origins,
+        )
 
     def start(self) -> SparkPipeline:
         """Compile and resume from the checkpoint (refresh() does this the first time)."""
@@ -241,10 +267,7 @@ class SparkPipeline:
         catalog = self.spark.catalog
         if not catalog.tableExists(name):
             return
-        owner = None
-        if not any(t.name.lower() == name.lower() and t.isTemporary for t in catalog.listTables()):
-            props = self.spark.sql(f"SHOW TBLPROPERTIES {_quote(name)}").collect()
-            owner = {r[0]: r[1] for r in props}.get(OWNER_PROPERTY)
+        owner = self._owner(name)
         if owner == self.storage.uri():
             return
         if not self.replace:
@@ -264,33 +287,53 @@ class SparkPipeline:
         if not self.publish:
             return
         root = self.storage.uri()
+        for view in self.job.dropped:  # removed from the program by the last bootstrap
+            for name in (self.view_prefix + view, f"{self.view_prefix}{view}_changes"):
+                if self._owner(name) == root:
+                    self.spark.sql(f"DROP TABLE {_quote(name)}")
         for view, entry in record["views"].items():
+            schema = json.dumps([entry["columns"], entry["types"]])
             if entry["version"] is None or self._shown.get(view) == (entry["version"], record["refresh_id"]):
                 continue
-            name = _quote(self.view_prefix + view)
-            location = self.storage.uri(entry["version"])
-            if self.spark.catalog.tableExists(self.view_prefix + view):
-                self.spark.sql(f"ALTER TABLE {name} SET LOCATION {_literal(location)}")
+            name = self.view_prefix + view
+            location = _literal(self.storage.uri(entry["version"]))
+            owned = f"{_literal(OWNER_PROPERTY)} = {_literal(root)}, {_literal(SCHEMA_PROPERTY)} = {_literal(schema)}"
+            properties = f"TBLPROPERTIES ({owned})"
+            if view not in self._shown and self.spark.catalog.tableExists(name) and self._schema(name) != schema:
+                self.spark.sql(f"DROP TABLE {_quote(name)}")  # the view's columns changed
+                self.spark.sql(f"DROP TABLE IF EXISTS {_quote(name + '_changes')}")
+            if self.spark.catalog.tableExists(name):
+                self.spark.sql(f"ALTER TABLE {_quote(name)} SET LOCATION {location}")
             else:
-                self.spark.sql(
-                    f"CREATE TABLE {name} USING parquet LOCATION {_literal(location)} "
-                    f"TBLPROPERTIES ({_literal(OWNER_PROPERTY)} = {_literal(root)})"
-                )
+                self.spark.sql(f"CREATE TABLE {_quote(name)} USING parquet LOCATION {location} {properties}")
             if entry["change_log"]:
-                log = f"{self.view_prefix}{view}_changes"
+                log = f"{name}_changes"
                 if not self.spark.catalog.tableExists(log):
-                    schema = readers.changes(self.spark, root, entry, view, int(record["refresh_id"])).schema
-                    columns = ", ".join(f"{_quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
+                    fields = readers.changes(self.spark, root, entry, view, int(record["refresh_id"])).schema.fields
+                    columns = ", ".join(f"{_quote(f.name)} {f.dataType.simpleString()}" for f in fields)
+                    where = _literal(self.storage.uri(entry["changes"]))
                     self.spark.sql(
-                        f"CREATE TABLE {_quote(log)} ({columns}) USING parquet "
-                        f"LOCATION {_literal(self.storage.uri(entry['changes']))} "
-                        f"TBLPROPERTIES ({_literal(OWNER_PROPERTY)} = {_literal(root)})"
+                        f"CREATE TABLE {_quote(log)} ({columns}) USING parquet LOCATION {where} {properties}"
                     )
                 else:
                     self.spark.catalog.refreshTable(log)
             self._shown[view] = (entry["version"], record["refresh_id"])
 
+    def _owner(self, name: str) -> str | None:
+        return self._property(name, OWNER_PROPERTY)
 
+    def _schema(self, name: str) -> str | None:
+        return self._property(name, SCHEMA_PROPERTY)
+
+    def _property(self, name: str, key: str) -> str | None:
+        if not self.spark.catalog.tableExists(name) or not _is_table(self.spark, name):
+            return None
+        rows = self.spark.sql(f"SHOW TBLPROPERTIES {_quote(name)}").collect()
+        value = {r[0]: r[1] for r in rows}.get(key)
+        return None if value is None else str(value)
+
+
+SCHEMA_PROPERTY = "dbspc.schema"
 OWNER_PROPERTY = "dbspc.output"
 
 

@@ -63,6 +63,13 @@ def from_spark_type(dtype: T.DataType, table: str, column: str) -> SqlType:
 
 def arrow_schema(schema: T.StructType, table: str) -> pa.Schema:
     """A Spark schema as the Arrow schema the refresh layer reads (runtime/refresh/
-    schema.py): each column with the Arrow type of its dbspc type, so that the mapping
-    and its refusals (naming the Spark type) happen here, once."""
-    return pa.schema([pa.field(f.name, arrow_type(from_spark_type(f.dataType, table, f.name))) for f in schema.fields])
+    schema.py): each column with the Arrow type of its dbspc type. A column of a type
+    dbspc cannot hold gets Arrow type null with its Spark type in the field metadata:
+    the refresh layer reports it only if a view reads it."""
+    fields = []
+    for f in schema.fields:
+        try:
+            fields.append(pa.field(f.name, arrow_type(from_spark_type(f.dataType, table, f.name))))
+        except InputError as e:
+            fields.append(pa.field(f.name, pa.null(), metadata={"type": f.dataType.simpleString(), "why": e.message}))
+    return pa.schema(fields)
