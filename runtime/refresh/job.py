@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import re
 import time
@@ -43,7 +44,7 @@ import pyarrow as pa
 from compiler.errors import DbspcError, InputError, Span, UsageError
 from runtime.nested import DEFAULT_MAX_ITERATIONS
 from runtime.pipeline import Pipeline
-from runtime.refresh import checkpoint, evolve, files
+from runtime.refresh import checkpoint, evolve, files, metrics
 from runtime.refresh import sinks as sink_files
 from runtime.refresh.checkpoint import Manifest, StateStore
 from runtime.refresh.engine import Engine
@@ -77,6 +78,7 @@ from runtime.render import state_sizes
 from runtime.zset import ZSet
 
 _READERS = 8  # sources read at once
+LOG = logging.getLogger("dbspc.refresh")
 
 
 @dataclass
@@ -119,6 +121,7 @@ class Job:
         self.origins: list[tuple[str, int] | None] = list(origins) if origins else []
         self.unsupported: dict[str, list[tuple[str, str]]] = {}  # table -> (column, type)
         self.dropped: list[str] = []  # views the last bootstrap removed
+        self.history: list[dict[str, Any]] = []  # metrics of this process's refreshes
         self.dialect = dialect
         self.max_iterations = max_iterations
         self.change_log = change_log
@@ -302,6 +305,20 @@ class Job:
             raise UsageError(f"{where(spec)} has no data columns besides its offset/weight/op columns")
         return columns
 
+    def _observe(self, result: RefreshResult, pipeline: Pipeline) -> None:
+        """One log line, one `metrics()` record and one metrics-table row per refresh."""
+        assert self.manifest is not None
+        tables = list(pipeline.tables.values())
+        record = metrics.record(result, self.manifest.offsets, tables, time.time())
+        self.history.append(record)
+        LOG.info(metrics.line(record))
+        metrics.write(self.storage, record)
+
+    def metrics(self) -> list[dict[str, Any]]:
+        """This process's refreshes, oldest first: offsets, rows in and out, state rows
+        and bytes, and seconds per phase (as the log line and the metrics table)."""
+        return list(self.history)
+
     def _readable(self, spec: Source, schema: pa.Schema) -> tuple[SourceColumn, ...]:
         """The data columns of a source schema, minus those of types dbspc cannot hold
         (the engine gives them Arrow type null plus the original type in metadata):
@@ -407,7 +424,9 @@ class Job:
         self._collect_garbage()
         clock.lap("publish")
         held = state_sizes(pipeline.executor.circuit, pipeline.executor.state_sizes())
-        return RefreshResult(k, True, deltas, rows_read, clock.done(), held)
+        result = RefreshResult(k, True, deltas, rows_read, clock.done(), held)
+        self._observe(result, pipeline)
+        return result
 
     def _read(
         self, k: int
