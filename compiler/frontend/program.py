@@ -20,8 +20,11 @@ from compiler.errors import Span, SqlError, UnsupportedSql
 from compiler.frontend.bind_query import QueryBinder
 from compiler.frontend.ddl import table_schema
 from compiler.frontend.positions import span_of
+from compiler.frontend.spark_names import pretty_name
+from compiler.frontend.view_ddl import view_header
 from compiler.logical import plan as lp
 from compiler.logical.projections import renamed
+from compiler.types import DATE, TIMESTAMP
 
 
 @dataclass
@@ -32,6 +35,8 @@ class Program:
     catalog: Catalog = field(default_factory=Catalog)
     tables: dict[str, TableSchema] = field(default_factory=dict)
     views: dict[str, lp.View] = field(default_factory=dict)
+    # the tables and views each view's query names, to refuse replacing a view that is read
+    reads: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def semantics(self) -> Semantics:
@@ -132,17 +137,45 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
     a function's own name (INSTR, not sqlglot's StrPosition) and the position of
     INTERVAL values (sqlglot records none on them)."""
     intervals: list[exp.Expression] = []
+    claimed: set[int] = set()  # where the names of calls already recorded start
     for stmt in statements:
         for node in stmt.walk(bfs=False):
             meta = node._meta
             if isinstance(node, exp.Func) and meta and "start" in meta and "end" in meta:
                 meta["source_name"] = text[meta["start"] : meta["end"] + 1]
-            elif isinstance(node, exp.Interval):
+                claimed.add(meta["start"])
+            elif isinstance(node, exp.Mod) and meta and "start" in meta and "end" in meta:
+                meta["call_name"] = text[meta["start"] : meta["end"] + 1]  # `mod(` or `%`
+            elif isinstance(node, exp.Func):
+                _record_call_name(text, node, claimed)
+            if isinstance(node, exp.Interval):
                 intervals.append(node)
     keywords = [t for t in tokens if t.token_type == TokenType.INTERVAL]
     if len(keywords) == len(intervals):  # both in source order; otherwise leave them unplaced
         for node, t in zip(intervals, keywords, strict=True):
             node.meta.update(line=t.line, col=t.col, start=t.start, end=t.end)
+
+
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*$")
+_TYPED_LITERAL = re.compile(r"\b(DATE|TIMESTAMP)\s*$", re.IGNORECASE)
+
+
+def _record_call_name(text: str, node: exp.Expression | exp.Func, claimed: set[int]) -> None:
+    """The name a call without a recorded position was written with (`SUBSTR(`, `CAST(`,
+    `if(`, `mod(`): the identifier before the `(` that precedes its first argument, unless
+    an enclosing call owns that name (sqlglot's own wrappers, e.g. TO_DATE in YEAR(d))."""
+    starts = [sub._meta["start"] for sub in node.walk() if sub._meta and "start" in sub._meta]
+    if not starts:
+        return
+    first = min(starts)
+    if isinstance(node, exp.Cast) and (typed := _TYPED_LITERAL.search(text, max(first - 20, 0), first)):
+        node.meta["call_name"] = typed.group(1)  # DATE '2024-01-31', TIMESTAMP '...'
+        return
+    m = _CALL.search(text, max(first - 200, 0), first)
+    if m is None or m.start(1) in claimed:
+        return
+    claimed.add(m.start(1))
+    node.meta["call_name"] = m.group(1)
 
 
 def _statement_starts(tokens: list[Token]) -> list[Span]:
@@ -216,18 +249,20 @@ def add_statement(program: Program, stmt: exp.Expression) -> None:
 
 
 def add_view(program: Program, stmt: exp.Create) -> None:
-    target = stmt.this.this if isinstance(stmt.this, exp.Schema) else stmt.this  # CREATE VIEW v (x, y)
-    name = target.name.lower()
+    header = view_header(stmt, program.dialect)
+    name = header.name
     query = stmt.expression
     if query is None:
         raise SqlError(f"view '{name}' has no query", span_of(stmt))
     if name in program.catalog.tables:
-        raise SqlError(f"relation '{name}' is already defined", span_of(stmt.this))
+        if header.if_not_exists:
+            return  # Spark: IF NOT EXISTS leaves the relation that exists as it is
+        _refuse_replacing(program, name, header.replace, stmt)
     qualified = qualify_query(query, program)
     binder = QueryBinder(program.catalog, program.semantics, {n: v.plan for n, v in program.views.items()})
     rel = binder.bind(qualified, {})
     names = [f.name for f in rel.fields]
-    columns = stmt.this.expressions if isinstance(stmt.this, exp.Schema) else []
+    columns = list(header.columns)
     if columns:
         names = [c.name.lower() for c in columns]
         if len(names) != len(rel.fields):
@@ -237,8 +272,34 @@ def add_view(program: Program, stmt: exp.Create) -> None:
         rel = renamed(rel, names)
     if not program.semantics.sqlite_storage:
         _refuse_duplicate_columns(name, names, columns or _select_items(query), stmt)
+    if name in program.views:  # OR REPLACE: the new definition comes last, after what it reads
+        del program.views[name]
+        del program.catalog.tables[name]
     program.views[name] = lp.View(name, rel, query.sql(program.dialect))
+    program.reads[name] = _relations_read(query)
     program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))
+
+
+def _refuse_replacing(program: Program, name: str, replace: bool, stmt: exp.Create) -> None:
+    """A second CREATE VIEW of a name replaces the first only with OR REPLACE, and only a
+    view no later view reads: those were bound to the first definition, where Spark would
+    read the new one."""
+    where = span_of(stmt.this)
+    if not replace:
+        raise SqlError(f"relation '{name}' is already defined", where)
+    if name in program.tables:
+        raise SqlError(f"'{name}' is a table; CREATE OR REPLACE VIEW replaces only a view", where)
+    readers = sorted(v for v, reads in program.reads.items() if name in reads)
+    if readers:
+        raise UnsupportedSql(
+            f"view '{name}' cannot be replaced: view '{readers[0]}' reads it; define '{name}' once, before it",
+            where,
+        )
+
+
+def _relations_read(query: exp.Expression) -> frozenset[str]:
+    ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    return frozenset(t.name.lower() for t in query.find_all(exp.Table) if t.name.lower() not in ctes)
 
 
 def _select_items(query: exp.Expression) -> list[exp.Expression]:
@@ -253,6 +314,7 @@ def _refuse_duplicate_columns(view: str, names: list[str], nodes: list[exp.Expre
     either would be ambiguous."""
     seen: set[str] = set()
     for i, n in enumerate(names):
+        n = n.lower()  # Spark compares column names case-insensitively
         if n in seen:
             where = nodes[i] if i < len(nodes) else stmt
             raise SqlError(
@@ -270,7 +332,9 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     _refuse_unknown_tables(query, program)
     try:
         qualified = qualify(
-            _alias_select_subqueries(flatten_parenthesized_joins(_sqlite_rewrites(query.copy(), program))),
+            _alias_select_subqueries(
+                flatten_parenthesized_joins(_spark_names(_sqlite_rewrites(query.copy(), program), program))
+            ),
             schema=dict(program.catalog.sqlglot_schema()),  # type: ignore[arg-type]
             dialect=program.dialect,
             validate_qualify_columns=True,
@@ -378,6 +442,39 @@ def _sqlite_rewrites(query: exp.Expression, program: Program) -> exp.Expression:
             continue
         as_real = exp.Add(this=exp.Sum(this=call.expressions[0].copy()), expression=exp.Literal.number("0.0"))
         call.replace(exp.Coalesce(this=exp.Paren(this=as_real), expressions=[exp.Literal.number("0.0")]))
+    return query
+
+
+def _spark_names(query: exp.Expression, program: Program) -> exp.Expression:
+    """Alias every unaliased SELECT item that Spark names by its SQL (`sum(x)`, `(a + b)`)
+    with that name, in every SELECT of the query (a subquery's names reach the outer
+    `*`); the others keep sqlglot's names (a column's own name, or `_col_<i>`)."""
+    if not program.semantics.spark_names:
+        return query
+    relations = program.catalog.tables.values()
+    known = {c.name for t in relations for c in t.columns}
+    datetimes = {c.name for t in relations for c in t.columns if c.type in (DATE, TIMESTAMP)}
+
+    def datetime_column(name: str) -> bool:  # a CTE's or subquery's column may be anything
+        return name in datetimes or name not in known
+
+    for sel in list(query.find_all(exp.Select)):
+        columns = {c.name.lower() for c in sel.find_all(exp.Column)}
+        for i, item in enumerate(list(sel.expressions)):
+            core = _unparen(item)
+            if isinstance(item, exp.Alias) or isinstance(core, (exp.Column, exp.Star)):
+                continue
+            if isinstance(core, (exp.Cast, exp.TryCast)) and isinstance(_unparen(core.this), exp.Column):
+                continue  # sqlglot names it after the column, as Spark does
+            name = pretty_name(item, datetime_column)
+            # a name that is also a column's would change what GROUP BY or ORDER BY resolve to
+            if name is None or name.lower() in columns:
+                if item.output_name:  # sqlglot would name `1D` or `CAST(NULL AS INT)` by a part of it
+                    item.replace(exp.Alias(this=item.copy(), alias=exp.to_identifier(f"_col_{i}")))
+                continue
+            alias = exp.Alias(this=item.copy(), alias=exp.to_identifier(name, quoted=True))
+            alias.meta["spark_name"] = name  # qualify lower-cases identifiers; Spark's name keeps `CASE WHEN`
+            item.replace(alias)
     return query
 
 
