@@ -18,8 +18,8 @@ def names_table(spark: Any) -> Any:
     spark.sql(
         "CREATE OR REPLACE TEMPORARY VIEW t AS SELECT * FROM VALUES "
         "(1, 2, 3, 4, CAST(5 AS BIGINT), 'a', CAST(1.5 AS DECIMAL(10,2)), CAST(2.5 AS DOUBLE), DATE '2020-01-01', "
-        "TIMESTAMP '2020-01-01 00:00:00', true, array(1, 2)) "
-        "AS t(x, y, a, b, amount, s, d, f, dt, ts, flag, arr)"
+        "TIMESTAMP '2020-01-01 00:00:00', true, array(1, 2), DATE '2020-02-01') "
+        "AS t(x, y, a, b, amount, s, d, f, dt, ts, flag, arr, dt2)"
     )
     yield spark
     spark.sql("DROP VIEW IF EXISTS t")

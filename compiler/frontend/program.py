@@ -137,19 +137,23 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
     a function's own name (INSTR, not sqlglot's StrPosition) and the position of
     INTERVAL values (sqlglot records none on them)."""
     intervals: list[exp.Expression] = []
-    claimed: set[int] = set()  # where the names of calls already recorded start
+    owned: set[int] = set()  # where the names of calls with a recorded position start
+    unplaced: list[exp.Expression | exp.Func] = []
     for stmt in statements:
         for node in stmt.walk(bfs=False):
             meta = node._meta
             if isinstance(node, exp.Func) and meta and "start" in meta and "end" in meta:
                 meta["source_name"] = text[meta["start"] : meta["end"] + 1]
-                claimed.add(meta["start"])
+                owned.add(meta["start"])
             elif isinstance(node, exp.Mod) and meta and "start" in meta and "end" in meta:
                 meta["call_name"] = text[meta["start"] : meta["end"] + 1]  # `mod(` or `%`
             elif isinstance(node, exp.Func):
-                _record_call_name(text, node, claimed)
+                unplaced.append(node)
             if isinstance(node, exp.Interval):
                 intervals.append(node)
+    taken: set[int] = set()
+    for node in reversed(unplaced):  # inner calls first: CAST(CAST(x AS INT) AS STRING)
+        _record_call_name(text, node, owned, taken)
     keywords = [t for t in tokens if t.token_type == TokenType.INTERVAL]
     if len(keywords) == len(intervals):  # both in source order; otherwise leave them unplaced
         for node, t in zip(intervals, keywords, strict=True):
@@ -160,21 +164,23 @@ _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*$")
 _TYPED_LITERAL = re.compile(r"\b(DATE|TIMESTAMP)\s*$", re.IGNORECASE)
 
 
-def _record_call_name(text: str, node: exp.Expression | exp.Func, claimed: set[int]) -> None:
+def _record_call_name(text: str, node: exp.Expression | exp.Func, owned: set[int], taken: set[int]) -> None:
     """The name a call without a recorded position was written with (`SUBSTR(`, `CAST(`,
-    `if(`, `mod(`): the identifier before the `(` that precedes its first argument, unless
-    an enclosing call owns that name (sqlglot's own wrappers, e.g. TO_DATE in YEAR(d))."""
+    `if(`): the nearest `name(` before its first argument that no inner call took. A name
+    that a call with a recorded position owns is not this node's: sqlglot added the node
+    (the TO_DATE around YEAR's argument)."""
     starts = [sub._meta["start"] for sub in node.walk() if sub._meta and "start" in sub._meta]
     if not starts:
         return
-    first = min(starts)
-    if isinstance(node, exp.Cast) and (typed := _TYPED_LITERAL.search(text, max(first - 20, 0), first)):
+    end = min(starts)
+    if isinstance(node, exp.Cast) and (typed := _TYPED_LITERAL.search(text, max(end - 20, 0), end)):
         node.meta["call_name"] = typed.group(1)  # DATE '2024-01-31', TIMESTAMP '...'
         return
-    m = _CALL.search(text, max(first - 200, 0), first)
-    if m is None or m.start(1) in claimed:
+    while (m := _CALL.search(text, max(end - 200, 0), end)) is not None and m.start(1) in taken:
+        end = m.start(1)
+    if m is None or m.start(1) in owned:
         return
-    claimed.add(m.start(1))
+    taken.add(m.start(1))
     node.meta["call_name"] = m.group(1)
 
 

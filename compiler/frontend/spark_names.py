@@ -31,12 +31,15 @@ _PLAIN = frozenset(
     (
         "sum avg mean max min count collect_list collect_set stddev std stddev_pop stddev_samp variance "
         "var_pop var_samp first any_value bool_and bool_or every some count_if max_by min_by "
-        "upper lower ucase lcase length char_length character_length substr substring concat concat_ws "
+        "upper lower ucase lcase length char_length character_length concat concat_ws "
         "coalesce nullif ifnull nvl nvl2 abs sign ln mod pow ceiling greatest least instr initcap "
         "left right repeat reverse ltrim rtrim trim year month day dayofmonth dayofweek hour minute second "
         "quarter date_add add_months last_day datediff to_date array_contains array_size size"
     ).split()
 )
+# Ranking window functions by name as called, with the expression sqlglot parses, and as Spark prints them.
+_RANKING: dict[str, type[exp.Expression]] = {"row_number": exp.RowNumber, "rank": exp.Rank, "dense_rank": exp.DenseRank}
+_RANKING_NAMES = {"row_number": "row_number()", "rank": "RANK()", "dense_rank": "DENSE_RANK()"}
 # Spark prints these in upper case (their expressions' own pretty names).
 _UPPER = frozenset(("sqrt", "exp", "log10", "power", "ceil", "floor"))
 # Arguments Spark fills in when the call leaves them out: name -> (arity written, default).
@@ -47,8 +50,19 @@ _DEFAULTS = {
     "lpad": (2, " "),
     "rpad": (2, " "),
     "regexp_extract": (2, "1"),
+    "substring": (2, "2147483647"),
+    "substr": (2, "2147483647"),
 }
-_FULL_ARITY = {"round": 2, "bround": 2, "lpad": 3, "rpad": 3, "regexp_extract": 3, "replace": 3}
+_FULL_ARITY = {
+    "substring": 3,
+    "substr": 3,
+    "round": 2,
+    "bround": 2,
+    "lpad": 3,
+    "rpad": 3,
+    "regexp_extract": 3,
+    "replace": 3,
+}
 _RENAMED = {"array_agg": "collect_list"}
 # Functions named plainly only when called with exactly this many arguments (sqlglot
 # rewrites the others: TO_DATE's format, TRIM's characters).
@@ -126,6 +140,9 @@ def pretty_name(node: exp.Expression, datetime_column: Callable[[str], bool]) ->
 
     `datetime_column(name)` says whether a column of that name may be a DATE or TIMESTAMP
     (then `+` and `-` on it are not named)."""
+    core = _unparen(node)
+    if isinstance(core, (exp.Cast, exp.TryCast)) and isinstance(_unparen(core.this), exp.Column):
+        return _unparen(core.this).name.lower()  # Spark names a CAST of a column (only at the top) by it
     try:
         return _Printer(datetime_column).pretty(node)
     except _Unnamed:
@@ -190,9 +207,58 @@ class _Printer:
             if not isinstance(where, exp.Where):
                 raise _Unnamed
             return f"{self.pretty(node.this)} FILTER (WHERE {self.pretty(where.this)})"
+        if isinstance(node, exp.Window):
+            return self._window(node)
         if isinstance(node, exp.Func):
             return self._function(node)
         raise _Unnamed
+
+    def _window(self, node: exp.Window) -> str:
+        """`f() OVER (...)` as Spark prints the resolved window: every sort key with its
+        direction and NULLS placement, and the frame, the default one spelt out."""
+        if node.args.get("alias") is not None or node.args.get("first") is not None:
+            raise _Unnamed  # OVER w, KEEP (FIRST ...)
+        func = node.this
+        order = node.args.get("order")
+        keys = order.expressions if order is not None else []
+        spec = node.args.get("spec")
+        name = func.name.lower() if isinstance(func, exp.Anonymous) else call_name(func)
+        if name in _RANKING and isinstance(func, _RANKING[name]) and keys and spec is None:
+            shown, frame = _RANKING_NAMES[name], "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+        elif name in ("lag", "lead") and isinstance(func, (exp.Lag, exp.Lead)) and keys and spec is None:
+            offset, default = func.args.get("offset"), func.args.get("default")
+            n = int(_integer(offset)) if offset is not None else 1
+            value = self.pretty(default) if default is not None else "NULL"
+            shown = f"{name}({self.pretty(func.this)}, {n}, {value})"
+            k = -n if name == "lag" else n
+            frame = f"ROWS BETWEEN {k} FOLLOWING AND {k} FOLLOWING"
+        elif isinstance(func, exp.AggFunc):
+            shown = self._function(func)
+            if spec is not None:
+                frame = _frame(spec)
+            elif keys:
+                frame = "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+            else:
+                frame = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
+        else:
+            raise _Unnamed
+        parts = []
+        partition = node.args.get("partition_by") or []
+        if partition:
+            parts.append("PARTITION BY " + ", ".join(self.pretty(p) for p in partition))
+        if keys:
+            parts.append("ORDER BY " + ", ".join(self._sort_key(k) for k in keys))
+        parts.append(frame)
+        return f"{shown} OVER ({' '.join(parts)})"
+
+    def _sort_key(self, key: exp.Expression) -> str:
+        if not isinstance(key, exp.Ordered):
+            raise _Unnamed
+        desc = bool(key.args.get("desc"))
+        nulls_first = key.args.get("nulls_first")
+        if nulls_first is None:
+            nulls_first = not desc  # Spark: NULLs are the smallest values
+        return f"{self.pretty(key.this)} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if nulls_first else 'LAST'}"
 
     def _binary(self, node: exp.Expression, op: str) -> str:
         left, right = node.this, node.expression
@@ -232,8 +298,6 @@ class _Printer:
         explicit_try = bool(node.args.get("safe"))
         if called != ("try_cast" if explicit_try else "cast"):
             raise _Unnamed  # `x::INT`, `1L`, DATE '...': Spark names them differently
-        if isinstance(inner, exp.Column):
-            return self.pretty(inner)  # Spark: a CAST of a column keeps the column's name
         to = node.args["to"]
         if to.this == _T.DECIMAL:
             params = [p.name for p in to.expressions]
@@ -294,6 +358,8 @@ class _Printer:
             return node.args["to"].this not in _CAST_TYPES or node.args["to"].this in (_T.DATE, _T.TIMESTAMP)
         if isinstance(node, exp.Interval):
             return True
+        if isinstance(node, exp.Window):
+            return self._may_be_datetime(node.this)
         if isinstance(node, (exp.Add, exp.Sub, exp.Neg, exp.Paren, exp.Case, exp.If)):
             return any(self._may_be_datetime(c) for c in node.iter_expressions())
         if isinstance(node, exp.Func):
@@ -304,6 +370,36 @@ class _Printer:
                 return any(self._may_be_datetime(c) for c in node.iter_expressions())
             return False
         return not isinstance(node, (exp.Binary, exp.Not, exp.Predicate))
+
+
+def _frame(spec: exp.Expression) -> str:
+    kind = str(spec.args.get("kind") or "").upper()
+    if kind not in ("ROWS", "RANGE") or spec.args.get("exclude") is not None:
+        raise _Unnamed
+    start = _bound(spec.args.get("start"), spec.args.get("start_side"))
+    end = _bound(spec.args.get("end"), spec.args.get("end_side")) if spec.args.get("end") is not None else "CURRENT ROW"
+    return f"{kind} BETWEEN {start} AND {end}"
+
+
+def _bound(value: object, side: object) -> str:
+    """One end of a frame: UNBOUNDED PRECEDING, CURRENT ROW or `n PRECEDING` (integer n)."""
+    side_text = str(side or "").upper()
+    if isinstance(value, str):
+        text = value.upper()
+        if text == "CURRENT ROW":
+            return text
+        if text == "UNBOUNDED" and side_text in ("PRECEDING", "FOLLOWING"):
+            return f"UNBOUNDED {side_text}"
+        raise _Unnamed
+    if isinstance(value, exp.Expression) and side_text in ("PRECEDING", "FOLLOWING"):
+        return f"{_integer(value)} {side_text}"
+    raise _Unnamed
+
+
+def _integer(node: exp.Expression) -> str:
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+        return str(int(node.this))
+    raise _Unnamed
 
 
 def _written_args(node: exp.Func) -> list[exp.Expression]:
