@@ -32,3 +32,16 @@ def test_spark_names_as_pinned(names_table: Any) -> None:
         if columns != [name]:
             wrong.append(f"{item}: Spark {columns}, pinned {name!r}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_doubled_quotes_read_as_spark_reads_them(spark: Any) -> None:
+    """The source text itself goes to Spark (the oracle's re-emitted SQL would agree either way)."""
+    from runtime.script import run_script
+
+    items = "'it''s' AS a, '''' AS b, 'x''' AS c, '' AS d, 'p' 'q' AS e, 'o\\'k' AS f"
+    expected = tuple(spark.sql(f"SELECT {items}").collect()[0])
+    run = run_script(
+        f"CREATE TABLE t (k INT);\nCREATE VIEW v AS SELECT {items} FROM t;\n-- step\nINSERT INTO t VALUES (1);\n"
+    )
+    rows = run.outputs[0]["v"].to_rows()
+    assert [tuple(r) for r, _ in rows] == [expected]

@@ -53,6 +53,8 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
     tokens = _tokens(text, dialect)
     _refuse_trailing_commas(tokens)
     text, levels = _strip_recursion_levels(text, tokens)
+    if dialect in ("spark", "databricks"):
+        text = _doubled_quotes_as_escapes(text)
     try:
         statements = [s for s in sqlglot.parse(text, read=dialect) if isinstance(s, exp.Expression)]
     except ParseError as e:
@@ -69,6 +71,41 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
             shown = shown if len(shown) <= 50 else shown[:47] + "..."
             raise SqlError(f"syntax error: cannot parse '{shown}'", starts[k] if k < len(starts) else None)
     return statements
+
+
+def _doubled_quotes_as_escapes(text: str) -> str:
+    """Spark reads `'it''s'` as it's; sqlglot's Spark dialect reads two adjacent literals
+    and concatenates them (its). Write each doubled quote inside a '...' literal as `\\'`,
+    which sqlglot reads as Spark does; positions stay, the two are of one length."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if text.startswith("--", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+        elif text.startswith("/*", i):
+            i = text.find("*/", i + 2)
+            i = n if i < 0 else i + 2
+        elif ch in '"`':  # a quoted identifier or a double-quoted string: skipped whole
+            close = text.find(ch, i + 1)
+            i = n if close < 0 else close + 1
+        elif ch == "'":
+            i += 1
+            while i < n:
+                if text[i] == "\\":
+                    i += 2
+                elif text[i] == "'" and i + 1 < n and text[i + 1] == "'":
+                    out[i] = "\\"
+                    i += 2
+                elif text[i] == "'":
+                    break
+                else:
+                    i += 1
+            i += 1
+        else:
+            i += 1
+    return "".join(out)
 
 
 def _strip_recursion_levels(text: str, tokens: list[Token]) -> tuple[str, list[tuple[str, int]]]:
