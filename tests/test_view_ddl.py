@@ -87,3 +87,11 @@ def test_refused(text: str, message: str) -> None:
     with pytest.raises(DbspcError, match=message) as info:
         compile_program(TABLE + text)
     assert info.value.span is not None
+
+
+def test_comments_after_the_semicolons() -> None:
+    """A comment after a statement's `;`, or at the end of the file, is not a statement."""
+    program = compile_program(
+        "CREATE TABLE t (a INT); -- the table\nCREATE VIEW v AS SELECT a FROM t; -- a view\n-- end\n"
+    )
+    assert list(program.views) == ["v"]

@@ -56,7 +56,9 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
     if dialect in ("spark", "databricks"):
         text = _doubled_quotes_as_escapes(text)
     try:
-        statements = [s for s in sqlglot.parse(text, read=dialect) if isinstance(s, exp.Expression)]
+        parsed = sqlglot.parse(text, read=dialect)
+        # a comment after the last `;` of a line is a Semicolon statement of its own
+        statements = [s for s in parsed if isinstance(s, exp.Expression) and not isinstance(s, exp.Semicolon)]
     except ParseError as e:
         first = e.errors[0] if e.errors else {}
         _refuse_unknown_type(tokens, first.get("line"), first.get("col"))
