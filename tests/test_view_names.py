@@ -403,17 +403,24 @@ SPARK_NAMES = [
     ("concat_ws('-', s, s)", "concat_ws(-, s, s)"),
     ("coalesce(max(x), 0)", "coalesce(max(x), 0)"),
     ("CASE WHEN count(*) > 1 THEN 'many' ELSE 'one' END", "CASE WHEN (count(1) > 1) THEN many ELSE one END"),
+    ("(SELECT max(x) FROM t)", "scalarsubquery()"),
+    ("'it''s'", "it's"),
+    ("(SELECT max(u.y) FROM t AS u)", "scalarsubquery()"),
+    ("(SELECT count(*) FROM t) + 1", "(scalarsubquery() + 1)"),
+    ("EXISTS (SELECT 1 FROM t)", "exists()"),
+    ("NOT EXISTS (SELECT 1 FROM t WHERE y > 2)", "(NOT exists())"),
+    ("x IN (SELECT y FROM t)", "(x IN (listquery()))"),
+    ("x NOT IN (SELECT y FROM t)", "(NOT (x IN (listquery())))"),
+    ("x IN (SELECT u.y FROM t AS u WHERE u.y > 1)", "(x IN (listquery()))"),
 ]
 
 # Items whose Spark name depends on types, defaults or subqueries, or that sqlglot rewrites.
 UNNAMED = [
-    "'it''s'",
+    "(SELECT max(y) FROM t AS u WHERE u.y = t.x)",
+    "EXISTS (SELECT 1 FROM t AS u WHERE u.y = t.x)",
     "CAST(NULL AS INT)",
     "x > 1.5",
     "dt + INTERVAL 1 DAY",
-    "(SELECT max(x) FROM t)",
-    "EXISTS (SELECT 1 FROM t)",
-    "x IN (SELECT y FROM t)",
     "extract(year FROM dt)",
     "flag IS NOT FALSE",
     "1L",
@@ -436,7 +443,6 @@ UNNAMED = [
     "amount > 1.5",
     "f > 1.5",
     "d > 1.5",
-    "(SELECT max(y) FROM t AS u WHERE u.y = t.x)",
 ]
 
 

@@ -496,9 +496,10 @@ def _spark_names(query: exp.Expression, program: Program) -> exp.Expression:
     `*`); the others keep sqlglot's names (a column's own name, or `_col_<i>`)."""
     if not program.semantics.spark_names:
         return query
-    relations = program.catalog.tables.values()
-    known = {c.name for t in relations for c in t.columns}
-    datetimes = {c.name for t in relations for c in t.columns if c.type in (DATE, TIMESTAMP)}
+    relations = {name: frozenset(t.names) for name, t in program.catalog.tables.items()}
+    schemas = program.catalog.tables.values()
+    known = {c.name for t in schemas for c in t.columns}
+    datetimes = {c.name for t in schemas for c in t.columns if c.type in (DATE, TIMESTAMP)}
 
     def datetime_column(name: str) -> bool:  # a CTE's or subquery's column may be anything
         return name in datetimes or name not in known
@@ -511,7 +512,7 @@ def _spark_names(query: exp.Expression, program: Program) -> exp.Expression:
                 continue
             if isinstance(core, (exp.Cast, exp.TryCast)) and isinstance(_unparen(core.this), exp.Column):
                 continue  # sqlglot names it after the column, as Spark does
-            name = pretty_name(item, datetime_column)
+            name = pretty_name(item, datetime_column, relations)
             # a name that is also a column's would change what GROUP BY or ORDER BY resolve to
             if name is None or name.lower() in columns:
                 if item.output_name:  # sqlglot would name `1D` or `CAST(NULL AS INT)` by a part of it

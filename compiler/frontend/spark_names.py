@@ -18,7 +18,7 @@ keeps the case the query spells: `Sum(Amount)` is `sum(Amount)` there).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
@@ -135,23 +135,28 @@ def call_name(node: exp.Expression | exp.Func) -> str | None:
     return name.lower() if isinstance(name, str) else None
 
 
-def pretty_name(node: exp.Expression, datetime_column: Callable[[str], bool]) -> str | None:
+def pretty_name(
+    node: exp.Expression, datetime_column: Callable[[str], bool], relations: Mapping[str, frozenset[str]]
+) -> str | None:
     """Spark's name for the unaliased SELECT item `node`, or None (keep `_col_<i>`).
 
     `datetime_column(name)` says whether a column of that name may be a DATE or TIMESTAMP
-    (then `+` and `-` on it are not named)."""
+    (then `+` and `-` on it are not named); `relations` holds the columns of each table
+    and view, to tell an uncorrelated subquery (Spark: `scalarsubquery()`) from one that
+    reads outer columns (Spark lists them: `scalarsubquery(x)`; not named here)."""
     core = _unparen(node)
     if isinstance(core, (exp.Cast, exp.TryCast)) and isinstance(_unparen(core.this), exp.Column):
         return _unparen(core.this).name.lower()  # Spark names a CAST of a column (only at the top) by it
     try:
-        return _Printer(datetime_column).pretty(node)
+        return _Printer(datetime_column, relations).pretty(node)
     except _Unnamed:
         return None
 
 
 class _Printer:
-    def __init__(self, datetime_column: Callable[[str], bool]) -> None:
+    def __init__(self, datetime_column: Callable[[str], bool], relations: Mapping[str, frozenset[str]]) -> None:
         self.datetime_column = datetime_column
+        self.relations = relations
 
     def pretty(self, node: exp.Expression) -> str:
         if isinstance(node, exp.Paren):
@@ -188,8 +193,18 @@ class _Printer:
             return f"concat({self.pretty(node.this)}, {self.pretty(node.expression)})"
         if isinstance(node, exp.BitwiseNot):
             return f"~{self.pretty(node.this)}"
+        if isinstance(node, exp.Subquery):
+            self._uncorrelated(node.this)
+            return "scalarsubquery()"
+        if isinstance(node, exp.Exists):
+            self._uncorrelated(node.this)
+            return "exists()"
+        if isinstance(node, exp.In) and node.args.get("query") is not None:
+            query = node.args["query"]
+            self._uncorrelated(query.this if isinstance(query, exp.Subquery) else query)
+            return f"({self.pretty(node.this)} IN (listquery()))"
         if isinstance(node, exp.In):
-            if node.args.get("query") is not None or node.args.get("unnest") is not None or not node.expressions:
+            if node.args.get("unnest") is not None or not node.expressions:
                 raise _Unnamed
             items = ", ".join(self.pretty(e) for e in node.expressions)
             return f"({self.pretty(node.this)} IN ({items}))"
@@ -259,6 +274,26 @@ class _Printer:
         if nulls_first is None:
             nulls_first = not desc  # Spark: NULLs are the smallest values
         return f"{self.pretty(key.this)} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if nulls_first else 'LAST'}"
+
+    def _uncorrelated(self, query: exp.Expression) -> None:
+        """Refuse (as unnamed) a subquery that may read an outer column: one SELECT whose
+        FROM items are all tables or views and whose every column is one of theirs."""
+        if not isinstance(query, exp.Select) or query.args.get("with_") is not None:
+            raise _Unnamed
+        if any(sel is not query for sel in query.find_all(exp.Select)):
+            raise _Unnamed
+        from_ = query.args.get("from_")
+        items = ([from_.this] if from_ is not None else []) + [j.this for j in query.args.get("joins") or []]
+        held: dict[str, frozenset[str]] = {}
+        for item in items:
+            if not isinstance(item, exp.Table) or item.name.lower() not in self.relations:
+                raise _Unnamed
+            held[item.alias_or_name.lower()] = self.relations[item.name.lower()]
+        every = frozenset().union(*held.values())
+        for col in query.find_all(exp.Column):
+            table, name = col.table.lower(), col.name.lower()
+            if (table and name not in held.get(table, frozenset())) or (not table and name not in every):
+                raise _Unnamed
 
     def _binary(self, node: exp.Expression, op: str) -> str:
         left, right = node.this, node.expression
@@ -360,6 +395,8 @@ class _Printer:
             return True
         if isinstance(node, exp.Window):
             return self._may_be_datetime(node.this)
+        if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select) and len(node.this.expressions) == 1:
+            return self._may_be_datetime(node.this.expressions[0])
         if isinstance(node, (exp.Add, exp.Sub, exp.Neg, exp.Paren, exp.Case, exp.If)):
             return any(self._may_be_datetime(c) for c in node.iter_expressions())
         if isinstance(node, exp.Func):
