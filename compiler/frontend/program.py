@@ -66,6 +66,7 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
         raise SqlError(f"syntax error: {desc}", _span(first.get("line"), first.get("col"))) from None
     _record_source_names(text, tokens, statements)
     _attach_recursion_levels(statements, levels)
+    _record_create_clauses(tokens, statements)
     starts = _statement_starts(tokens)
     for k, stmt in enumerate(statements):
         if isinstance(stmt, exp.Command):
@@ -221,6 +222,34 @@ def _record_call_name(text: str, node: exp.Expression | exp.Func, owned: set[int
         return
     taken.add(m.start(1))
     node.meta["call_name"] = m.group(1)
+
+
+_CLAUSE_WORDS = ("OR", "GLOBAL", "TBLPROPERTIES", "PARTITIONED", "WITH", "IF")
+
+
+def _record_create_clauses(tokens: list[Token], statements: list[exp.Expression]) -> None:
+    """Where the clause keywords of each CREATE statement's head are (before its AS), for
+    errors about them: sqlglot keeps no position on the properties it parses."""
+    groups: list[list[Token]] = [[]]
+    for t in tokens:
+        if t.token_type == TokenType.SEMICOLON:
+            groups.append([])
+        else:
+            groups[-1].append(t)
+    groups = [g for g in groups if g]
+    if len(groups) != len(statements):
+        return  # cannot pair them up: the errors fall back to the view's name
+    for group, stmt in zip(groups, statements, strict=True):
+        if not isinstance(stmt, exp.Create) or group[0].token_type != TokenType.CREATE:
+            continue
+        clauses: dict[str, Span] = {}
+        for t in group:
+            if t.token_type == TokenType.ALIAS:
+                break
+            word = t.text.upper().split()[0]
+            if word in _CLAUSE_WORDS and word not in clauses:
+                clauses[word] = Span(t.line, max(t.col - len(t.text) + 1, 1))
+        stmt.meta["clauses"] = clauses
 
 
 def _statement_starts(tokens: list[Token]) -> list[Span]:

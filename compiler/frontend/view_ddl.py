@@ -14,15 +14,16 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from compiler.errors import SqlError, UnsupportedSql
+from compiler.errors import Span, SqlError, UnsupportedSql
 from compiler.frontend.positions import span_of
 
 _HARMLESS = (exp.MaterializedProperty, exp.TemporaryProperty, exp.SchemaCommentProperty)
-_NAMED: dict[type[exp.Expression], str] = {
-    exp.GlobalProperty: "GLOBAL TEMPORARY",
-    exp.Property: "TBLPROPERTIES",
-    exp.PartitionedByProperty: "PARTITIONED BY",
-    exp.WithSchemaBindingProperty: "WITH SCHEMA",
+# refused property -> (what the error calls it, the keyword the parser recorded the position of)
+_NAMED: dict[type[exp.Expression], tuple[str, str]] = {
+    exp.GlobalProperty: ("GLOBAL TEMPORARY", "GLOBAL"),
+    exp.Property: ("TBLPROPERTIES", "TBLPROPERTIES"),
+    exp.PartitionedByProperty: ("PARTITIONED BY", "PARTITIONED"),
+    exp.WithSchemaBindingProperty: ("WITH SCHEMA", "WITH"),
 }
 
 
@@ -43,12 +44,13 @@ def view_header(stmt: exp.Create, dialect: str) -> ViewHeader:
     for prop in properties.expressions if properties is not None else []:
         if isinstance(prop, _HARMLESS):
             continue
-        what = _NAMED.get(type(prop)) or prop.sql(dialect) or type(prop).__name__
-        raise UnsupportedSql(f"CREATE VIEW ... {what} is not supported", span_of(prop) or span_of(stmt))
+        what, keyword = _NAMED.get(type(prop)) or (prop.sql(dialect) or type(prop).__name__, "")
+        where = _clause(stmt, keyword) or span_of(prop) or span_of(stmt)
+        raise UnsupportedSql(f"CREATE VIEW ... {what} is not supported", where)
     replace = bool(stmt.args.get("replace"))
     if_not_exists = bool(stmt.args.get("exists"))
     if replace and if_not_exists:  # Spark: INVALID_SQL_SYNTAX (both together)
-        raise SqlError("CREATE OR REPLACE VIEW cannot also say IF NOT EXISTS", span_of(stmt))
+        raise SqlError("CREATE OR REPLACE VIEW cannot also say IF NOT EXISTS", _clause(stmt, "IF") or span_of(stmt))
     columns = tuple(stmt.this.expressions) if isinstance(stmt.this, exp.Schema) else ()
     for col in columns:
         if isinstance(col, exp.ColumnDef) and col.args.get("kind") is not None:
@@ -63,3 +65,9 @@ def view_header(stmt: exp.Create, dialect: str) -> ViewHeader:
                     span_of(constraint) or span_of(col),
                 )
     return ViewHeader(name, replace, if_not_exists, columns)
+
+
+def _clause(stmt: exp.Create, keyword: str) -> Span | None:
+    clauses = (stmt._meta or {}).get("clauses") or {}
+    span = clauses.get(keyword)
+    return span if isinstance(span, Span) else None
