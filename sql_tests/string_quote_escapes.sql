@@ -1,4 +1,4 @@
--- title: a doubled quote inside a string literal is one quote, as in Spark ('it''s' is it's); adjacent literals are joined; backslash escapes
+-- title: a doubled quote inside a string literal is one quote, as in Spark ('it''s' is it's, "a""b" is a"b); adjacent literals are joined; backslash escapes
 CREATE TABLE notes (id INT, body STRING);
 
 CREATE VIEW quoted AS
@@ -9,6 +9,7 @@ SELECT id,
        '' AS empty,
        'a' 'b' AS joined,
        'x\'y' AS backslashed,
+       "say ""hi""" AS double_quoted,
        body = 'o''k' AS is_ok   -- a comment's quote: it's ignored
 FROM notes;
 

@@ -38,7 +38,7 @@ def test_doubled_quotes_read_as_spark_reads_them(spark: Any) -> None:
     """The source text itself goes to Spark (the oracle's re-emitted SQL would agree either way)."""
     from runtime.script import run_script
 
-    items = "'it''s' AS a, '''' AS b, 'x''' AS c, '' AS d, 'p' 'q' AS e, 'o\\'k' AS f"
+    items = "'it''s' AS a, '''' AS b, 'x''' AS c, '' AS d, 'p' 'q' AS e, 'o\\'k' AS f, \"say \"\"hi\"\"\" AS g"
     expected = tuple(spark.sql(f"SELECT {items}").collect()[0])
     run = run_script(
         f"CREATE TABLE t (k INT);\nCREATE VIEW v AS SELECT {items} FROM t;\n-- step\nINSERT INTO t VALUES (1);\n"

@@ -77,9 +77,10 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
 
 
 def _doubled_quotes_as_escapes(text: str) -> str:
-    """Spark reads `'it''s'` as it's; sqlglot's Spark dialect reads two adjacent literals
-    and concatenates them (its). Write each doubled quote inside a '...' literal as `\\'`,
-    which sqlglot reads as Spark does; positions stay, the two are of one length."""
+    """Spark reads `'it''s'` as it's (and `"it""s"` as it"s); sqlglot's Spark dialect
+    reads two adjacent literals and concatenates them (its). Write each doubled quote
+    inside a literal as a backslash escape, which sqlglot reads as Spark does; positions
+    stay, the two are of one length."""
     out = list(text)
     i, n = 0, len(text)
     while i < n:
@@ -90,18 +91,18 @@ def _doubled_quotes_as_escapes(text: str) -> str:
         elif text.startswith("/*", i):
             i = text.find("*/", i + 2)
             i = n if i < 0 else i + 2
-        elif ch in '"`':  # a quoted identifier or a double-quoted string: skipped whole
+        elif ch == "`":  # a quoted identifier: skipped whole
             close = text.find(ch, i + 1)
             i = n if close < 0 else close + 1
-        elif ch == "'":
+        elif ch in "'\"":
             i += 1
             while i < n:
                 if text[i] == "\\":
                     i += 2
-                elif text[i] == "'" and i + 1 < n and text[i + 1] == "'":
+                elif text[i] == ch and i + 1 < n and text[i + 1] == ch:
                     out[i] = "\\"
                     i += 2
-                elif text[i] == "'":
+                elif text[i] == ch:
                     break
                 else:
                     i += 1
