@@ -75,6 +75,10 @@ def test_column_list_renames_and_comments_are_kept_out_of_the_way() -> None:
             "view 'w' reads it",
         ),
         ("CREATE OR REPLACE VIEW IF NOT EXISTS v AS SELECT a FROM t;", "cannot also say IF NOT EXISTS"),
+        (
+            "CREATE VIEW v AS SELECT a FROM t;\nCREATE OR REPLACE VIEW v AS SELECT a + 1 AS a FROM v;",
+            "cannot be replaced by a query that reads 'v'",
+        ),
         ("CREATE GLOBAL TEMPORARY VIEW v AS SELECT a FROM t;", "GLOBAL TEMPORARY is not supported"),
         ("CREATE VIEW v TBLPROPERTIES ('k' = 'v') AS SELECT a FROM t;", "TBLPROPERTIES is not supported"),
         ("CREATE VIEW v WITH SCHEMA BINDING AS SELECT a FROM t;", "WITH SCHEMA is not supported"),

@@ -333,6 +333,8 @@ def add_view(program: Program, stmt: exp.Create) -> None:
         if header.if_not_exists:
             return  # Spark: IF NOT EXISTS leaves the relation that exists as it is
         _refuse_replacing(program, name, header.replace, stmt)
+        if name in _relations_read(query):  # Spark: RECURSIVE_VIEW
+            raise SqlError(f"view '{name}' cannot be replaced by a query that reads '{name}'", span_of(stmt.this))
     qualified = qualify_query(query, program)
     binder = QueryBinder(program.catalog, program.semantics, {n: v.plan for n, v in program.views.items()})
     rel = binder.bind(qualified, {})
@@ -389,14 +391,13 @@ def _refuse_duplicate_columns(view: str, names: list[str], nodes: list[exp.Expre
     either would be ambiguous."""
     seen: set[str] = set()
     for i, n in enumerate(names):
-        n = n.lower()  # Spark compares column names case-insensitively
-        if n in seen:
+        if n.lower() in seen:  # Spark compares column names case-insensitively
             where = nodes[i] if i < len(nodes) else stmt
             raise SqlError(
                 f"view '{view}' has two columns named '{n}'; give one an alias (Spark: COLUMN_ALREADY_EXISTS)",
                 span_of(where),
             )
-        seen.add(n)
+        seen.add(n.lower())
 
 
 _POSITION = re.compile(r"Line: (\d+), Col: (\d+)")
