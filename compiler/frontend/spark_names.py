@@ -2,17 +2,20 @@
 
 Spark names such an item by `toPrettySQL` of the *analyzed* expression (ResolveAliases):
 function names as Spark registers them (`SUM(x)` is `sum(x)`, `count(*)` is `count(1)`,
-`sqrt(x)` is `SQRT(x)`), every operator in parentheses (`(a + b)`, `(NOT (x = 1))` for
-`x <> 1`), string literals without quotes, implicit casts left out, and a CAST of a column
-named by the column. The names below were checked against Spark 4 by
-tests/test_spark_names.py.
+`sqrt(x)` is `SQRT(x)`), the arguments it fills in (`round(x)` is `round(x, 0)`), every
+operator in parentheses (`(a + b)`, `(NOT (x = 1))` for `x <> 1`), string literals
+without quotes, implicit casts left out, a window with its sort directions, NULLS
+placement and frame spelt out, an uncorrelated subquery as `scalarsubquery()`, and a
+top-level CAST of a column named by the column. tests/test_view_names.py pins about 300
+names, and tests/test_spark_names.py checks them against Spark 4.
 
 Where Spark's name depends on what only analysis knows (types: `dt + 1` is
-`date_add(dt, 1)`, `x > 1.5` on an integer x is `(x > 1)`; default arguments:
-`round(x)` is `round(x, 0)`; window frames; subqueries), or on a form not listed here,
-`pretty_name` returns None and the item keeps sqlglot's deterministic `_col_<i>` (its
-position in the SELECT list). Identifiers are lower-cased like every dbspc name (Spark
-keeps the case the query spells: `Sum(Amount)` is `sum(Amount)` there).
+`date_add(dt, 1)`, `x > 1.5` on an integer x is `(x > 1)`; the outer columns a correlated
+subquery reads: `scalarsubquery(x)`), or on a form not listed here, `pretty_name` returns
+None and the item keeps sqlglot's deterministic `_col_<i>` (its position in the SELECT
+list). Identifiers are lower-cased like every dbspc name (Spark keeps the case the query
+spells: `Sum(Amount)` is `sum(Amount)` there); a unary plus is lost by sqlglot (Spark:
+`(+ a)`, dbspc: `a`).
 """
 
 from __future__ import annotations
