@@ -79,6 +79,9 @@ class Semantics:
     bare_columns: bool = False
     # The dialect is parsed with its own grammar but evaluated with Spark's rules.
     parse_only: bool = False
+    # An unaliased SELECT item is named as Spark names it (`sum(x)`, `(a + b)`, see
+    # compiler/frontend/spark_names.py); otherwise `_col_<i>` by its position.
+    spark_names: bool = False
 
     def parse_only_warning(self) -> str | None:
         """The stderr line that says a dialect is not evaluated by its own rules."""
@@ -98,6 +101,7 @@ _SPARK = Semantics(
     decimal_division="decimal",
     string_number="spark",
     store_assignment="ansi",
+    spark_names=True,
 )
 
 _FULL = {
@@ -141,4 +145,6 @@ def semantics_of(dialect: str) -> Semantics:
     full = _FULL.get(dialect)
     if full is not None:
         return full
-    return Semantics(**{**_SPARK.__dict__, "dialect": dialect, "parse_only": True})
+    # Hive is Spark's own SQL family: its programs run on Spark and get Spark's names.
+    names = dialect == "hive"
+    return Semantics(**{**_SPARK.__dict__, "dialect": dialect, "parse_only": True, "spark_names": names})

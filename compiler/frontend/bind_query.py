@@ -129,7 +129,7 @@ class QueryBinder:
                     conjuncts += [c for c in _split_and(join.args["on"]) if not has_subquery(c)]
             rel, columns = self._join_items(items, conjuncts)
         select_exprs = list(sel.expressions)
-        names = [e.alias_or_name.lower() if isinstance(e, exp.Alias) else e.sql(self.dialect) for e in select_exprs]
+        names = [_output_name(e, self.dialect) for e in select_exprs]
         bodies = [e.this if isinstance(e, exp.Alias) else e for e in select_exprs]
         group = sel.args.get("group")
         having = _having_with_aliases(sel.args.get("having"), select_exprs, group)
@@ -696,3 +696,12 @@ def _aggregate_calls(nodes: list[exp.Expression]) -> list[exp.Expression]:
     for n in nodes:
         visit(n)
     return found
+
+
+def _output_name(item: exp.Expression, dialect: str) -> str:
+    """A SELECT item's column name: its alias, lower-cased, or Spark's name for an
+    unaliased item as compiler/frontend/spark_names.py spelt it (`CASE WHEN ...`)."""
+    if not isinstance(item, exp.Alias):
+        return item.sql(dialect)
+    spelt = (item._meta or {}).get("spark_name")
+    return spelt if isinstance(spelt, str) else item.alias_or_name.lower()

@@ -20,8 +20,11 @@ from compiler.errors import Span, SqlError, UnsupportedSql
 from compiler.frontend.bind_query import QueryBinder
 from compiler.frontend.ddl import table_schema
 from compiler.frontend.positions import span_of
+from compiler.frontend.spark_names import pretty_name
+from compiler.frontend.view_ddl import view_header
 from compiler.logical import plan as lp
 from compiler.logical.projections import renamed
+from compiler.types import DATE, TIMESTAMP
 
 
 @dataclass
@@ -32,6 +35,8 @@ class Program:
     catalog: Catalog = field(default_factory=Catalog)
     tables: dict[str, TableSchema] = field(default_factory=dict)
     views: dict[str, lp.View] = field(default_factory=dict)
+    # the tables and views each view's query names, to refuse replacing a view that is read
+    reads: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def semantics(self) -> Semantics:
@@ -48,8 +53,12 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
     tokens = _tokens(text, dialect)
     _refuse_trailing_commas(tokens)
     text, levels = _strip_recursion_levels(text, tokens)
+    if dialect in ("spark", "databricks"):
+        text = _doubled_quotes_as_escapes(text)
     try:
-        statements = [s for s in sqlglot.parse(text, read=dialect) if isinstance(s, exp.Expression)]
+        parsed = sqlglot.parse(text, read=dialect)
+        # a comment after the last `;` of a line is a Semicolon statement of its own
+        statements = [s for s in parsed if isinstance(s, exp.Expression) and not isinstance(s, exp.Semicolon)]
     except ParseError as e:
         first = e.errors[0] if e.errors else {}
         _refuse_unknown_type(tokens, first.get("line"), first.get("col"))
@@ -57,6 +66,7 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
         raise SqlError(f"syntax error: {desc}", _span(first.get("line"), first.get("col"))) from None
     _record_source_names(text, tokens, statements)
     _attach_recursion_levels(statements, levels)
+    _record_create_clauses(tokens, statements)
     starts = _statement_starts(tokens)
     for k, stmt in enumerate(statements):
         if isinstance(stmt, exp.Command):
@@ -64,6 +74,42 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
             shown = shown if len(shown) <= 50 else shown[:47] + "..."
             raise SqlError(f"syntax error: cannot parse '{shown}'", starts[k] if k < len(starts) else None)
     return statements
+
+
+def _doubled_quotes_as_escapes(text: str) -> str:
+    """Spark reads `'it''s'` as it's (and `"it""s"` as it"s); sqlglot's Spark dialect
+    reads two adjacent literals and concatenates them (its). Write each doubled quote
+    inside a literal as a backslash escape, which sqlglot reads as Spark does; positions
+    stay, the two are of one length."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if text.startswith("--", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+        elif text.startswith("/*", i):
+            i = text.find("*/", i + 2)
+            i = n if i < 0 else i + 2
+        elif ch == "`":  # a quoted identifier: skipped whole
+            close = text.find(ch, i + 1)
+            i = n if close < 0 else close + 1
+        elif ch in "'\"":
+            i += 1
+            while i < n:
+                if text[i] == "\\":
+                    i += 2
+                elif text[i] == ch and i + 1 < n and text[i + 1] == ch:
+                    out[i] = "\\"
+                    i += 2
+                elif text[i] == ch:
+                    break
+                else:
+                    i += 1
+            i += 1
+        else:
+            i += 1
+    return "".join(out)
 
 
 def _strip_recursion_levels(text: str, tokens: list[Token]) -> tuple[str, list[tuple[str, int]]]:
@@ -132,17 +178,79 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
     a function's own name (INSTR, not sqlglot's StrPosition) and the position of
     INTERVAL values (sqlglot records none on them)."""
     intervals: list[exp.Expression] = []
+    owned: set[int] = set()  # where the names of calls with a recorded position start
+    unplaced: list[exp.Expression | exp.Func] = []
     for stmt in statements:
         for node in stmt.walk(bfs=False):
             meta = node._meta
             if isinstance(node, exp.Func) and meta and "start" in meta and "end" in meta:
                 meta["source_name"] = text[meta["start"] : meta["end"] + 1]
-            elif isinstance(node, exp.Interval):
+                owned.add(meta["start"])
+            elif isinstance(node, exp.Mod) and meta and "start" in meta and "end" in meta:
+                meta["call_name"] = text[meta["start"] : meta["end"] + 1]  # `mod(` or `%`
+            elif isinstance(node, exp.Func):
+                unplaced.append(node)
+            if isinstance(node, exp.Interval):
                 intervals.append(node)
+    taken: set[int] = set()
+    for node in reversed(unplaced):  # inner calls first: CAST(CAST(x AS INT) AS STRING)
+        _record_call_name(text, node, owned, taken)
     keywords = [t for t in tokens if t.token_type == TokenType.INTERVAL]
     if len(keywords) == len(intervals):  # both in source order; otherwise leave them unplaced
         for node, t in zip(intervals, keywords, strict=True):
             node.meta.update(line=t.line, col=t.col, start=t.start, end=t.end)
+
+
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*$")
+_TYPED_LITERAL = re.compile(r"\b(DATE|TIMESTAMP)\s*$", re.IGNORECASE)
+
+
+def _record_call_name(text: str, node: exp.Expression | exp.Func, owned: set[int], taken: set[int]) -> None:
+    """The name a call without a recorded position was written with (`SUBSTR(`, `CAST(`,
+    `if(`): the nearest `name(` before its first argument that no inner call took. A name
+    that a call with a recorded position owns is not this node's: sqlglot added the node
+    (the TO_DATE around YEAR's argument)."""
+    starts = [sub._meta["start"] for sub in node.walk() if sub._meta and "start" in sub._meta]
+    if not starts:
+        return
+    end = min(starts)
+    if isinstance(node, exp.Cast) and (typed := _TYPED_LITERAL.search(text, max(end - 20, 0), end)):
+        node.meta["call_name"] = typed.group(1)  # DATE '2024-01-31', TIMESTAMP '...'
+        return
+    while (m := _CALL.search(text, max(end - 200, 0), end)) is not None and m.start(1) in taken:
+        end = m.start(1)
+    if m is None or m.start(1) in owned:
+        return
+    taken.add(m.start(1))
+    node.meta["call_name"] = m.group(1)
+
+
+_CLAUSE_WORDS = ("OR", "GLOBAL", "TBLPROPERTIES", "PARTITIONED", "WITH", "IF")
+
+
+def _record_create_clauses(tokens: list[Token], statements: list[exp.Expression]) -> None:
+    """Where the clause keywords of each CREATE statement's head are (before its AS), for
+    errors about them: sqlglot keeps no position on the properties it parses."""
+    groups: list[list[Token]] = [[]]
+    for t in tokens:
+        if t.token_type == TokenType.SEMICOLON:
+            groups.append([])
+        else:
+            groups[-1].append(t)
+    groups = [g for g in groups if g]
+    if len(groups) != len(statements):
+        return  # cannot pair them up: the errors fall back to the view's name
+    for group, stmt in zip(groups, statements, strict=True):
+        if not isinstance(stmt, exp.Create) or group[0].token_type != TokenType.CREATE:
+            continue
+        clauses: dict[str, Span] = {}
+        for t in group:
+            if t.token_type == TokenType.ALIAS:
+                break
+            word = t.text.upper().split()[0]
+            if word in _CLAUSE_WORDS and word not in clauses:
+                clauses[word] = Span(t.line, max(t.col - len(t.text) + 1, 1))
+        stmt.meta["clauses"] = clauses
 
 
 def _statement_starts(tokens: list[Token]) -> list[Span]:
@@ -216,18 +324,22 @@ def add_statement(program: Program, stmt: exp.Expression) -> None:
 
 
 def add_view(program: Program, stmt: exp.Create) -> None:
-    target = stmt.this.this if isinstance(stmt.this, exp.Schema) else stmt.this  # CREATE VIEW v (x, y)
-    name = target.name.lower()
+    header = view_header(stmt, program.dialect)
+    name = header.name
     query = stmt.expression
     if query is None:
         raise SqlError(f"view '{name}' has no query", span_of(stmt))
     if name in program.catalog.tables:
-        raise SqlError(f"relation '{name}' is already defined", span_of(stmt.this))
+        if header.if_not_exists:
+            return  # Spark: IF NOT EXISTS leaves the relation that exists as it is
+        _refuse_replacing(program, name, header.replace, stmt)
+        if name in _relations_read(query):  # Spark: RECURSIVE_VIEW
+            raise SqlError(f"view '{name}' cannot be replaced by a query that reads '{name}'", span_of(stmt.this))
     qualified = qualify_query(query, program)
     binder = QueryBinder(program.catalog, program.semantics, {n: v.plan for n, v in program.views.items()})
     rel = binder.bind(qualified, {})
     names = [f.name for f in rel.fields]
-    columns = stmt.this.expressions if isinstance(stmt.this, exp.Schema) else []
+    columns = list(header.columns)
     if columns:
         names = [c.name.lower() for c in columns]
         if len(names) != len(rel.fields):
@@ -237,8 +349,34 @@ def add_view(program: Program, stmt: exp.Create) -> None:
         rel = renamed(rel, names)
     if not program.semantics.sqlite_storage:
         _refuse_duplicate_columns(name, names, columns or _select_items(query), stmt)
+    if name in program.views:  # OR REPLACE: the new definition comes last, after what it reads
+        del program.views[name]
+        del program.catalog.tables[name]
     program.views[name] = lp.View(name, rel, query.sql(program.dialect))
+    program.reads[name] = _relations_read(query)
     program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))
+
+
+def _refuse_replacing(program: Program, name: str, replace: bool, stmt: exp.Create) -> None:
+    """A second CREATE VIEW of a name replaces the first only with OR REPLACE, and only a
+    view no later view reads: those were bound to the first definition, where Spark would
+    read the new one."""
+    where = span_of(stmt.this)
+    if not replace:
+        raise SqlError(f"relation '{name}' is already defined", where)
+    if name in program.tables:
+        raise SqlError(f"'{name}' is a table; CREATE OR REPLACE VIEW replaces only a view", where)
+    readers = sorted(v for v, reads in program.reads.items() if name in reads)
+    if readers:
+        raise UnsupportedSql(
+            f"view '{name}' cannot be replaced: view '{readers[0]}' reads it; define '{name}' once, before it",
+            where,
+        )
+
+
+def _relations_read(query: exp.Expression) -> frozenset[str]:
+    ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    return frozenset(t.name.lower() for t in query.find_all(exp.Table) if t.name.lower() not in ctes)
 
 
 def _select_items(query: exp.Expression) -> list[exp.Expression]:
@@ -253,13 +391,13 @@ def _refuse_duplicate_columns(view: str, names: list[str], nodes: list[exp.Expre
     either would be ambiguous."""
     seen: set[str] = set()
     for i, n in enumerate(names):
-        if n in seen:
+        if n.lower() in seen:  # Spark compares column names case-insensitively
             where = nodes[i] if i < len(nodes) else stmt
             raise SqlError(
                 f"view '{view}' has two columns named '{n}'; give one an alias (Spark: COLUMN_ALREADY_EXISTS)",
                 span_of(where),
             )
-        seen.add(n)
+        seen.add(n.lower())
 
 
 _POSITION = re.compile(r"Line: (\d+), Col: (\d+)")
@@ -270,7 +408,9 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     _refuse_unknown_tables(query, program)
     try:
         qualified = qualify(
-            _alias_select_subqueries(flatten_parenthesized_joins(_sqlite_rewrites(query.copy(), program))),
+            _alias_select_subqueries(
+                flatten_parenthesized_joins(_spark_names(_sqlite_rewrites(query.copy(), program), program))
+            ),
             schema=dict(program.catalog.sqlglot_schema()),  # type: ignore[arg-type]
             dialect=program.dialect,
             validate_qualify_columns=True,
@@ -378,6 +518,40 @@ def _sqlite_rewrites(query: exp.Expression, program: Program) -> exp.Expression:
             continue
         as_real = exp.Add(this=exp.Sum(this=call.expressions[0].copy()), expression=exp.Literal.number("0.0"))
         call.replace(exp.Coalesce(this=exp.Paren(this=as_real), expressions=[exp.Literal.number("0.0")]))
+    return query
+
+
+def _spark_names(query: exp.Expression, program: Program) -> exp.Expression:
+    """Alias every unaliased SELECT item that Spark names by its SQL (`sum(x)`, `(a + b)`)
+    with that name, in every SELECT of the query (a subquery's names reach the outer
+    `*`); the others keep sqlglot's names (a column's own name, or `_col_<i>`)."""
+    if not program.semantics.spark_names:
+        return query
+    relations = {name: frozenset(t.names) for name, t in program.catalog.tables.items()}
+    schemas = program.catalog.tables.values()
+    known = {c.name for t in schemas for c in t.columns}
+    datetimes = {c.name for t in schemas for c in t.columns if c.type in (DATE, TIMESTAMP)}
+
+    def datetime_column(name: str) -> bool:  # a CTE's or subquery's column may be anything
+        return name in datetimes or name not in known
+
+    for sel in list(query.find_all(exp.Select)):
+        columns = {c.name.lower() for c in sel.find_all(exp.Column)}
+        for i, item in enumerate(list(sel.expressions)):
+            core = _unparen(item)
+            if isinstance(item, exp.Alias) or isinstance(core, (exp.Column, exp.Star)):
+                continue
+            if isinstance(core, (exp.Cast, exp.TryCast)) and isinstance(_unparen(core.this), exp.Column):
+                continue  # sqlglot names it after the column, as Spark does
+            name = pretty_name(item, datetime_column, relations)
+            # a name that is also a column's would change what GROUP BY or ORDER BY resolve to
+            if name is None or name.lower() in columns:
+                if item.output_name:  # sqlglot would name `1D` or `CAST(NULL AS INT)` by a part of it
+                    item.replace(exp.Alias(this=item.copy(), alias=exp.to_identifier(f"_col_{i}")))
+                continue
+            alias = exp.Alias(this=item.copy(), alias=exp.to_identifier(name, quoted=True))
+            alias.meta["spark_name"] = name  # qualify lower-cases identifiers; Spark's name keeps `CASE WHEN`
+            item.replace(alias)
     return query
 
 

@@ -1,0 +1,3 @@
+-- title: CREATE OR REPLACE VIEW does not replace a table
+CREATE TABLE t (a INT);
+CREATE OR REPLACE VIEW t AS SELECT 1 AS a;
