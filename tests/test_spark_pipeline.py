@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import logging
 import random
 from collections import Counter
 from decimal import Decimal
@@ -1134,3 +1135,41 @@ def test_a_view_added_after_ten_refreshes_and_a_source_column_added(spark: Any, 
         job.close()
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {feed}")
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_every_refresh_is_observable(spark: Any, tmp_path: Path, caplog: Any, capsys: Any) -> None:
+    """One log line per refresh, the same figures from metrics() and in the metrics
+    table, and explain() prints the incremental circuit with its cost report."""
+    name = f"obs{next(_names)}"
+    spark.sql(f"CREATE TABLE {name}_t (g INT, x INT, v BIGINT) USING parquet LOCATION '{tmp_path / 't'}'")
+    try:
+        job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", view_prefix=f"{name}_")
+        job.append_table("t", source=f"{name}_t", offset="v")
+        job.view("CREATE VIEW s AS SELECT g, SUM(x) FROM t GROUP BY g")
+        assert job.pipeline.view_columns("s") == ("g", "sum(x)")  # Spark's own name
+        caplog.set_level(logging.INFO, logger="dbspc.refresh")
+        for v in (1, 2):
+            spark.sql(f"INSERT INTO {name}_t VALUES (1, {v}, {v}), (2, 5, {v})")
+            job.refresh()
+        lines = [r.getMessage() for r in caplog.records if r.name == "dbspc.refresh"]
+        assert len(lines) == 2 and lines[1].startswith("refresh 2 committed: offsets t=2; rows in 2 (t 2); rows out")
+        assert "state " in lines[1] and "compute " in lines[1] and "total " in lines[1]
+        last = job.metrics()[-1]
+        assert last["refresh_id"] == 2 and last["offsets"] == {"t": 2} and last["rows_in"] == 2
+        assert last["state_rows"] > 0 and last["state_bytes"] > 0 and last["seconds"]["total"] > 0
+        table = spark.table(f"{name}_dbspc_metrics").orderBy("refresh_id").collect()
+        assert [r["refresh_id"] for r in table] == [1, 2] and table[1]["state_bytes"] == last["state_bytes"]
+        job.explain()
+        shown = capsys.readouterr().out
+        assert "output[s]" in shown and "cost per change" in shown and "O(C log R)" in shown, shown
+        job.close()
+        blocker = tmp_path / "a_file"
+        blocker.write_text("")
+        broken = SparkPipeline(spark, blocker / "ckpt", output=tmp_path / "out2", publish=False)
+        broken.append_table("t", source=f"{name}_t", offset="v").view("CREATE VIEW s AS SELECT g FROM t")
+        with pytest.raises(UsageError, match=r"checkpoint directory .*a_file/ckpt cannot be written"):
+            broken.refresh()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}_t")

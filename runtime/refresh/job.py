@@ -266,8 +266,14 @@ class Job:
     def _take_lock(self) -> None:
         if self._lock is not None:
             return
-        self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
-        lock = open(self.checkpoint_dir / "LOCK", "ab")
+        try:
+            self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+            lock = open(self.checkpoint_dir / "LOCK", "ab")
+        except OSError as e:
+            raise UsageError(
+                f"checkpoint directory {self.checkpoint_dir} cannot be written ({e.strerror or e}); a job needs a "
+                "checkpoint directory of its own that it can write"
+            ) from None
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -275,6 +281,9 @@ class Job:
             raise UsageError(f"checkpoint {self.checkpoint_dir} is in use by another running job") from None
         try:
             _claim(self.storage, self.checkpoint_dir)
+        except OSError as e:
+            lock.close()
+            raise UsageError(f"output directory {self.storage} cannot be written ({e.strerror or e})") from None
         except BaseException:
             lock.close()
             raise
