@@ -252,6 +252,12 @@ class Job:
         checkpoint.commit(self.checkpoint_dir, new)
         self._store.known = known
         self.dropped = sorted(set(manifest.sinks) - set(section))
+        changed = sorted(v for v in section if v not in committed)
+        LOG.info(
+            f"refresh {k} committed: the program changed, so it was carried over from the checkpoint's stored "
+            f"tables without reading the sources; new or changed views {', '.join(changed) or '-'}; "
+            f"dropped views {', '.join(self.dropped) or '-'}"
+        )
         for v in self.dropped:
             self.storage.remove(v)
         return new
