@@ -1173,3 +1173,38 @@ def test_every_refresh_is_observable(spark: Any, tmp_path: Path, caplog: Any, ca
             broken.refresh()
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}_t")
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_a_view_named_like_a_catalog_table_is_refused_unless_replaced(spark: Any, tmp_path: Path) -> None:
+    """A view whose table name is taken by a table the job did not create is refused at
+    start, naming both; with replace=True the table is dropped and the view takes its
+    name. CREATE OR REPLACE MATERIALIZED VIEW registers like CREATE VIEW."""
+    name = f"own{next(_names)}"
+    spark.sql(f"CREATE TABLE {name}_t (g INT, v BIGINT) USING parquet LOCATION '{tmp_path / 't'}'")
+    spark.sql(f"CREATE TABLE {name}_counts (x STRING) USING parquet LOCATION '{tmp_path / 'theirs'}'")
+    try:
+        spark.sql(f"INSERT INTO {name}_t VALUES (1, 1), (1, 1), (2, 1)")
+
+        def make(replace: bool) -> SparkPipeline:
+            job = SparkPipeline(
+                spark, tmp_path / "ckpt", output=tmp_path / "out", view_prefix=f"{name}_", replace=replace
+            )
+            job.append_table("t", source=f"{name}_t", offset="v")
+            return job.view("CREATE OR REPLACE MATERIALIZED VIEW counts AS SELECT g, COUNT(*) AS n FROM t GROUP BY g")
+
+        job = make(replace=False)
+        with pytest.raises(UsageError, match=rf"view 'counts' would be published as '{name}_counts', which is already"):
+            job.refresh()
+        assert spark.table(f"{name}_counts").columns == ["x"]  # untouched
+        job = make(replace=True)
+        job.refresh()
+        assert spark_rows(spark.table(f"{name}_counts")) == [((1, 2), 1), ((2, 1), 1)]
+        job.close()
+        job = make(replace=False)  # its own table now: resuming is fine
+        assert job.refresh_id == 1
+        job.close()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}_t")
+        spark.sql(f"DROP TABLE IF EXISTS {name}_counts")
