@@ -79,6 +79,7 @@ from runtime.zset import ZSet
 
 _READERS = 8  # sources read at once
 LOG = logging.getLogger("dbspc.refresh")
+_SLOW_PHASE = 2.0  # seconds: log the phase as it ends
 
 
 @dataclass
@@ -395,10 +396,10 @@ class Job:
         assert sinks is not None
         manifest = self.manifest
         k = self.refresh_id + 1
-        clock = _Clock()
+        clock = _Clock(k)
         changes, offsets, snapshots, checks, pending = self._read(k)
-        clock.lap("transfer")
         rows_read = {t: len(z) for t, z in changes.items()}
+        clock.lap("transfer", f" ({sum(rows_read.values())} change rows read); computing the views")
         if manifest is not None and not any(rows_read.values()):
             for path in pending:
                 files.remove(path)
@@ -620,14 +621,20 @@ class Job:
 
 
 class _Clock:
-    def __init__(self) -> None:
+    """Seconds per phase of a refresh; a phase that took long is logged as it ends, so a
+    long load shows its progress before the refresh's own line."""
+
+    def __init__(self, refresh_id: int = 0) -> None:
+        self.refresh_id = refresh_id
         self.start = self.last = time.perf_counter()
         self.laps: dict[str, float] = {}
 
-    def lap(self, name: str) -> None:
+    def lap(self, name: str, detail: str = "") -> None:
         now = time.perf_counter()
         self.laps[name] = now - self.last
         self.last = now
+        if self.laps[name] >= _SLOW_PHASE:
+            LOG.info(f"refresh {self.refresh_id}: {name} took {self.laps[name]:.1f} s{detail}")
 
     def done(self) -> dict[str, float]:
         self.laps["total"] = time.perf_counter() - self.start
