@@ -31,9 +31,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compiler.errors import DbspcError
-from runtime.spark import SparkPipeline, local_session
-from runtime.zset import ZSet
+from dbspc.compiler.errors import DbspcError
+from dbspc.runtime.spark import SparkPipeline, local_session
+from dbspc.runtime.zset import ZSet
 
 HOME = Path(__file__).resolve().parent.parent / ".dbspc-demo"
 

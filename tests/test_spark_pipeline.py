@@ -30,18 +30,18 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from compiler.errors import DbspcError, InputError, RuntimeSqlError, SqlError, UsageError
-from compiler.types import SqlType
-from runtime.pipeline import Pipeline
-from runtime.refresh import checkpoint
-from runtime.refresh.job import Job
-from runtime.refresh.schema import columns_of, create_table
-from runtime.refresh.sinks import Sinks
-from runtime.refresh.sources import AppendTable, ChangeTable
-from runtime.refresh.storage import LocalStorage
-from runtime.spark import SparkPipeline, read_changes, read_view
-from runtime.spark.spark_types import arrow_schema, from_spark_type
-from runtime.zset import ZSet
+from dbspc.compiler.errors import DbspcError, InputError, RuntimeSqlError, SqlError, UsageError
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.refresh import checkpoint
+from dbspc.runtime.refresh.job import Job
+from dbspc.runtime.refresh.schema import columns_of, create_table
+from dbspc.runtime.refresh.sinks import Sinks
+from dbspc.runtime.refresh.sources import AppendTable, ChangeTable
+from dbspc.runtime.refresh.storage import LocalStorage
+from dbspc.runtime.spark import SparkPipeline, read_changes, read_view
+from dbspc.runtime.spark.spark_types import arrow_schema, from_spark_type
+from dbspc.runtime.zset import ZSet
 from tests import spark_crash_child as child
 from tests.oracle import assert_same_rows, spark_views
 
@@ -762,7 +762,7 @@ def test_sinks_versions_bags_and_change_feed(tmp_path: Path) -> None:
     """A version holds the view as a bag (a row of weight 2 written twice); rows that
     cancel out leave an empty table that still has a file with the schema; change files
     are staged until promoted, and a staged file of a refresh that never committed goes."""
-    from compiler.types import INT
+    from dbspc.compiler.types import INT
 
     sinks = Sinks(LocalStorage(tmp_path), {"v": (("x",), (INT,))}, ["v"])
     state: dict[str, Any] = {}
@@ -942,9 +942,9 @@ class NoSpark:
 
 sys.meta_path.insert(0, NoSpark())
 from pathlib import Path
-import runtime.refresh.checkpoint, runtime.refresh.engine, runtime.refresh.failpoints
-import runtime.refresh.files, runtime.refresh.job, runtime.refresh.schema, runtime.refresh.sinks
-import runtime.refresh.sources
+import dbspc.runtime.refresh.checkpoint, dbspc.runtime.refresh.engine, dbspc.runtime.refresh.failpoints
+import dbspc.runtime.refresh.files, dbspc.runtime.refresh.job, dbspc.runtime.refresh.schema, dbspc.runtime.refresh.sinks
+import dbspc.runtime.refresh.sources
 from tests import spark_crash_child as child
 work = Path({str(tmp_path)!r})
 child.prepare_sources(work, 2)

@@ -41,15 +41,15 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from compiler.errors import DbspcError, InputError, Span, UsageError
-from runtime.nested import DEFAULT_MAX_ITERATIONS
-from runtime.pipeline import Pipeline
-from runtime.refresh import checkpoint, evolve, files, metrics
-from runtime.refresh import sinks as sink_files
-from runtime.refresh.checkpoint import Manifest, StateStore
-from runtime.refresh.engine import Engine
-from runtime.refresh.failpoints import failpoint
-from runtime.refresh.schema import (
+from dbspc.compiler.errors import DbspcError, InputError, Span, UsageError
+from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.refresh import checkpoint, evolve, files, metrics
+from dbspc.runtime.refresh import sinks as sink_files
+from dbspc.runtime.refresh.checkpoint import Manifest, StateStore
+from dbspc.runtime.refresh.engine import Engine
+from dbspc.runtime.refresh.failpoints import failpoint
+from dbspc.runtime.refresh.schema import (
     SourceColumn,
     columns_of,
     create_table,
@@ -58,8 +58,8 @@ from runtime.refresh.schema import (
     from_arrow_type,
     spark_schema,
 )
-from runtime.refresh.sinks import Sinks, ViewVersion
-from runtime.refresh.sources import (
+from dbspc.runtime.refresh.sinks import Sinks, ViewVersion
+from dbspc.runtime.refresh.sources import (
     AppendTable,
     ChangeTable,
     PlainTable,
@@ -70,12 +70,12 @@ from runtime.refresh.sources import (
     to_zset,
     where,
 )
-from runtime.refresh.sources import (
+from dbspc.runtime.refresh.sources import (
     describe as describe_source,
 )
-from runtime.refresh.storage import LocalStorage, Storage
-from runtime.render import state_sizes
-from runtime.zset import ZSet
+from dbspc.runtime.refresh.storage import LocalStorage, Storage
+from dbspc.runtime.render import state_sizes
+from dbspc.runtime.zset import ZSet
 
 _READERS = 8  # sources read at once
 LOG = logging.getLogger("dbspc.refresh")

@@ -38,12 +38,12 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from compiler.types import SqlType
-from runtime.refresh import storage as store
-from runtime.refresh.failpoints import failpoint
-from runtime.refresh.schema import arrow_type
-from runtime.refresh.storage import Storage
-from runtime.zset import ROW_HASH_SEED, WEIGHT, ZSet, col_name
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.refresh import storage as store
+from dbspc.runtime.refresh.failpoints import failpoint
+from dbspc.runtime.refresh.schema import arrow_type
+from dbspc.runtime.refresh.storage import Storage
+from dbspc.runtime.zset import ROW_HASH_SEED, WEIGHT, ZSet, col_name
 
 PUBLISHED = "_published.json"  # <output>/_published.json: what readers follow
 BUCKET_ROWS = 1 << 16

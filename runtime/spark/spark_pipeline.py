@@ -24,15 +24,15 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from compiler.errors import UsageError
-from runtime.nested import DEFAULT_MAX_ITERATIONS
-from runtime.pipeline import Pipeline
-from runtime.refresh import metrics
-from runtime.refresh.job import Job, RefreshResult
-from runtime.refresh.sources import DEFAULT_OPS, AppendTable, ChangeTable, PlainTable, Source, spark_name
-from runtime.refresh.storage import HadoopStorage, LocalStorage, Storage, is_local
-from runtime.spark import readers
-from runtime.spark.engine import SparkEngine
+from dbspc.compiler.errors import UsageError
+from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.refresh import metrics
+from dbspc.runtime.refresh.job import Job, RefreshResult
+from dbspc.runtime.refresh.sources import DEFAULT_OPS, AppendTable, ChangeTable, PlainTable, Source, spark_name
+from dbspc.runtime.refresh.storage import HadoopStorage, LocalStorage, Storage, is_local
+from dbspc.runtime.spark import readers
+from dbspc.runtime.spark.engine import SparkEngine
 
 
 class SparkPipeline:
@@ -204,9 +204,9 @@ class SparkPipeline:
     def explain(self) -> None:
         """Print the incremental circuit of the views with its cost report: the state
         each operator keeps and what a change costs, as `dbspc compile` prints it."""
-        from compiler.circuit.dump import to_text
-        from compiler.circuit.report import to_report
-        from compiler.deep_stack import deep
+        from dbspc.compiler.circuit.dump import to_text
+        from dbspc.compiler.circuit.report import to_report
+        from dbspc.compiler.deep_stack import deep
 
         circuit = self.pipeline.circuit
         print(deep(lambda: to_text(circuit) + to_report(circuit)), end="")
