@@ -86,7 +86,14 @@ def main() -> None:
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @DIALECT
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "dot"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "dot", "svg", "html"]),
+    default="text",
+    show_default=True,
+    help="svg: a picture; html: one page with the picture, the costs and the lifted circuit.",
+)
 @click.option("--non-incremental", is_flag=True, help="Print the lifted circuit, before incrementalization.")
 @click.option("--no-report", is_flag=True, help="Omit the incrementality report after a text dump.")
 def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report: bool) -> None:
@@ -99,7 +106,16 @@ def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report:
     text = split_script(_read(file)).program
     _warn_parse_only(file, dialect)
     compiled = _guarded(file, lambda: compile_sql(text, dialect, incremental=not non_incremental))
-    render = {"text": to_text, "json": to_json, "dot": to_dot}[fmt]
+    if fmt == "html":
+        from dbspc.compiler.circuit.picture import to_html
+
+        lifted = _guarded(file, lambda: compile_sql(text, dialect, incremental=False))
+        page = deep(lambda: to_html(compiled.circuit, lifted.circuit, f"dbspc: {Path(file).name}"))
+        click.echo(page, nl=False)
+        return
+    from dbspc.compiler.circuit.picture import to_svg
+
+    render = {"text": to_text, "json": to_json, "dot": to_dot, "svg": to_svg}[fmt]
     click.echo(_guarded(file, lambda: deep(lambda: render(compiled.circuit))), nl=False)
     if fmt == "text" and not no_report:
         click.echo(_guarded(file, lambda: deep(lambda: to_report(compiled.circuit))), nl=False)
