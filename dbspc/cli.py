@@ -60,6 +60,31 @@ def _report(filename: str, e: DbspcError) -> None:
         click.echo(f"hint: {hint}", err=True)
 
 
+class _Progress:
+    """A one-line progress display on stderr: items done of all, rate and ETA; lines
+    printed meanwhile go above it."""
+
+    def __init__(self, what: str) -> None:
+        import time
+
+        self.what, self.clock, self.start, self.shown = what, time.perf_counter, time.perf_counter(), False
+
+    def update(self, done: int, total: int, current: str) -> None:
+        elapsed = self.clock() - self.start
+        rate = done / elapsed if elapsed > 0 and done else 0.0
+        eta = f"{(total - done) / rate:.0f}s" if rate else "?"
+        line = f"{self.what}: {done}/{total} ({rate:.2f}/s, ETA {eta}) {Path(current).name if current else ''}"
+        click.echo("\r\033[K" + line, nl=False, err=True)
+        self.shown = done < total
+        if not self.shown:
+            click.echo("\r\033[K", nl=False, err=True)
+
+    def echo(self, message: str) -> None:
+        if self.shown:
+            click.echo("\r\033[K", nl=False, err=True)
+        click.echo(message)
+
+
 def _apply(pipeline: Any, step_text: str) -> Any:
     """One `-- step` of a script applied to its pipeline: the views' deltas."""
     from dbspc.runtime.script import step_changes
@@ -188,7 +213,14 @@ def test_goldens(target: str, dialect: str, update: bool, oracle: str) -> None:
 @main.command()
 @click.argument("script", type=click.Path(dir_okay=False))
 @DIALECT
-@click.option("--output", type=click.Choice(["table", "jsonl"]), default="table", show_default=True)
+@click.option(
+    "--output",
+    type=click.Choice(["table", "jsonl", "csv", "parquet"]),
+    default="table",
+    show_default=True,
+    help="csv/parquet: one file per view (step, weight, then its columns) under --out.",
+)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Directory for csv/parquet.")
 @click.option("--non-incremental", is_flag=True, help="Recompute every view from scratch at each step.")
 @click.option(
     "--max-iterations",
@@ -197,8 +229,22 @@ def test_goldens(target: str, dialect: str, update: bool, oracle: str) -> None:
     help="Fail a step whose recursive CTE needs more inner iterations than this.",
 )
 @click.option("--state", is_flag=True, help="End with the rows and bytes of state each operator holds.")
-def run(script: str, dialect: str, output: str, non_incremental: bool, max_iterations: int | None, state: bool) -> None:
-    """Run SCRIPT's steps and print each step's output delta per view."""
+def run(
+    script: str,
+    dialect: str,
+    output: str,
+    out_dir: str | None,
+    non_incremental: bool,
+    max_iterations: int | None,
+    state: bool,
+) -> None:
+    """Run SCRIPT's steps and print each step's output delta per view.
+
+    \b
+    Example:
+      dbspc run examples/orders.sql
+      dbspc run --output parquet --out deltas/ examples/orders.sql
+    """
     from dbspc.runtime.pipeline import Pipeline
     from dbspc.runtime.render import jsonl_lines, state_lines, state_sizes, table_lines
     from dbspc.runtime.script import split_script
@@ -209,16 +255,27 @@ def run(script: str, dialect: str, output: str, non_incremental: bool, max_itera
     limit = max_iterations or DEFAULT_MAX_ITERATIONS
     _warn_parse_only(script, dialect)
     pipeline = _guarded(script, lambda: Pipeline.from_sql(parts.program, dialect, not non_incremental, limit))
+    files = output in ("csv", "parquet")
+    collected: dict[str, list[Any]] = {v: [] for v in pipeline.view_names()}
     for number, step_text in enumerate(parts.steps, start=1):
         marker = Span(parts.step_lines[number - 1], 1)
         deltas = _guarded(script, partial(_apply, pipeline, step_text), marker, number)
         for view in sorted(deltas):
+            if files:
+                collected[view].append((number, deltas[view]))
+                continue
             if output == "jsonl":
                 lines = jsonl_lines(number, view, deltas[view])
             else:
                 lines = table_lines(number, view, pipeline.view_columns(view), deltas[view])
             for line in lines:
                 click.echo(line)
+    if files:
+        from dbspc.runtime.render import write_deltas
+
+        target = Path(out_dir) if out_dir else Path(script).with_suffix("").with_name(Path(script).stem + "-deltas")
+        for path in write_deltas(target, output, {v: (pipeline.view_columns(v), d) for v, d in collected.items()}):
+            click.echo(f"wrote {path}")
     if state:
         sizes = state_sizes(pipeline.executor.circuit, pipeline.executor.state_sizes())
         for line in state_lines(sizes):
@@ -241,6 +298,7 @@ def run(script: str, dialect: str, output: str, non_incremental: bool, max_itera
 @click.option("--check-inputs", is_flag=True, help="Check every step's changes as Pipeline.step does (slower).")
 @click.option("--in-process", is_flag=True, help="Run files in this process (no crash isolation).")
 @click.option("--table", is_flag=True, help="End with a Markdown table of the files' counts (docs/conformance.md).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 def slt(
     paths: tuple[str, ...],
     verbose: bool,
@@ -251,14 +309,26 @@ def slt(
     check_inputs: bool,
     in_process: bool,
     table: bool,
+    quiet: bool,
 ) -> None:
-    """Run sqllogictest files, each query as an incremental view fed in several steps."""
+    """Run sqllogictest files, each query as an incremental view fed in several steps.
+
+    On a terminal a progress line (files done, rate, ETA) stays at the bottom; --quiet,
+    or output that is not a terminal, drops it."""
     from dbspc.slt.incremental import Limits
     from dbspc.slt.runner import run_paths
 
     limits = Limits(size_limit=size_limit, memory_mb=memory_mb, record_timeout=timeout, check_inputs=check_inputs)
+    bar = _Progress("slt files") if sys.stderr.isatty() and not quiet else None
     totals = run_paths(
-        list(paths), verbose=verbose, limit=limit, echo=click.echo, isolate=not in_process, limits=limits, table=table
+        list(paths),
+        verbose=verbose,
+        limit=limit,
+        echo=bar.echo if bar else click.echo,
+        isolate=not in_process,
+        limits=limits,
+        table=table,
+        progress=bar.update if bar else None,
     )
     if totals.wrong:
         sys.exit(1)

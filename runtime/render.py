@@ -6,12 +6,13 @@ import datetime as dt
 import decimal
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit
 from dbspc.compiler.circuit.dump import numbering
-from dbspc.runtime.zset import ZSet
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name
 
 
 def json_value(v: Any) -> Any:
@@ -90,3 +91,38 @@ def _bytes(n: int) -> str:
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024  # type: ignore[assignment]
     return f"{n:.1f} GiB"
+
+
+def write_deltas(
+    directory: Path, fmt: str, views: dict[str, tuple[tuple[str, ...], list[tuple[int, ZSet]]]]
+) -> list[Path]:
+    """Each view's deltas of every step as one file (csv or parquet) in `directory`:
+    columns `step`, `weight`, then the view's own. Arrays are shown as in the table
+    output in CSV, and kept as lists in parquet."""
+    import polars as pl
+
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for view, (names, steps) in views.items():
+        frames = [
+            d.frame.select(
+                pl.lit(n, dtype=pl.Int64).alias("step"),
+                pl.col(WEIGHT).alias("weight"),
+                *[pl.col(col_name(i)).alias(name) for i, name in enumerate(names)],
+            )
+            for n, d in steps
+        ]
+        types = steps[0][1].types if steps else ()
+        frame = pl.concat(frames) if frames else pl.DataFrame({"step": [], "weight": []})
+        path = directory / f"{view}.{fmt}"
+        if fmt == "csv":
+            arrays = [name for name, t in zip(names, types, strict=False) if t.element is not None]
+            shown = [
+                pl.format("[{}]", pl.col(a).list.eval(pl.element().cast(pl.String)).list.join(", ")).alias(a)
+                for a in arrays
+            ]
+            frame.with_columns(shown).write_csv(path)
+        else:
+            frame.write_parquet(path)
+        written.append(path)
+    return written

@@ -271,16 +271,23 @@ def run_paths(
     isolate: bool = True,
     limits: Limits | None = None,
     table: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> Totals:
     """Run every file; print per-file counts, the top reasons, with `table` a Markdown table
-    of the files, and `N passed, M failed` last."""
+    of the files, and `N passed, M failed` last. `progress(done, total, file)` is told
+    before each file and once at the end."""
     totals = Totals()
     rows: list[tuple[str, Totals]] = []
-    for path in find_test_files(paths):
+    files = list(find_test_files(paths))
+    for done, path in enumerate(files):
+        if progress is not None:
+            progress(done, len(files), path)
         t = run_file(path, verbose, limit, echo, isolate, limits=limits)
         echo(f"{path}: {t.summary()} ({t.seconds:.1f}s)")
         totals.add(t)
         rows.append((path, t))
+    if progress is not None:
+        progress(len(files), len(files), "")
     if totals.unsupported_reasons:
         echo(f"top unsupported ({totals.unsupported}):")
         for reason, n in totals.unsupported_reasons.most_common(15):

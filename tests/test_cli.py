@@ -551,3 +551,19 @@ def test_run_reports_state_per_operator(tmp_path: Path) -> None:
     ]
     assert table[-1][1:4] == ["total", "6", "rows"]
     assert all(int(r[-2].replace(",", "").split(".")[0]) > 0 for r in table)
+
+
+def test_run_writes_csv_and_parquet_files(tmp_path: Path) -> None:
+    """--output csv|parquet: one file per view, with step, weight and the view's columns."""
+    import polars as pl
+
+    for fmt in ("csv", "parquet"):
+        result = invoke(["run", "--output", fmt, "--out", str(tmp_path / fmt), str(REPO / "examples" / "orders.sql")])
+        assert result.exit_code == 0, result.output
+        frame = (
+            pl.read_csv(tmp_path / fmt / "big_orders.csv")
+            if fmt == "csv"
+            else pl.read_parquet(tmp_path / fmt / "big_orders.parquet")
+        )
+        assert frame.columns == ["step", "weight", "name", "id", "amount"] and frame.height > 0
+        assert set(frame["weight"].to_list()) <= {1, -1}
