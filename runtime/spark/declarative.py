@@ -7,8 +7,8 @@
 project (its `spark-pipeline.yml` and the .sql files of its `libraries`) is read, and its
 materialized views are registered, with their own SQL text, in a `SparkPipeline`: each
 refresh reads only the sources' changes. The tables they read that are not materialized
-views of the project are the sources (a plain table, diffed by snapshot, unless it has
-a change feed's `_change_type`/`_commit_version` columns or is given in `sources=`); the
+views of the project are the sources: plain tables, diffed by snapshot, unless given in
+`sources=` (an append-only table, or a change table or feed standing for the table); the
 views are published as `<catalog>.<database>.<view>` per the spec. What dbspc does not
 maintain (streaming tables, flows, temporary and persisted views, SET/USE, Python files)
 is refused by name, or with `skip_unsupported=True` left to spark-pipelines
@@ -179,6 +179,15 @@ def unpack_spec(path: Path, data: Any) -> ProjectSpec:
         dict(configuration),
         tuple(libraries),
     )
+
+
+def default_checkpoint(spec: ProjectSpec) -> Path | None:
+    """<storage>/dbspc when the spec's storage is a local directory (SDP keeps its own
+    checkpoints under storage too); None for a remote one (dbspc's must be local)."""
+    storage = spec.storage.removeprefix("file://").removeprefix("file:")
+    if "://" in storage:
+        return None
+    return spec.root / storage / "dbspc"
 
 
 def _glob_pattern(path: Path, pattern: str) -> str:
@@ -413,7 +422,7 @@ class DeclarativePipeline:
         return self._job
 
     def _build(self) -> Any:
-        from runtime.refresh.sources import ChangeTable, PlainTable
+        from runtime.refresh.sources import PlainTable
         from runtime.spark.spark_pipeline import SparkPipeline, _quote
 
         if self.prefix:
@@ -434,11 +443,9 @@ class DeclarativePipeline:
                     f"{reader.where}: materialized view '{reader.name}' reads '{table}', which is neither a "
                     f"materialized view of the project nor a table of the catalog ('{qualified}')"
                 )
-            columns = {c.lower() for c in self.spark.table(qualified).columns}
-            if {"_change_type", "_commit_version"} <= columns:
-                job.source(ChangeTable(name, "_commit_version", op="_change_type", source=qualified))
-            else:
-                job.source(PlainTable(name, source=qualified))
+            # A table with a change feed's columns is still read as it is: the view's
+            # SQL means its rows, as spark-pipelines reads them (see docs/spark.md).
+            job.source(PlainTable(name, source=qualified))
         for view in self.project.views:
             try:
                 job.view(view.text, origin=(str(view.file), view.line))
