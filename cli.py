@@ -218,10 +218,7 @@ def pipelines_refresh(
 
         spark = SparkSession.getActiveSession()
         if spark is None:
-            if metastore is not None:  # the builder keeps these for local_session's getOrCreate
-                url = f"jdbc:derby:;databaseName={Path(metastore).resolve() / 'metastore_db'};create=true"
-                SparkSession.builder.enableHiveSupport().config("javax.jdo.option.ConnectionURL", url)
-            spark = local_session("dbspc-pipelines", warehouse)
+            spark = local_session("dbspc-pipelines", warehouse, metastore=metastore)
         for key, value in loaded.spec.configuration.items():
             spark.conf.set(key, value)
         job = DeclarativePipeline(
