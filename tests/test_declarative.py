@@ -221,7 +221,7 @@ def test_error_in_a_view_is_at_its_file_line_and_column(spark: Any, tmp_path: Pa
         with pytest.raises(DbspcError) as raised:
             job.refresh()
         message = str(raised.value)
-        assert f"by_region.sql:{line}:{col}:" in message and "region_revenue" in message, message
+        assert f"by_region.sql:{line}:{col}: view 'region_revenue'" in message, message
         missing = shop.root / "transformations" / "extra.sql"
         missing.write_text("\n\n   CREATE MATERIALIZED VIEW extra AS SELECT * FROM nowhere;\n")
         job = DeclarativePipeline(spark, shop.root, tmp_path / "checkpoint2", output=tmp_path / "out2")
