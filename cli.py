@@ -192,8 +192,8 @@ def pipelines_refresh(
     """One incremental refresh of the CREATE MATERIALIZED VIEWs of the SDP project PROJECT
     (its directory or spark-pipeline.yml), published as the spec's <database>.<view>.
     Sources are plain tables (diffed by snapshot) unless given with --append or
-    --change-feed (a Delta-style change feed standing for the table). Runs in the active SparkSession if there
-    is one (inside a job), else in a local one."""
+    --change-feed (a Delta-style change feed standing for the table). Runs in the
+    active SparkSession if there is one (inside a job), else in a local one."""
     from runtime.refresh.sources import AppendTable, ChangeTable
     from runtime.spark.declarative import DeclarativePipeline, default_checkpoint, load_project
 

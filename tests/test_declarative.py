@@ -229,3 +229,45 @@ def test_error_in_a_view_is_at_its_file_line_and_column(spark: Any, tmp_path: Pa
             job.refresh()
     finally:
         shop.drop()
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_change_feed_standing_for_a_table(spark: Any, tmp_path: Path) -> None:
+    """`orders` read through a Delta-style change feed of it (inserts, a delete, an
+    update as pre- and post-image); Spark recomputes from the table itself."""
+    from runtime.refresh.sources import ChangeTable
+
+    shop = Shop(spark, tmp_path)
+    feed = f"{shop.db}.orders_cdf"
+    spark.sql(f"CREATE TABLE {feed} ({ORDERS}, _change_type STRING, _commit_version BIGINT) USING parquet")
+    try:
+        shop.write("customers", CUSTOMERS, [(1, "ada", "north"), (2, "bob", "south")])
+        a, b, c = (10, 1, Decimal("60.00")), (11, 2, Decimal("150.00")), (12, 1, Decimal("7.00"))
+        commits: list[list[tuple[str, tuple[Any, ...]]]] = [
+            [("insert", a), ("insert", b)],
+            [("delete", a), ("insert", c), ("update_preimage", b), ("update_postimage", (11, 1, Decimal("1.50")))],
+        ]
+        orders: list[tuple[Any, ...]] = []
+        job = DeclarativePipeline(
+            spark,
+            shop.root,
+            tmp_path / "checkpoint",
+            output=tmp_path / "out",
+            sources={"orders": ChangeTable("orders", "_commit_version", op="_change_type", source=feed)},
+        )
+        for version, changes in enumerate(commits, start=1):
+            for kind, row in changes:
+                if kind in ("delete", "update_preimage"):
+                    orders.remove(row)
+                else:
+                    orders.append(row)
+            shop.write("orders", ORDERS, orders)
+            rows = [(*row, kind, version) for kind, row in changes]
+            spark.createDataFrame(rows, f"{ORDERS}, _change_type STRING, _commit_version BIGINT").write.insertInto(feed)
+            result = job.refresh()
+            assert result.rows_read["orders"] == len(changes)
+            shop.check(job)
+        job.close()
+    finally:
+        shop.drop()

@@ -108,10 +108,12 @@ class Project:
         """Each table read that is not a view of the project, with the first view reading it."""
         names = {v.name.lower() for v in self.views}
         found: dict[str, View] = {}
+        seen: set[str] = set()
         for view in self.views:
             for table in view.reads:
-                if table.lower() not in names:
-                    found.setdefault(table, view)
+                if table.lower() not in names and table.lower() not in seen:
+                    seen.add(table.lower())
+                    found[table] = view
         return found
 
 
