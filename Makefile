@@ -32,8 +32,8 @@ export TEST_TIMES := $(VENV)/test-times.tsv
 
 test: setup check-java
 	@: > $(TEST_TIMES)
-	@.ci/timed ruff $(BIN)/ruff check compiler runtime slt cli.py tests bench
-	@.ci/timed mypy $(BIN)/mypy compiler runtime slt
+	@.ci/timed ruff $(BIN)/ruff check compiler runtime slt dbspc/__init__.py dbspc/cli.py cli.py tests bench examples
+	@.ci/timed mypy $(BIN)/mypy -p dbspc
 	@.ci/timed "pytest fast" $(PYTEST) -n 2 -m "not slow and not spark" tests
 	@.ci/timed "pytest spark" $(PYTEST) -m "spark" tests
 	@.ci/timed "pytest slow (conformance)" $(PYTEST) -n 2 --dist load -m "slow and not spark" tests

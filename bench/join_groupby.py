@@ -23,8 +23,8 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from runtime.pipeline import Pipeline
-from runtime.zset import WEIGHT, ZSet
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.zset import WEIGHT, ZSet
 
 PROGRAM = """
 CREATE TABLE orders (id BIGINT, customer_id INT, amount DECIMAL(10,2));

@@ -67,8 +67,8 @@ import polars as pl
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from runtime.pipeline import Pipeline  # noqa: E402
-from runtime.zset import WEIGHT, ZSet  # noqa: E402
+from dbspc.runtime.pipeline import Pipeline  # noqa: E402
+from dbspc.runtime.zset import WEIGHT, ZSet  # noqa: E402
 
 PYDBSP_VENV = REPO / "bench" / ".venv-pydbsp"
 PYDBSP_DRIVER = REPO / "bench" / "pydbsp_tc.py"

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from runtime.spark import SparkPipeline, local_session
+from dbspc.runtime.spark import SparkPipeline, local_session
 
 CUSTOMERS = 100_000
 REGIONS = 1_000

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from runtime.refresh import failpoints
+from dbspc.runtime.refresh import failpoints
 from tests import spark_crash_child as child
 
 

@@ -25,10 +25,10 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compiler.compile import Compiled, compile_sql
-from compiler.incremental import passes
-from runtime.pipeline import Pipeline
-from runtime.zset import WEIGHT, ZSet
+from dbspc.compiler.compile import Compiled, compile_sql
+from dbspc.compiler.incremental import passes
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.zset import WEIGHT, ZSet
 
 PROGRAM = """
 CREATE TABLE t (id BIGINT, x INT, s STRING);

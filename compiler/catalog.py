@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.errors import Span, SqlError
-from compiler.types import SqlType
+from dbspc.compiler.errors import Span, SqlError
+from dbspc.compiler.types import SqlType
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.circuit.circuit import Circuit
-from compiler.deep_stack import deep
-from compiler.frontend.program import Program, compile_program
-from compiler.incremental.passes import optimize
-from compiler.lower.lower import lower_views
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.deep_stack import deep
+from dbspc.compiler.frontend.program import Program, compile_program
+from dbspc.compiler.incremental.passes import optimize
+from dbspc.compiler.lower.lower import lower_views
 
 
 @dataclass

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from compiler.errors import SqlError
+from dbspc.compiler.errors import SqlError
 
 T = TypeVar("T")
 

@@ -25,7 +25,7 @@ import functools
 from dataclasses import dataclass
 from typing import Literal
 
-from compiler.errors import SqlError
+from dbspc.compiler.errors import SqlError
 
 DIALECTS = ("spark", "sqlite", "duckdb", "postgres", "databricks", "hive", "mysql", "trino", "bigquery", "snowflake")
 

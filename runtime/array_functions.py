@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from compiler.logical.scalar import Call, Lit
+from dbspc.compiler.logical.scalar import Call, Lit
 
 Kernel = Callable[[list[pl.Expr], Call], pl.Expr]
 

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import runtime.kernels  # noqa: F401  (registers the kernels' evaluators)
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from runtime.nested import DEFAULT_MAX_ITERATIONS
-from runtime.registry import Context, OperatorState, Setup, Value, as_zset, evaluates, evaluator
-from runtime.trace import Trace
-from runtime.zset import ZSet
+import dbspc.runtime.kernels  # noqa: F401  (registers the kernels' evaluators)
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
+from dbspc.runtime.registry import Context, OperatorState, Setup, Value, as_zset, evaluates, evaluator
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import ZSet
 
 # Called with an operator and its input values just before it is evaluated; it may raise
 # to stop the step (nothing is committed then). Harnesses use it to bound intermediates.

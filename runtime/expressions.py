@@ -29,13 +29,13 @@ from typing import Final
 import numpy as np
 import polars as pl
 
-from compiler.errors import InternalCompilerError, RuntimeSqlError
-from compiler.logical.scalar import FUNCTIONS, Call, Col, Lit, Scalar
-from compiler.types import SqlType
-from runtime.array_functions import KERNELS as ARRAY_KERNELS
-from runtime.datetime_functions import KERNELS as DATETIME_KERNELS
-from runtime.string_functions import KERNELS as STRING_KERNELS
-from runtime.zset import WEIGHT, col_name, polars_dtype
+from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
+from dbspc.compiler.logical.scalar import FUNCTIONS, Call, Col, Lit, Scalar
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.array_functions import KERNELS as ARRAY_KERNELS
+from dbspc.runtime.datetime_functions import KERNELS as DATETIME_KERNELS
+from dbspc.runtime.string_functions import KERNELS as STRING_KERNELS
+from dbspc.runtime.zset import WEIGHT, col_name, polars_dtype
 
 Guard = pl.Expr | None  # None: the subexpression is evaluated on every row
 

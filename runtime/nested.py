@@ -22,16 +22,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import body_order
-from compiler.errors import InternalCompilerError, RuntimeSqlError
-from compiler.types import INT, SqlType
-from runtime.kernels.aggregate import aggregate
-from runtime.kernels.join import join
-from runtime.kernels.linear import plus
-from runtime.registry import Context, Setup, Value, as_zset, evaluate_stateless, evaluates
-from runtime.trace import Trace
-from runtime.zset import WEIGHT, ZSet, col_name, group_rows, pick
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import body_order
+from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
+from dbspc.compiler.types import INT, SqlType
+from dbspc.runtime.kernels.aggregate import aggregate
+from dbspc.runtime.kernels.join import join
+from dbspc.runtime.kernels.linear import plus
+from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluate_stateless, evaluates
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, group_rows, pick
 
 ITER = "__iter"
 # Spark's convention: a recursive CTE may recurse 100 levels (spark.sql.cteRecursionLevelLimit)

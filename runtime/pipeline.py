@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import polars as pl
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.compile import Compiled, compile_sql
-from compiler.deep_stack import deep
-from compiler.errors import InputError
-from compiler.frontend.program import Program
-from compiler.types import SqlType
-from runtime.executor import Executor
-from runtime.nested import DEFAULT_MAX_ITERATIONS
-from runtime.trace import Trace
-from runtime.zset import WEIGHT, ZSet, col_name, consolidate_frame
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.compile import Compiled, compile_sql
+from dbspc.compiler.deep_stack import deep
+from dbspc.compiler.errors import InputError
+from dbspc.compiler.frontend.program import Program
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.executor import Executor
+from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, consolidate_frame
 
 
 class Pipeline:

@@ -17,11 +17,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.errors import InternalCompilerError
-from runtime.trace import Trace
-from runtime.zset import ZSet
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.errors import InternalCompilerError
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import ZSet
 
 Value = ZSet | Trace | list[ZSet]  # a list: the results of a recursion scope
 Commit = Callable[[], None]

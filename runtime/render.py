@@ -8,10 +8,10 @@ import json
 import math
 from typing import Any
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.circuit.dump import numbering
-from runtime.zset import ZSet
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.circuit.dump import numbering
+from dbspc.runtime.zset import ZSet
 
 
 def json_value(v: Any) -> Any:

@@ -20,18 +20,18 @@ from dataclasses import dataclass, field
 import polars as pl
 from sqlglot import exp
 
-from compiler.catalog import Column
-from compiler.errors import SqlError, UnsupportedSql
-from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
-from compiler.frontend.positions import span_of
-from compiler.frontend.program import parse_statements
-from compiler.frontend.type_rules import TypeMismatch, ansi_store_assignable, coerce
-from compiler.logical.scalar import Call, Lit, Scalar
-from compiler.types import BOOLEAN, INT, STRING, SqlType
-from runtime.expressions import evaluate
-from runtime.nested import DEFAULT_MAX_ITERATIONS
-from runtime.pipeline import Pipeline
-from runtime.zset import WEIGHT, ZSet, col_name
+from dbspc.compiler.catalog import Column
+from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.frontend.bind_scalar import ScalarScope, bind_scalar
+from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.program import parse_statements
+from dbspc.compiler.frontend.type_rules import TypeMismatch, ansi_store_assignable, coerce
+from dbspc.compiler.logical.scalar import Call, Lit, Scalar
+from dbspc.compiler.types import BOOLEAN, INT, STRING, SqlType
+from dbspc.runtime.expressions import evaluate
+from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name
 
 _STEP_LINE = re.compile(r"^[ \t]*--[ \t]*step[ \t]*$", re.IGNORECASE | re.MULTILINE)
 
@@ -268,7 +268,7 @@ def _update(stmt: exp.Update, pipeline: Pipeline, table: str, current: ZSet) -> 
     rows = _matching(stmt, pipeline, table, current)
     schema = pipeline.program.tables[table]
     scope = _table_scope(pipeline, table)
-    from compiler.logical.scalar import Col
+    from dbspc.compiler.logical.scalar import Col
 
     exprs: list[Scalar] = [Col(c.type, i) for i, c in enumerate(schema.columns)]
     for assignment in stmt.expressions:

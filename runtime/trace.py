@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from compiler.types import SqlType
-from runtime.zset import (
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.zset import (
     ROW_HASH_SEED,
     WEIGHT,
     ZSet,

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from compiler.types import SqlType
+from dbspc.compiler.types import SqlType
 
 WEIGHT = "w"
 

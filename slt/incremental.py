@@ -9,11 +9,11 @@ from typing import Any
 
 import polars as pl
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.types import SqlType
-from runtime.pipeline import Pipeline
-from runtime.zset import WEIGHT, ZSet
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.zset import WEIGHT, ZSet
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from slt.incremental import Limits
-from slt.records import parse_test
+from dbspc.slt.incremental import Limits
+from dbspc.slt.records import parse_test
 
 ROOT = Path(__file__).resolve().parent.parent
 # what a child runs: `serve` with its parameters as one JSON argument
-_CHILD = "import slt.isolation; slt.isolation.serve()"
+_CHILD = "import dbspc.slt.isolation; dbspc.slt.isolation.serve()"
 
 Take = Callable[[dict[str, Any]], None]
 
@@ -123,7 +123,7 @@ def _lines(stream: IO[bytes], timeout: float) -> Iterator[str | None]:
 
 def serve() -> None:
     """A child process's work: run the file from `start`, writing each event as a JSON line."""
-    from slt.runner import FileRunner  # the runner imports this module
+    from dbspc.slt.runner import FileRunner  # the runner imports this module
 
     params = json.loads(sys.argv[1])
     out = sys.stdout

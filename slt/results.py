@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from slt.records import Record
+from dbspc.slt.records import Record
 
 DIALECT = "sqlite"
 

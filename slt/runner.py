@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.errors import DbspcError, SqlError
-from slt.incremental import Limits, WrongResult
-from slt.isolation import run_isolated
-from slt.records import Record, applies, find_test_files, parse_test
-from slt.results import Outcome, compare, md5_of, order_plan
-from slt.sqlite import PLAIN_INSERT, Blocked, Database, kind_of, parse_sql, reason_of
+from dbspc.compiler.errors import DbspcError, SqlError
+from dbspc.slt.incremental import Limits, WrongResult
+from dbspc.slt.isolation import run_isolated
+from dbspc.slt.records import Record, applies, find_test_files, parse_test
+from dbspc.slt.results import Outcome, compare, md5_of, order_plan
+from dbspc.slt.sqlite import PLAIN_INSERT, Blocked, Database, kind_of, parse_sql, reason_of
 
 Echo = Callable[[str], None]
 Sink = Callable[[dict[str, Any]], None]

@@ -30,12 +30,12 @@ import polars as pl
 import sqlglot
 from sqlglot import exp
 
-from compiler.errors import DbspcError, SqlError, UnsupportedSql
-from compiler.types import SqlType
-from runtime.pipeline import Pipeline
-from runtime.script import step_changes
-from runtime.zset import WEIGHT, ZSet
-from slt.incremental import IntermediateTooLarge, Limits, WrongResult, run_view
+from dbspc.compiler.errors import DbspcError, SqlError, UnsupportedSql
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.script import step_changes
+from dbspc.runtime.zset import WEIGHT, ZSet
+from dbspc.slt.incremental import IntermediateTooLarge, Limits, WrongResult, run_view
 
 DIALECT = "sqlite"
 QUERY_VIEW = "slt_query"

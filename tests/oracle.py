@@ -53,10 +53,10 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from compiler.types import SqlType
-from runtime.pipeline import Pipeline
-from runtime.script import ScriptRun
-from runtime.zset import WEIGHT, ZSet, col_name, sort_key
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.script import ScriptRun
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, sort_key
 
 Row = tuple[Any, ...]
 Rows = list[tuple[Row, int]]

@@ -41,10 +41,10 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
-from runtime.refresh import failpoints, files
-from runtime.refresh.job import Job
-from runtime.refresh.sources import HASH, AppendTable, ChangeTable, PlainTable, Source, hash_sum
-from runtime.zset import WEIGHT, col_name
+from dbspc.runtime.refresh import failpoints, files
+from dbspc.runtime.refresh.job import Job
+from dbspc.runtime.refresh.sources import HASH, AppendTable, ChangeTable, PlainTable, Source, hash_sum
+from dbspc.runtime.zset import WEIGHT, col_name
 
 VIEWS = [
     """CREATE VIEW revenue AS
@@ -250,7 +250,7 @@ def file_job(workdir: Path) -> Job:
 
 def spark_job(workdir: Path, spark: Any, prefix: str) -> Any:
     """The same job in Spark, over temporary views PREFIX_<source> of the parquet dirs."""
-    from runtime.spark import SparkPipeline
+    from dbspc.runtime.spark import SparkPipeline
 
     for spec in sources(prefix):
         name = spec.source or spec.table
@@ -367,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     source_dir: Path = args.workdir / "sources"
     prepare_sources(args.workdir, args.seed)
     if args.spark:
-        from runtime.spark import local_session
+        from dbspc.runtime.spark import local_session
 
         spark = local_session(app="dbspc-crash-child")
         job = spark_job(args.workdir, spark, args.spark)

@@ -20,19 +20,19 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.compile import compile_sql
-from compiler.logical.aggregate import AggCall
-from compiler.logical.scalar import Call, Col, Lit
-from compiler.types import BIGINT, BOOLEAN, DOUBLE, INT, STRING, SqlType
-from runtime.kernels.aggregate import IncrementalAggregate, aggregate
-from runtime.kernels.distinct import distinct, distinct_delta
-from runtime.kernels.join import join, join_with_trace
-from runtime.kernels.linear import filter_rows, map_rows
-from runtime.pipeline import Pipeline
-from runtime.trace import Trace
-from runtime.zset import WEIGHT, ZSet
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.compile import compile_sql
+from dbspc.compiler.logical.aggregate import AggCall
+from dbspc.compiler.logical.scalar import Call, Col, Lit
+from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, INT, STRING, SqlType
+from dbspc.runtime.kernels.aggregate import IncrementalAggregate, aggregate
+from dbspc.runtime.kernels.distinct import distinct, distinct_delta
+from dbspc.runtime.kernels.join import join, join_with_trace
+from dbspc.runtime.kernels.linear import filter_rows, map_rows
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import WEIGHT, ZSet
 from tests.oracle import assert_same_rows, duckdb_views
 
 V = TypeVar("V")

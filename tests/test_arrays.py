@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.circuit.report import to_report
-from compiler.compile import compile_sql
-from compiler.errors import UnsupportedSql
-from compiler.types import INT, STRING, array_of, decimal
-from runtime.refresh.schema import arrow_type, parse_type
-from runtime.render import json_value, text_value
+from dbspc.compiler.circuit.report import to_report
+from dbspc.compiler.compile import compile_sql
+from dbspc.compiler.errors import UnsupportedSql
+from dbspc.compiler.types import INT, STRING, array_of, decimal
+from dbspc.runtime.refresh.schema import arrow_type, parse_type
+from dbspc.runtime.render import json_value, text_value
 
 TABLE = "CREATE TABLE t (g INT, x INT);\n"
 

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from cli import main
-from compiler.errors import DbspcError, InputError, RuntimeSqlError
-from compiler.types import BIGINT, INT, STRING
-from runtime.pipeline import Pipeline
-from runtime.zset import ZSet
+from dbspc.cli import main
+from dbspc.compiler.errors import DbspcError, InputError, RuntimeSqlError
+from dbspc.compiler.types import BIGINT, INT, STRING
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.zset import ZSet
 
 REPO = Path(__file__).resolve().parent.parent
 

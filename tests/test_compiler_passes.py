@@ -12,25 +12,25 @@ from collections.abc import Callable
 
 import pytest
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.circuit.dump import to_dot, to_json, to_text
-from compiler.compile import compile_sql
-from compiler.errors import InternalCompilerError
-from compiler.frontend.program import compile_program
-from compiler.incremental.aggregate_incremental import aggregate_incremental
-from compiler.incremental.cancel_d_i import cancel_differentiate_integrate
-from compiler.incremental.check_incremental import check_incremental
-from compiler.incremental.consolidate_distinct import consolidate_distinct, redundant_distincts
-from compiler.incremental.distinct_incremental import distinct_incremental
-from compiler.incremental.join_bilinear import join_bilinear
-from compiler.incremental.passes import explain, optimize
-from compiler.incremental.positivity import positive_nodes
-from compiler.incremental.push_integral_linear import push_integral_through_linear
-from compiler.logical.aggregate import AggCall
-from compiler.logical.scalar import Call, Col, Lit
-from compiler.lower.lower import lower_views
-from compiler.types import BIGINT, BOOLEAN, INT, STRING, SqlType
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.circuit.dump import to_dot, to_json, to_text
+from dbspc.compiler.compile import compile_sql
+from dbspc.compiler.errors import InternalCompilerError
+from dbspc.compiler.frontend.program import compile_program
+from dbspc.compiler.incremental.aggregate_incremental import aggregate_incremental
+from dbspc.compiler.incremental.cancel_d_i import cancel_differentiate_integrate
+from dbspc.compiler.incremental.check_incremental import check_incremental
+from dbspc.compiler.incremental.consolidate_distinct import consolidate_distinct, redundant_distincts
+from dbspc.compiler.incremental.distinct_incremental import distinct_incremental
+from dbspc.compiler.incremental.join_bilinear import join_bilinear
+from dbspc.compiler.incremental.passes import explain, optimize
+from dbspc.compiler.incremental.positivity import positive_nodes
+from dbspc.compiler.incremental.push_integral_linear import push_integral_through_linear
+from dbspc.compiler.logical.aggregate import AggCall
+from dbspc.compiler.logical.scalar import Call, Col, Lit
+from dbspc.compiler.lower.lower import lower_views
+from dbspc.compiler.types import BIGINT, BOOLEAN, INT, STRING, SqlType
 
 T2: tuple[SqlType, ...] = (INT, STRING)
 T4: tuple[SqlType, ...] = (*T2, *T2)

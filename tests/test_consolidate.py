@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import runtime.zset as zset
-from compiler.types import BIGINT, DOUBLE, STRING
-from runtime.zset import ZSet
+import dbspc.runtime.zset as zset
+from dbspc.compiler.types import BIGINT, DOUBLE, STRING
+from dbspc.runtime.zset import ZSet
 
 TYPES = (BIGINT, STRING, DOUBLE)
 

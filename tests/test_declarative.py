@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import sqlglot
 
-from compiler.errors import DbspcError, SqlError, UsageError
-from runtime.spark.declarative import DeclarativePipeline, load_project
+from dbspc.compiler.errors import DbspcError, SqlError, UsageError
+from dbspc.runtime.spark.declarative import DeclarativePipeline, load_project
 
 pytest.importorskip("yaml")
 
@@ -185,7 +185,7 @@ def test_cli_refresh_in_the_active_session(spark: Any, tmp_path: Path) -> None:
     source given by its offset column."""
     from click.testing import CliRunner
 
-    from cli import main
+    from dbspc.cli import main
 
     schema = ORDERS + ", batch BIGINT"
     shop = Shop(spark, tmp_path, schema)
@@ -236,7 +236,7 @@ def test_error_in_a_view_is_at_its_file_line_and_column(spark: Any, tmp_path: Pa
 def test_change_feed_standing_for_a_table(spark: Any, tmp_path: Path) -> None:
     """`orders` read through a Delta-style change feed of it (inserts, a delete, an
     update as pre- and post-image); Spark recomputes from the table itself."""
-    from runtime.refresh.sources import ChangeTable
+    from dbspc.runtime.refresh.sources import ChangeTable
 
     shop = Shop(spark, tmp_path)
     feed = f"{shop.db}.orders_cdf"

@@ -15,10 +15,10 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from cli import main
-from compiler.dialect import DIALECTS, semantics_of
-from compiler.errors import RuntimeSqlError, SqlError, UnsupportedSql
-from runtime.script import run_script
+from dbspc.cli import main
+from dbspc.compiler.dialect import DIALECTS, semantics_of
+from dbspc.compiler.errors import RuntimeSqlError, SqlError, UnsupportedSql
+from dbspc.runtime.script import run_script
 
 TABLE = "CREATE TABLE t (a INT, b INT);\n"
 ROWS = [(7, 2), (-7, 2), (1, 0), (0, 0), (-1, 0), (None, 0)]

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.errors import RuntimeSqlError
-from compiler.logical.scalar import Call, Col, Lit, Scalar
-from compiler.types import (
+from dbspc.compiler.errors import RuntimeSqlError
+from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
+from dbspc.compiler.types import (
     BIGINT,
     BOOLEAN,
     DATE,
@@ -29,9 +29,9 @@ from compiler.types import (
     SqlType,
     decimal,
 )
-from runtime.expressions import compile_scalar, evaluate, like_to_regex
-from runtime.kernels.linear import filter_rows, map_rows, negate, plus
-from runtime.zset import ZSet, polars_dtype
+from dbspc.runtime.expressions import compile_scalar, evaluate, like_to_regex
+from dbspc.runtime.kernels.linear import filter_rows, map_rows, negate, plus
+from dbspc.runtime.zset import ZSet, polars_dtype
 
 # ---------------------------------------------------------------------------
 # helpers

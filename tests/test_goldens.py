@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from compiler.circuit.dump import to_text
-from runtime.render import jsonl_lines
-from runtime.script import ScriptRun, run_script
-from runtime.zset import ZSet
+from dbspc.compiler.circuit.dump import to_text
+from dbspc.runtime.render import jsonl_lines
+from dbspc.runtime.script import ScriptRun, run_script
+from dbspc.runtime.zset import ZSet
 from tests.oracle import assert_same_rows, duckdb_views
 
 REPO = Path(__file__).resolve().parent.parent
@@ -198,7 +198,7 @@ def test_deleting_absent_rows_is_rejected_and_state_kept() -> None:
     """A change deleting a row that is not there is refused with a clear error, and
     neither the tables nor any view state move (the next valid step still agrees with
     DuckDB). A script's DELETE only matches present rows, so this goes through the API."""
-    from compiler.errors import InputError
+    from dbspc.compiler.errors import InputError
 
     run = run_script(
         "CREATE TABLE t (a INT, b STRING);\n"

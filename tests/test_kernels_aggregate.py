@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.errors import RuntimeSqlError
-from compiler.logical.aggregate import AggCall
-from compiler.types import BIGINT, DOUBLE, INT, STRING, SqlType, array_of, decimal
-from runtime.kernels.aggregate import IncrementalAggregate, aggregate
-from runtime.zset import ZSet
+from dbspc.compiler.errors import RuntimeSqlError
+from dbspc.compiler.logical.aggregate import AggCall
+from dbspc.compiler.types import BIGINT, DOUBLE, INT, STRING, SqlType, array_of, decimal
+from dbspc.runtime.kernels.aggregate import IncrementalAggregate, aggregate
+from dbspc.runtime.zset import ZSet
 
 # Input: group g (STRING), group h (INT), int value, double value, decimal value, string value.
 TYPES: list[SqlType] = [STRING, INT, INT, DOUBLE, decimal(6, 2), STRING]

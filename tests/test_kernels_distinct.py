@@ -7,10 +7,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.types import INT, STRING, SqlType
-from runtime.kernels.distinct import distinct, distinct_delta
-from runtime.trace import Trace
-from runtime.zset import ZSet
+from dbspc.compiler.types import INT, STRING, SqlType
+from dbspc.runtime.kernels.distinct import distinct, distinct_delta
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import ZSet
 
 TYPES: list[SqlType] = [INT, STRING]
 

@@ -7,10 +7,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.types import BIGINT, DOUBLE, INT, STRING, SqlType
-from runtime.kernels.join import join, join_with_trace
-from runtime.trace import Trace
-from runtime.zset import ZSet
+from dbspc.compiler.types import BIGINT, DOUBLE, INT, STRING, SqlType
+from dbspc.runtime.kernels.join import join, join_with_trace
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import ZSet
 
 A_TYPES: list[SqlType] = [INT, STRING]
 B_TYPES: list[SqlType] = [STRING, INT, DOUBLE]

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.logical.plan import OrderKey, WindowCall
-from compiler.types import SqlType
-from runtime.kernels import topk as topk_kernel
-from runtime.kernels.window import window
-from runtime.zset import ZSet
+from dbspc.compiler.logical.plan import OrderKey, WindowCall
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.kernels import topk as topk_kernel
+from dbspc.runtime.kernels.window import window
+from dbspc.runtime.zset import ZSet
 
 TYPES = (SqlType("INT"), SqlType("INT"), SqlType("STRING"))
 OUT = (*TYPES, SqlType("INT"))
@@ -102,8 +102,8 @@ def test_topk_state_restores_from_its_checkpoint_trace() -> None:
 )  # fmt: skip
 def test_window_topk_recognises_only_filters_that_bound_rn(where: str, limit: int | None) -> None:
     """window_topk turns the window into topk only when every reader keeps rn <= k."""
-    from compiler.circuit import operators as op
-    from compiler.compile import compile_sql
+    from dbspc.compiler.circuit import operators as op
+    from dbspc.compiler.compile import compile_sql
 
     sql = f"""CREATE TABLE t (g INT, x INT);
     CREATE VIEW v AS SELECT g, x FROM (
@@ -114,8 +114,8 @@ def test_window_topk_recognises_only_filters_that_bound_rn(where: str, limit: in
 
 
 def test_window_topk_keeps_the_window_when_another_reader_sees_every_row() -> None:
-    from compiler.circuit import operators as op
-    from compiler.compile import compile_sql
+    from dbspc.compiler.circuit import operators as op
+    from dbspc.compiler.compile import compile_sql
 
     sql = """CREATE TABLE t (g INT, x INT);
     CREATE VIEW numbered AS SELECT g, x, ROW_NUMBER() OVER (PARTITION BY g ORDER BY x) AS rn FROM t;
@@ -128,8 +128,8 @@ def test_window_topk_keeps_the_window_when_another_reader_sees_every_row() -> No
 def test_pipeline_with_topk_restores_from_its_state_traces() -> None:
     """A pipeline refilled from another's state traces (what a checkpoint saves) and
     `restored` continues with the same deltas."""
-    from compiler.compile import compile_sql
-    from runtime.pipeline import Pipeline
+    from dbspc.compiler.compile import compile_sql
+    from dbspc.runtime.pipeline import Pipeline
 
     compiled = compile_sql(
         """CREATE TABLE t (g INT, x INT);

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import runtime.executor  # noqa: F401  (fills the evaluator table)
-from compiler.circuit import operators as op
-from runtime.nested import nested_evaluator
-from runtime.registry import EVALUATORS
+import dbspc.runtime.executor  # noqa: F401  (fills the evaluator table)
+from dbspc.compiler.circuit import operators as op
+from dbspc.runtime.nested import nested_evaluator
+from dbspc.runtime.registry import EVALUATORS
 
 
 def missing_entries(classes: list[type[op.Operator]]) -> list[str]:
@@ -83,7 +83,7 @@ def test_a_partly_registered_operator_is_caught() -> None:
 
 def test_nested_forms_build_from_the_same_fields() -> None:
     """A join's doubly incremental form keeps its keys; linear operators stay themselves."""
-    from compiler.types import INT
+    from dbspc.compiler.types import INT
 
     j = op.Join((0, 1), (INT, INT), (0,), (0,))
     assert j.nested_incremental() == op.JoinNested((0, 1), (INT, INT), (0,), (0,))

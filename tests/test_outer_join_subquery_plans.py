@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from compiler.compile import compile_sql
-from compiler.errors import UnsupportedSql
+from dbspc.compiler.compile import compile_sql
+from dbspc.compiler.errors import UnsupportedSql
 
 TABLES = "CREATE TABLE l (k INT, a STRING); CREATE TABLE r (k INT, b INT);\n"
 

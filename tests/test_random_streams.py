@@ -20,9 +20,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.compile import Compiled, compile_sql
-from runtime.pipeline import Pipeline
-from runtime.zset import ZSet
+from dbspc.compiler.compile import Compiled, compile_sql
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.zset import ZSet
 from tests.oracle import assert_same_rows, duckdb_views
 
 PROGRAM = """

@@ -17,13 +17,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import runtime.nested as nested
-from compiler.circuit.dump import to_dot, to_json, to_text
-from compiler.compile import compile_sql
-from compiler.errors import RuntimeSqlError, UnsupportedSql
-from runtime.pipeline import Pipeline
-from runtime.script import ScriptRun, run_script
-from runtime.zset import ZSet
+import dbspc.runtime.nested as nested
+from dbspc.compiler.circuit.dump import to_dot, to_json, to_text
+from dbspc.compiler.compile import compile_sql
+from dbspc.compiler.errors import RuntimeSqlError, UnsupportedSql
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.script import ScriptRun, run_script
+from dbspc.runtime.zset import ZSet
 from tests.oracle import assert_same_rows, duckdb_views, spark_views
 from tests.test_goldens import check_golden, integrated_outputs, jsonl_text
 

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from compiler.circuit.circuit import Circuit
-from compiler.circuit.dump import to_text
-from compiler.frontend.program import compile_program
-from compiler.incremental import passes
-from compiler.incremental.rewrite import rebuild
-from compiler.lower.lower import lower_views
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.circuit.dump import to_text
+from dbspc.compiler.frontend.program import compile_program
+from dbspc.compiler.incremental import passes
+from dbspc.compiler.incremental.rewrite import rebuild
+from dbspc.compiler.lower.lower import lower_views
 
 SPECS = sorted((Path(__file__).parent / "rules").glob("*.spec"))
 

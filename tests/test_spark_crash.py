@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from runtime.refresh import failpoints
+from dbspc.runtime.refresh import failpoints
 from tests import spark_crash_child as child
 
 CHILD = Path(__file__).with_name("spark_crash_child.py")

@@ -36,7 +36,7 @@ def test_spark_names_as_pinned(names_table: Any) -> None:
 
 def test_doubled_quotes_read_as_spark_reads_them(spark: Any) -> None:
     """The source text itself goes to Spark (the oracle's re-emitted SQL would agree either way)."""
-    from runtime.script import run_script
+    from dbspc.runtime.script import run_script
 
     items = "'it''s' AS a, '''' AS b, 'x''' AS c, '' AS d, 'p' 'q' AS e, 'o\\'k' AS f, \"say \"\"hi\"\"\" AS g"
     expected = tuple(spark.sql(f"SELECT {items}").collect()[0])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import logging
 import random
 from collections import Counter
 from decimal import Decimal
@@ -29,18 +30,18 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from compiler.errors import DbspcError, InputError, RuntimeSqlError, SqlError, UsageError
-from compiler.types import SqlType
-from runtime.pipeline import Pipeline
-from runtime.refresh import checkpoint
-from runtime.refresh.job import Job
-from runtime.refresh.schema import columns_of, create_table
-from runtime.refresh.sinks import Sinks
-from runtime.refresh.sources import AppendTable, ChangeTable
-from runtime.refresh.storage import LocalStorage
-from runtime.spark import SparkPipeline, read_changes, read_view
-from runtime.spark.spark_types import arrow_schema, from_spark_type
-from runtime.zset import ZSet
+from dbspc.compiler.errors import DbspcError, InputError, RuntimeSqlError, SqlError, UsageError
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.refresh import checkpoint
+from dbspc.runtime.refresh.job import Job
+from dbspc.runtime.refresh.schema import columns_of, create_table
+from dbspc.runtime.refresh.sinks import Sinks
+from dbspc.runtime.refresh.sources import AppendTable, ChangeTable
+from dbspc.runtime.refresh.storage import LocalStorage
+from dbspc.runtime.spark import SparkPipeline, read_changes, read_view
+from dbspc.runtime.spark.spark_types import arrow_schema, from_spark_type
+from dbspc.runtime.zset import ZSet
 from tests import spark_crash_child as child
 from tests.oracle import assert_same_rows, spark_views
 
@@ -761,7 +762,7 @@ def test_sinks_versions_bags_and_change_feed(tmp_path: Path) -> None:
     """A version holds the view as a bag (a row of weight 2 written twice); rows that
     cancel out leave an empty table that still has a file with the schema; change files
     are staged until promoted, and a staged file of a refresh that never committed goes."""
-    from compiler.types import INT
+    from dbspc.compiler.types import INT
 
     sinks = Sinks(LocalStorage(tmp_path), {"v": (("x",), (INT,))}, ["v"])
     state: dict[str, Any] = {}
@@ -941,9 +942,9 @@ class NoSpark:
 
 sys.meta_path.insert(0, NoSpark())
 from pathlib import Path
-import runtime.refresh.checkpoint, runtime.refresh.engine, runtime.refresh.failpoints
-import runtime.refresh.files, runtime.refresh.job, runtime.refresh.schema, runtime.refresh.sinks
-import runtime.refresh.sources
+import dbspc.runtime.refresh.checkpoint, dbspc.runtime.refresh.engine, dbspc.runtime.refresh.failpoints
+import dbspc.runtime.refresh.files, dbspc.runtime.refresh.job, dbspc.runtime.refresh.schema, dbspc.runtime.refresh.sinks
+import dbspc.runtime.refresh.sources
 from tests import spark_crash_child as child
 work = Path({str(tmp_path)!r})
 child.prepare_sources(work, 2)
@@ -1134,3 +1135,76 @@ def test_a_view_added_after_ten_refreshes_and_a_source_column_added(spark: Any, 
         job.close()
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {feed}")
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_every_refresh_is_observable(spark: Any, tmp_path: Path, caplog: Any, capsys: Any) -> None:
+    """One log line per refresh, the same figures from metrics() and in the metrics
+    table, and explain() prints the incremental circuit with its cost report."""
+    name = f"obs{next(_names)}"
+    spark.sql(f"CREATE TABLE {name}_t (g INT, x INT, v BIGINT) USING parquet LOCATION '{tmp_path / 't'}'")
+    try:
+        job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", view_prefix=f"{name}_")
+        job.append_table("t", source=f"{name}_t", offset="v")
+        job.view("CREATE VIEW s AS SELECT g, SUM(x) FROM t GROUP BY g")
+        assert job.pipeline.view_columns("s") == ("g", "sum(x)")  # Spark's own name
+        caplog.set_level(logging.INFO, logger="dbspc.refresh")
+        for v in (1, 2):
+            spark.sql(f"INSERT INTO {name}_t VALUES (1, {v}, {v}), (2, 5, {v})")
+            job.refresh()
+        lines = [r.getMessage() for r in caplog.records if r.name == "dbspc.refresh"]
+        assert len(lines) == 2 and lines[1].startswith("refresh 2 committed: offsets t=2; rows in 2 (t 2); rows out")
+        assert "state " in lines[1] and "compute " in lines[1] and "total " in lines[1]
+        last = job.metrics()[-1]
+        assert last["refresh_id"] == 2 and last["offsets"] == {"t": 2} and last["rows_in"] == 2
+        assert last["state_rows"] > 0 and last["state_bytes"] > 0 and last["seconds"]["total"] > 0
+        table = spark.table(f"{name}_dbspc_metrics").orderBy("refresh_id").collect()
+        assert [r["refresh_id"] for r in table] == [1, 2] and table[1]["state_bytes"] == last["state_bytes"]
+        job.explain()
+        shown = capsys.readouterr().out
+        assert "output[s]" in shown and "cost per change" in shown and "O(C log R)" in shown, shown
+        job.close()
+        blocker = tmp_path / "a_file"
+        blocker.write_text("")
+        broken = SparkPipeline(spark, blocker / "ckpt", output=tmp_path / "out2", publish=False)
+        broken.append_table("t", source=f"{name}_t", offset="v").view("CREATE VIEW s AS SELECT g FROM t")
+        with pytest.raises(UsageError, match=r"checkpoint directory .*a_file/ckpt cannot be written"):
+            broken.refresh()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}_t")
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_a_view_named_like_a_catalog_table_is_refused_unless_replaced(spark: Any, tmp_path: Path) -> None:
+    """A view whose table name is taken by a table the job did not create is refused at
+    start, naming both; with replace=True the table is dropped and the view takes its
+    name. CREATE OR REPLACE MATERIALIZED VIEW registers like CREATE VIEW."""
+    name = f"own{next(_names)}"
+    spark.sql(f"CREATE TABLE {name}_t (g INT, v BIGINT) USING parquet LOCATION '{tmp_path / 't'}'")
+    spark.sql(f"CREATE TABLE {name}_counts (x STRING) USING parquet LOCATION '{tmp_path / 'theirs'}'")
+    try:
+        spark.sql(f"INSERT INTO {name}_t VALUES (1, 1), (1, 1), (2, 1)")
+
+        def make(replace: bool) -> SparkPipeline:
+            job = SparkPipeline(
+                spark, tmp_path / "ckpt", output=tmp_path / "out", view_prefix=f"{name}_", replace=replace
+            )
+            job.append_table("t", source=f"{name}_t", offset="v")
+            return job.view("CREATE OR REPLACE MATERIALIZED VIEW counts AS SELECT g, COUNT(*) AS n FROM t GROUP BY g")
+
+        job = make(replace=False)
+        with pytest.raises(UsageError, match=rf"view 'counts' would be published as '{name}_counts', which is already"):
+            job.refresh()
+        assert spark.table(f"{name}_counts").columns == ["x"]  # untouched
+        job = make(replace=True)
+        job.refresh()
+        assert spark_rows(spark.table(f"{name}_counts")) == [((1, 2), 1), ((2, 1), 1)]
+        job.close()
+        job = make(replace=False)  # its own table now: resuming is fine
+        assert job.refresh_id == 1
+        job.close()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}_t")
+        spark.sql(f"DROP TABLE IF EXISTS {name}_counts")

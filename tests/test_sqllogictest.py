@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import sqlglot
 
-from cli import slt as slt_command
-from slt.incremental import Limits
-from slt.records import Record, applies, find_test_files, parse_test
-from slt.results import OrderPlan, compare, format_rows, format_value, md5_of, order_plan, order_rows, sort_values
-from slt.runner import Totals, run_file, run_paths
-from slt.sqlite import Database
+from dbspc.cli import slt as slt_command
+from dbspc.slt.incremental import Limits
+from dbspc.slt.records import Record, applies, find_test_files, parse_test
+from dbspc.slt.results import OrderPlan, compare, format_rows, format_value, md5_of, order_plan, order_rows, sort_values
+from dbspc.slt.runner import Totals, run_file, run_paths
+from dbspc.slt.sqlite import Database
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance" / "sqllogictest"
 # (file, shards), the heaviest shards first: a shard runs every n-th query of its file (after

@@ -10,9 +10,9 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.types import BIGINT, INT, STRING, SqlType, decimal
-from runtime.trace import Trace
-from runtime.zset import ZSet
+from dbspc.compiler.types import BIGINT, INT, STRING, SqlType, decimal
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import ZSet
 
 TYPES: list[SqlType] = [INT, STRING]
 
@@ -170,7 +170,7 @@ def test_background_merges_keep_the_contents(monkeypatch: Any) -> None:
     """Merges of 8 rows or more go to the merger; runs stay readable and exact while it
     is held, a finished merge is put in place by the next insert, and the layout
     settles to O(log n) runs."""
-    import runtime.trace as trace_module
+    import dbspc.runtime.trace as trace_module
 
     merger = _HeldMerger()
     monkeypatch.setattr(trace_module, "_BACKGROUND_ROWS", 8)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.errors import DbspcError
-from compiler.frontend.program import compile_program
+from dbspc.compiler.errors import DbspcError
+from dbspc.compiler.frontend.program import compile_program
 
 REPO = Path(__file__).resolve().parent.parent
 TABLE = "CREATE TABLE t (a INT, b INT);\n"

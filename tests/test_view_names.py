@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.errors import SqlError
-from compiler.frontend.program import compile_program
+from dbspc.compiler.errors import SqlError
+from dbspc.compiler.frontend.program import compile_program
 
 TABLE = (
     "CREATE TABLE t (x INT, y INT, a INT, b INT, amount BIGINT, s STRING, d DECIMAL(10,2), f DOUBLE, "

@@ -30,9 +30,9 @@ sys.path.insert(0, str(HERE.parent.parent))
 from backends import build_c, load_c, load_nb  # noqa: E402
 from spine import SEED, GroupSum, Run, Spine  # noqa: E402
 
-from compiler.types import SqlType  # noqa: E402
-from runtime.trace import Trace  # noqa: E402
-from runtime.zset import ZSet  # noqa: E402
+from dbspc.compiler.types import SqlType  # noqa: E402
+from dbspc.runtime.trace import Trace  # noqa: E402
+from dbspc.runtime.zset import ZSet  # noqa: E402
 
 NCOL = 3  # c0 = join key, c1 = unique id, c2 = amount
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from compiler.circuit.operators import Delay, Integrate, Operator, Output, Source
-from compiler.errors import InternalCompilerError
+from dbspc.compiler.circuit.operators import Delay, Integrate, Operator, Output, Source
+from dbspc.compiler.errors import InternalCompilerError
 
 
 @dataclass

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit, body_order
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit, body_order
 
 
 def numbering(c: Circuit) -> dict[int, int]:

@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import ClassVar, Protocol
 
-from compiler.logical.aggregate import COLLECTS, LINEAR_AGGREGATES, AggCall
-from compiler.logical.plan import OrderKey, WindowCall
-from compiler.logical.scalar import Scalar
-from compiler.types import SqlType
+from dbspc.compiler.logical.aggregate import COLLECTS, LINEAR_AGGREGATES, AggCall
+from dbspc.compiler.logical.plan import OrderKey, WindowCall
+from dbspc.compiler.logical.scalar import Scalar
+from dbspc.compiler.types import SqlType
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +109,7 @@ class Operator:
             return self
         if isinstance(form, type) and issubclass(form, Operator):
             return form(*(getattr(self, f.name) for f in fields(form)))
-        from compiler.errors import InternalCompilerError
+        from dbspc.compiler.errors import InternalCompilerError
 
         reason = form.reason if isinstance(form, Refused) else "none declared"
         raise InternalCompilerError(f"no nested incremental form for {self.kind}: {reason}")

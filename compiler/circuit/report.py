@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.circuit.dump import numbering
-from compiler.circuit.operators import Cost
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.circuit.dump import numbering
+from dbspc.compiler.circuit.operators import Cost
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,8 +22,8 @@ import itertools
 
 from sqlglot import exp
 
-from compiler.errors import SqlError, UnsupportedSql
-from compiler.frontend.positions import span_of
+from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.frontend.positions import span_of
 
 # What the Aggregate node computes, by sqlglot class.
 CORE: dict[type[exp.Expression], str] = {

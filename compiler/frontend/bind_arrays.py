@@ -18,11 +18,11 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from compiler.errors import SqlError, UnsupportedSql
-from compiler.frontend.positions import span_of
-from compiler.frontend.type_rules import TypeMismatch, coerce, common_type
-from compiler.logical.scalar import Call, Lit, Scalar
-from compiler.types import BOOLEAN, INT, SqlType
+from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.type_rules import TypeMismatch, coerce, common_type
+from dbspc.compiler.logical.scalar import Call, Lit, Scalar
+from dbspc.compiler.types import BOOLEAN, INT, SqlType
 
 Bind = Callable[[exp.Expression], Scalar]
 Rule = Callable[[exp.Expression, Bind], Scalar]

@@ -22,11 +22,11 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from compiler.errors import SqlError, UnsupportedSql
-from compiler.frontend.positions import span_of
-from compiler.frontend.type_rules import TypeMismatch, coerce
-from compiler.logical.scalar import Call, Lit, Scalar
-from compiler.types import DATE, INT, STRING, TIMESTAMP
+from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.type_rules import TypeMismatch, coerce
+from dbspc.compiler.logical.scalar import Call, Lit, Scalar
+from dbspc.compiler.types import DATE, INT, STRING, TIMESTAMP
 
 Bind = Callable[[exp.Expression], Scalar]
 Rule = Callable[[exp.Expression, Bind], Scalar]

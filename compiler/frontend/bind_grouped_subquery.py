@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from compiler.errors import SqlError, UnsupportedSql
-from compiler.frontend.bind_aggregate import is_aggregate_call
-from compiler.frontend.bind_subquery import Columns, mark, outer_refs, outermost_subqueries, two_valued_in
-from compiler.frontend.positions import span_of
-from compiler.logical import plan as lp
-from compiler.logical.scalar import Col, Scalar
+from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.frontend.bind_aggregate import is_aggregate_call
+from dbspc.compiler.frontend.bind_subquery import Columns, mark, outer_refs, outermost_subqueries, two_valued_in
+from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.logical import plan as lp
+from dbspc.compiler.logical.scalar import Col, Scalar
 
 if TYPE_CHECKING:
-    from compiler.frontend.bind_query import QueryBinder
+    from dbspc.compiler.frontend.bind_query import QueryBinder
 
 GROUPED = "__grouped"
 

@@ -18,15 +18,15 @@ from decimal import Decimal
 
 from sqlglot import exp
 
-from compiler.dialect import Semantics
-from compiler.errors import SqlError, UnsupportedSql
-from compiler.frontend.bind_arrays import refuse_array
-from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
-from compiler.frontend.positions import span_of
-from compiler.frontend.type_rules import TypeMismatch, coerce, common_type
-from compiler.logical import plan as lp
-from compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
-from compiler.types import BOOLEAN, SqlType
+from dbspc.compiler.dialect import Semantics
+from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.frontend.bind_arrays import refuse_array
+from dbspc.compiler.frontend.bind_scalar import ScalarScope, bind_scalar
+from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.type_rules import TypeMismatch, coerce, common_type
+from dbspc.compiler.logical import plan as lp
+from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
+from dbspc.compiler.types import BOOLEAN, SqlType
 
 Columns = dict[tuple[str, str], tuple[int, SqlType]]
 
@@ -147,7 +147,7 @@ def split_on(
     they are expressions); the other conjuncts one condition over the joined row.
 
     Returns (left', right', left keys, right keys, condition, extra left cols, extra right cols)."""
-    from compiler.frontend.bind_query import _aliases_of, _equi_sides, _predicate, _with_key_columns
+    from dbspc.compiler.frontend.bind_query import _aliases_of, _equi_sides, _predicate, _with_key_columns
 
     lkeys: list[Scalar] = []
     rkeys: list[Scalar] = []
@@ -254,8 +254,8 @@ def bind_outer_from(
     """FROM with outer joins, left-deep in FROM order; each ON applies at its own join,
     WHERE above all of them. A LEFT (RIGHT) join whose padded side the WHERE rejects
     NULLs of is an inner join (the padded rows could never pass)."""
-    from compiler.frontend.bind_query import _columns_of, _predicate, _split_and
-    from compiler.frontend.bind_subquery import has_subquery
+    from dbspc.compiler.frontend.bind_query import _columns_of, _predicate, _split_and
+    from dbspc.compiler.frontend.bind_subquery import has_subquery
 
     rejected: set[str] = set()
     for c in where:

@@ -11,24 +11,24 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from compiler.catalog import Catalog
-from compiler.dialect import Semantics
-from compiler.errors import SqlError, UnsupportedSql
-from compiler.frontend.bind_aggregate import CORE, grouping_sets, is_aggregate_call, reduce_call
-from compiler.frontend.bind_arrays import refuse_array
-from compiler.frontend.bind_grouped_subquery import bind_grouped_subqueries, grouped_subqueries, outer_aggregates
-from compiler.frontend.bind_outer_join import bind_outer_from, has_outer_join, join_side
-from compiler.frontend.bind_recursive import bind_recursive_with
-from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
-from compiler.frontend.bind_subquery import bind_subqueries, has_subquery, on_subqueries
-from compiler.frontend.bind_window import bind_top_k, bind_windows, refuse_misplaced_windows, window_calls
-from compiler.frontend.positions import span_of
-from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, moment_type, sum_type
-from compiler.logical import plan as lp
-from compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall
-from compiler.logical.projections import cast_to, renamed
-from compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
-from compiler.types import BIGINT, BOOLEAN, DOUBLE, STRING, TINYINT, SqlType, array_of
+from dbspc.compiler.catalog import Catalog
+from dbspc.compiler.dialect import Semantics
+from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.frontend.bind_aggregate import CORE, grouping_sets, is_aggregate_call, reduce_call
+from dbspc.compiler.frontend.bind_arrays import refuse_array
+from dbspc.compiler.frontend.bind_grouped_subquery import bind_grouped_subqueries, grouped_subqueries, outer_aggregates
+from dbspc.compiler.frontend.bind_outer_join import bind_outer_from, has_outer_join, join_side
+from dbspc.compiler.frontend.bind_recursive import bind_recursive_with
+from dbspc.compiler.frontend.bind_scalar import ScalarScope, bind_scalar
+from dbspc.compiler.frontend.bind_subquery import bind_subqueries, has_subquery, on_subqueries
+from dbspc.compiler.frontend.bind_window import bind_top_k, bind_windows, refuse_misplaced_windows, window_calls
+from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, moment_type, sum_type
+from dbspc.compiler.logical import plan as lp
+from dbspc.compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall
+from dbspc.compiler.logical.projections import cast_to, renamed
+from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
+from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, STRING, TINYINT, SqlType, array_of
 
 
 @dataclass

@@ -14,13 +14,13 @@ from typing import Protocol
 import networkx as nx
 from sqlglot import exp
 
-from compiler.dialect import Semantics
-from compiler.errors import SqlError, UnsupportedSql
-from compiler.frontend.bind_window import refuse_window_in_recursion
-from compiler.frontend.positions import span_of
-from compiler.frontend.type_rules import TypeMismatch, common_type
-from compiler.logical import plan as lp
-from compiler.logical.projections import cast_to, renamed
+from dbspc.compiler.dialect import Semantics
+from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.frontend.bind_window import refuse_window_in_recursion
+from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.type_rules import TypeMismatch, common_type
+from dbspc.compiler.logical import plan as lp
+from dbspc.compiler.logical.projections import cast_to, renamed
 
 
 class QueryBinder(Protocol):

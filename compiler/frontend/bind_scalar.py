@@ -14,19 +14,19 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from compiler.dialect import Semantics
-from compiler.errors import SqlError, UnsupportedSql
-from compiler.frontend.bind_aggregate import AGGREGATE_NODES
-from compiler.frontend.bind_arrays import ARRAY_FUNCTIONS
-from compiler.frontend.bind_arrays import RULES as ARRAY_RULES
-from compiler.frontend.bind_datetime import RULES as DATETIME_RULES
-from compiler.frontend.bind_datetime import interval_arithmetic
-from compiler.frontend.bind_strings import RULES as STRING_RULES
-from compiler.frontend.ddl import sql_type
-from compiler.frontend.positions import span_of
-from compiler.frontend.type_rules import TypeMismatch, arithmetic_type, castable, coerce, common_type
-from compiler.logical.scalar import Call, Col, Lit, Scalar
-from compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, NULL, STRING, TIMESTAMP, SqlType, decimal
+from dbspc.compiler.dialect import Semantics
+from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.frontend.bind_aggregate import AGGREGATE_NODES
+from dbspc.compiler.frontend.bind_arrays import ARRAY_FUNCTIONS
+from dbspc.compiler.frontend.bind_arrays import RULES as ARRAY_RULES
+from dbspc.compiler.frontend.bind_datetime import RULES as DATETIME_RULES
+from dbspc.compiler.frontend.bind_datetime import interval_arithmetic
+from dbspc.compiler.frontend.bind_strings import RULES as STRING_RULES
+from dbspc.compiler.frontend.ddl import sql_type
+from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.type_rules import TypeMismatch, arithmetic_type, castable, coerce, common_type
+from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
+from dbspc.compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, NULL, STRING, TIMESTAMP, SqlType, decimal
 
 
 @dataclass

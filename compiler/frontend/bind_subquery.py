@@ -26,18 +26,18 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from compiler.errors import UnsupportedSql
-from compiler.frontend.bind_arrays import refuse_array
-from compiler.frontend.bind_outer_join import minus, null_safe_join, project_columns
-from compiler.frontend.bind_scalar import AGGREGATE_NODES, ScalarScope, bind_scalar
-from compiler.frontend.positions import span_of
-from compiler.logical import plan as lp
-from compiler.logical.aggregate import AggCall
-from compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
-from compiler.types import BIGINT, BOOLEAN, STRING, SqlType
+from dbspc.compiler.errors import UnsupportedSql
+from dbspc.compiler.frontend.bind_arrays import refuse_array
+from dbspc.compiler.frontend.bind_outer_join import minus, null_safe_join, project_columns
+from dbspc.compiler.frontend.bind_scalar import AGGREGATE_NODES, ScalarScope, bind_scalar
+from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.logical import plan as lp
+from dbspc.compiler.logical.aggregate import AggCall
+from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
+from dbspc.compiler.types import BIGINT, BOOLEAN, STRING, SqlType
 
 if TYPE_CHECKING:
-    from compiler.frontend.bind_query import QueryBinder
+    from dbspc.compiler.frontend.bind_query import QueryBinder
 
 Columns = dict[tuple[str, str], tuple[int, SqlType]]
 OUTER = "__outer"
@@ -75,8 +75,8 @@ def on_subqueries(sel: exp.Select) -> list[exp.Expression]:
     σ_p(a × b), so they filter like WHERE conjuncts, after the FROM clause. That holds
     unless a later RIGHT or FULL join pads the rows p removes, which is refused, as is
     a subquery in the ON of an outer join."""
-    from compiler.frontend.bind_outer_join import join_side
-    from compiler.frontend.bind_query import _split_and
+    from dbspc.compiler.frontend.bind_outer_join import join_side
+    from dbspc.compiler.frontend.bind_query import _split_and
 
     joins = sel.args.get("joins") or []
     out: list[exp.Expression] = []
@@ -115,8 +115,8 @@ def bind_subqueries(
     let expressions read the marks. An aggregating
     query's HAVING and SELECT list read marks over its grouped rows instead
     (bind_grouped_subquery.py)."""
-    from compiler.frontend.bind_grouped_subquery import outer_aggregates, subqueries_in_aggregates
-    from compiler.frontend.bind_query import _has_aggregate, _predicate
+    from dbspc.compiler.frontend.bind_grouped_subquery import outer_aggregates, subqueries_in_aggregates
+    from dbspc.compiler.frontend.bind_query import _has_aggregate, _predicate
 
     having = sel.args.get("having")
     aggregating = sel.args.get("group") is not None or having is not None or any(_has_aggregate(b) for b in bodies)
@@ -356,7 +356,7 @@ def _complete(
         crossed = lp.Join(lost.fields + missing_row.fields, lost, missing_row, (), ())
         filler: lp.Relation = crossed
         if missing_row.fields[0].type != vtype:
-            from compiler.frontend.type_rules import coerce
+            from dbspc.compiler.frontend.type_rules import coerce
 
             filler = lp.Project(
                 (*lost.fields, lp.Field("v", vtype)),
@@ -433,7 +433,7 @@ def _single_row(query: exp.Expression) -> bool:
 
 
 def _has_agg(node: exp.Expression) -> bool:
-    from compiler.frontend.bind_query import _has_aggregate
+    from dbspc.compiler.frontend.bind_query import _has_aggregate
 
     return _has_aggregate(node)
 

@@ -21,14 +21,14 @@ from decimal import Decimal
 
 from sqlglot import exp
 
-from compiler.errors import SqlError, UnsupportedSql
-from compiler.frontend.bind_arrays import refuse_array
-from compiler.frontend.bind_scalar import ScalarScope, bind_scalar
-from compiler.frontend.positions import span_of
-from compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, sum_type
-from compiler.logical import plan as lp
-from compiler.logical.scalar import Call, Col, Lit, Scalar
-from compiler.types import BIGINT, SqlType
+from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.frontend.bind_arrays import refuse_array
+from dbspc.compiler.frontend.bind_scalar import ScalarScope, bind_scalar
+from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, sum_type
+from dbspc.compiler.logical import plan as lp
+from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
+from dbspc.compiler.types import BIGINT, SqlType
 
 INT = SqlType("INT")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from compiler.catalog import Column, TableSchema
-from compiler.dialect import Semantics
-from compiler.errors import SqlError, UnsupportedSql
-from compiler.frontend.positions import span_of
-from compiler.types import (
+from dbspc.compiler.catalog import Column, TableSchema
+from dbspc.compiler.dialect import Semantics
+from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.types import (
     BIGINT,
     BOOLEAN,
     DATE,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from compiler.errors import Span
+from dbspc.compiler.errors import Span
 
 
 def span_of(node: exp.Expression | exp.Binary | exp.Query | None) -> Span | None:

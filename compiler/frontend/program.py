@@ -14,17 +14,17 @@ from sqlglot.errors import OptimizeError, ParseError, TokenError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.tokens import Token, TokenType
 
-from compiler.catalog import Catalog, Column, TableSchema
-from compiler.dialect import Semantics, semantics_of
-from compiler.errors import Span, SqlError, UnsupportedSql
-from compiler.frontend.bind_query import QueryBinder
-from compiler.frontend.ddl import table_schema
-from compiler.frontend.positions import span_of
-from compiler.frontend.spark_names import pretty_name
-from compiler.frontend.view_ddl import view_header
-from compiler.logical import plan as lp
-from compiler.logical.projections import renamed
-from compiler.types import DATE, TIMESTAMP
+from dbspc.compiler.catalog import Catalog, Column, TableSchema
+from dbspc.compiler.dialect import Semantics, semantics_of
+from dbspc.compiler.errors import Span, SqlError, UnsupportedSql
+from dbspc.compiler.frontend.bind_query import QueryBinder
+from dbspc.compiler.frontend.ddl import table_schema
+from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.spark_names import pretty_name
+from dbspc.compiler.frontend.view_ddl import view_header
+from dbspc.compiler.logical import plan as lp
+from dbspc.compiler.logical.projections import renamed
+from dbspc.compiler.types import DATE, TIMESTAMP
 
 
 @dataclass

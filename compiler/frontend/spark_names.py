@@ -26,7 +26,7 @@ from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
 
-from compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.positions import span_of
 
 # Functions Spark names `name(arg, ...)` with the name as called, lower-cased, and the
 # arguments as written (sqlglot keeps them in call order for these).

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import decimal
 
-from compiler.dialect import Semantics
-from compiler.logical.scalar import Call, Lit, Scalar
-from compiler.types import BIGINT, DOUBLE, INT, INTEGER_BOUNDS, INTEGER_KINDS, NULL, STRING, SqlType
-from compiler.types import decimal as decimal_type
+from dbspc.compiler.dialect import Semantics
+from dbspc.compiler.logical.scalar import Call, Lit, Scalar
+from dbspc.compiler.types import BIGINT, DOUBLE, INT, INTEGER_BOUNDS, INTEGER_KINDS, NULL, STRING, SqlType
+from dbspc.compiler.types import decimal as decimal_type
 
 _INT_RANK = {k: i for i, k in enumerate(INTEGER_KINDS)}
 # Digits needed to hold every value of an integer kind as a decimal (Spark's rule).

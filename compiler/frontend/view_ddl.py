@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from compiler.errors import Span, SqlError, UnsupportedSql
-from compiler.frontend.positions import span_of
+from dbspc.compiler.errors import Span, SqlError, UnsupportedSql
+from dbspc.compiler.frontend.positions import span_of
 
 _HARMLESS = (exp.MaterializedProperty, exp.TemporaryProperty, exp.SchemaCommentProperty)
 # refused property -> (what the error calls it, the keyword the parser recorded the position of)

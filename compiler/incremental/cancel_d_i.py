@@ -7,8 +7,8 @@ Runs as a test: tests/rules/cancel_differentiate_integrate.spec (the whole circu
 
 from __future__ import annotations
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
 
 
 def cancel_differentiate_integrate(c: Circuit, o: op.Operator) -> int | None:

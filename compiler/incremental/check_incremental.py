@@ -7,9 +7,9 @@ and the circuit would recompute from scratch.
 
 from __future__ import annotations
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.errors import InternalCompilerError
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.errors import InternalCompilerError
 
 
 def check_incremental(c: Circuit) -> Circuit:

@@ -13,10 +13,10 @@ Runs as a test: tests/rules/consolidate_distinct.spec (the whole circuit before 
 
 from __future__ import annotations
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.incremental.positivity import positive_nodes
-from compiler.incremental.rewrite import rebuild
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.incremental.positivity import positive_nodes
+from dbspc.compiler.incremental.rewrite import rebuild
 
 
 def redundant_distincts(c: Circuit) -> set[int]:

@@ -10,11 +10,11 @@ Runs as a test: tests/rules/distinct_incremental.spec (the whole circuit before 
 
 from __future__ import annotations
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.incremental.incrementalize import all_columns
-from compiler.incremental.join_bilinear import delayed_integral
-from compiler.incremental.push_integral_linear import integrated_inputs
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.incremental.incrementalize import all_columns
+from dbspc.compiler.incremental.join_bilinear import delayed_integral
+from dbspc.compiler.incremental.push_integral_linear import integrated_inputs
 
 
 def distinct_incremental(c: Circuit, o: op.Operator) -> int | None:

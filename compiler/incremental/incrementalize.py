@@ -9,9 +9,9 @@ Runs as a test: tests/rules/incrementalize.spec (the whole circuit before and af
 
 from __future__ import annotations
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.incremental.rewrite import rebuild
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.incremental.rewrite import rebuild
 
 
 def wrap_source(c: Circuit, o: op.Operator) -> int | None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.incremental.incrementalize import all_columns
-from compiler.incremental.push_integral_linear import integrated_inputs
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.incremental.incrementalize import all_columns
+from dbspc.compiler.incremental.push_integral_linear import integrated_inputs
 
 
 def delayed_integral(c: Circuit, node: int, key: tuple[int, ...]) -> int:

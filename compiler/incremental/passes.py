@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from compiler.circuit.circuit import Circuit
-from compiler.incremental.aggregate_incremental import aggregate_incremental
-from compiler.incremental.cancel_d_i import cancel_differentiate_integrate
-from compiler.incremental.check_incremental import check_incremental
-from compiler.incremental.consolidate_distinct import consolidate_distinct
-from compiler.incremental.distinct_incremental import distinct_incremental
-from compiler.incremental.incrementalize import incrementalize
-from compiler.incremental.join_bilinear import join_bilinear
-from compiler.incremental.push_integral_linear import push_integral_through_linear
-from compiler.incremental.recursion_incremental import recursion_incremental
-from compiler.incremental.rewrite import rebuild
-from compiler.incremental.topk_incremental import topk_incremental
-from compiler.incremental.window_incremental import window_incremental
-from compiler.incremental.window_topk import window_topk
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.incremental.aggregate_incremental import aggregate_incremental
+from dbspc.compiler.incremental.cancel_d_i import cancel_differentiate_integrate
+from dbspc.compiler.incremental.check_incremental import check_incremental
+from dbspc.compiler.incremental.consolidate_distinct import consolidate_distinct
+from dbspc.compiler.incremental.distinct_incremental import distinct_incremental
+from dbspc.compiler.incremental.incrementalize import incrementalize
+from dbspc.compiler.incremental.join_bilinear import join_bilinear
+from dbspc.compiler.incremental.push_integral_linear import push_integral_through_linear
+from dbspc.compiler.incremental.recursion_incremental import recursion_incremental
+from dbspc.compiler.incremental.rewrite import rebuild
+from dbspc.compiler.incremental.topk_incremental import topk_incremental
+from dbspc.compiler.incremental.window_incremental import window_incremental
+from dbspc.compiler.incremental.window_topk import window_topk
 
 # Rules that move an integral past one operator. Each applies to a disjoint set of
 # operator kinds, so their order inside the tuple does not matter; a single bottom-up

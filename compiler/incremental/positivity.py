@@ -8,7 +8,7 @@ aggregates, and a scope's results, which are fixpoints of positive bodies).
 
 from __future__ import annotations
 
-from compiler.circuit.circuit import Circuit
+from dbspc.compiler.circuit.circuit import Circuit
 
 
 def positive_nodes(c: Circuit) -> set[int]:

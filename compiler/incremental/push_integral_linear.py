@@ -14,9 +14,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.incremental.incrementalize import all_columns
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.incremental.incrementalize import all_columns
 
 
 def integrated_inputs(c: Circuit, o: op.Operator) -> tuple[int, ...] | None:

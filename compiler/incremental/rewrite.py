@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from compiler.circuit.circuit import Circuit
-from compiler.circuit.operators import Operator
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.circuit.operators import Operator
 
 Rule = Callable[[Circuit, Operator], "int | None"]
 

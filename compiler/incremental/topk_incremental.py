@@ -15,9 +15,9 @@ Runs as a test: tests/rules/topk_incremental.spec (the whole circuit before and 
 
 from __future__ import annotations
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.incremental.push_integral_linear import integrated_changes
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.incremental.push_integral_linear import integrated_changes
 
 
 def topk_incremental(c: Circuit, o: op.Operator) -> int | None:

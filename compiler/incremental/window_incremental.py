@@ -14,10 +14,10 @@ Runs as a test: tests/rules/window_incremental.spec (the whole circuit before an
 
 from __future__ import annotations
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.incremental.join_bilinear import delayed_integral
-from compiler.incremental.push_integral_linear import integrated_changes
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.incremental.join_bilinear import delayed_integral
+from dbspc.compiler.incremental.push_integral_linear import integrated_changes
 
 
 def window_incremental(c: Circuit, o: op.Operator) -> int | None:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit
-from compiler.logical.scalar import Call, Col, Lit, Scalar
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
 
 
 def _conjuncts(p: Scalar) -> list[Scalar]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.types import SqlType
+from dbspc.compiler.types import SqlType
 
 # The moments aggregates (variance and standard deviation, sample and population) are
 # re-evaluated from the group's value multiset, in DOUBLE as Spark computes them.

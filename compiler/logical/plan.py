@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.logical.aggregate import AggCall
-from compiler.logical.scalar import Scalar
-from compiler.types import SqlType
+from dbspc.compiler.logical.aggregate import AggCall
+from dbspc.compiler.logical.scalar import Scalar
+from dbspc.compiler.types import SqlType
 
 
 @dataclass(frozen=True, slots=True)

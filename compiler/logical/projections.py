@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compiler.logical import plan as lp
-from compiler.logical.scalar import Call, Col, Scalar
-from compiler.types import SqlType
+from dbspc.compiler.logical import plan as lp
+from dbspc.compiler.logical.scalar import Call, Col, Scalar
+from dbspc.compiler.types import SqlType
 
 
 def renamed(rel: lp.Relation, names: Sequence[str]) -> lp.Relation:

@@ -63,7 +63,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.types import BOOLEAN, SqlType
+from dbspc.compiler.types import BOOLEAN, SqlType
 
 FUNCTIONS = frozenset(
     """add sub mul neg div div_or_null ieee_div int_div int_div_or_null mod mod_or_null abs

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from compiler.circuit import operators as op
-from compiler.circuit.circuit import Circuit, body_order
-from compiler.errors import InternalCompilerError
-from compiler.logical import plan as lp
-from compiler.logical.scalar import Col
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit, body_order
+from dbspc.compiler.errors import InternalCompilerError
+from dbspc.compiler.logical import plan as lp
+from dbspc.compiler.logical.scalar import Col
 
 
 class Lowering:

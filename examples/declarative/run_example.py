@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
 import sqlglot
 
-from runtime.spark import local_session
-from runtime.spark.declarative import DeclarativePipeline
+from dbspc.runtime.spark import local_session
+from dbspc.runtime.spark.declarative import DeclarativePipeline
 
 PROJECT = Path(__file__).resolve().parent
 HOME = PROJECT.parent.parent / ".dbspc-declarative"

@@ -32,13 +32,13 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from compiler.circuit import operators as op
-from compiler.errors import RuntimeSqlError
-from compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall
-from compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
-from runtime.registry import Context, Setup, Value, as_zset, evaluates
-from runtime.trace import Trace
-from runtime.zset import WEIGHT, ZSet, col_name, pick, polars_dtype
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.errors import RuntimeSqlError
+from dbspc.compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall
+from dbspc.compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
+from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, pick, polars_dtype
 
 _N = "__n"  # rows in the group (Σ weights): COUNT(*) and group liveness
 

@@ -6,11 +6,11 @@ from collections.abc import Callable
 
 import polars as pl
 
-from compiler.circuit import operators as op
-from compiler.errors import InternalCompilerError
-from runtime.registry import Context, Value, as_zset, evaluates
-from runtime.trace import Trace
-from runtime.zset import WEIGHT, ZSet
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.errors import InternalCompilerError
+from dbspc.runtime.registry import Context, Value, as_zset, evaluates
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import WEIGHT, ZSet
 
 _OLD = "__old"
 

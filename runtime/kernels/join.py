@@ -16,12 +16,12 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from compiler.circuit import operators as op
-from compiler.errors import InternalCompilerError
-from compiler.types import SqlType
-from runtime.registry import Context, Value, evaluates
-from runtime.trace import Trace
-from runtime.zset import WEIGHT, ZSet, col_name, pick
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.errors import InternalCompilerError
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.registry import Context, Value, evaluates
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, pick
 
 _LW = "__lw"
 _RW = "__rw"

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compiler.circuit import operators as op
-from compiler.logical.scalar import Scalar
-from compiler.types import SqlType
-from runtime.expressions import evaluate, evaluate_predicate
-from runtime.registry import Context, Value, as_zset, evaluates
-from runtime.zset import ZSet
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.logical.scalar import Scalar
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.expressions import evaluate, evaluate_predicate
+from dbspc.runtime.registry import Context, Value, as_zset, evaluates
+from dbspc.runtime.zset import ZSet
 
 
 def map_rows(batch: ZSet, exprs: Sequence[Scalar], out_types: Sequence[SqlType], what: str) -> ZSet:

@@ -27,14 +27,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from compiler.circuit import operators as op
-from compiler.errors import InternalCompilerError
-from compiler.logical.plan import OrderKey, WindowCall
-from compiler.types import SqlType
-from runtime.kernels.window import window
-from runtime.registry import Context, Setup, Value, as_zset, evaluates
-from runtime.trace import Trace, _gather_ranges
-from runtime.zset import WEIGHT, ZSet, col_name, schema_of
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.errors import InternalCompilerError
+from dbspc.compiler.logical.plan import OrderKey, WindowCall
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.kernels.window import window
+from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
+from dbspc.runtime.trace import Trace, _gather_ranges
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, schema_of
 
 _H = "__h"  # hash of the partition columns
 _PART_SEED = 0x70C4

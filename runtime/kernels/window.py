@@ -15,14 +15,14 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from compiler.circuit import operators as op
-from compiler.errors import InternalCompilerError, RuntimeSqlError
-from compiler.logical.plan import Frame, OrderKey, WindowCall
-from compiler.types import INTEGER_BOUNDS, SqlType
-from runtime.kernels.aggregate import _rescale, _unscaled_to_decimal
-from runtime.registry import Context, Value, as_zset, evaluates
-from runtime.trace import Trace
-from runtime.zset import WEIGHT, ZSet, col_name, polars_dtype
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
+from dbspc.compiler.logical.plan import Frame, OrderKey, WindowCall
+from dbspc.compiler.types import INTEGER_BOUNDS, SqlType
+from dbspc.runtime.kernels.aggregate import _rescale, _unscaled_to_decimal
+from dbspc.runtime.registry import Context, Value, as_zset, evaluates
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, polars_dtype
 
 _I = "__i"  # row position in the sorted frame
 _START = "__start"  # position of the partition's first row

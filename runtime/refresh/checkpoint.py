@@ -29,10 +29,10 @@ from typing import Any
 
 import polars as pl
 
-from compiler.errors import DbspcError, InputError, UsageError
-from runtime.refresh import files
-from runtime.trace import Trace
-from runtime.zset import ZSet
+from dbspc.compiler.errors import DbspcError, InputError, UsageError
+from dbspc.runtime.refresh import files
+from dbspc.runtime.trace import Trace
+from dbspc.runtime.zset import ZSet
 
 FORMAT = "dbspc-spark-checkpoint/2"  # 2: outputs are table versions (sinks.py)
 MANIFEST = "MANIFEST.json"

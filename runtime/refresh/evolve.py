@@ -24,12 +24,12 @@ from typing import Any
 
 import polars as pl
 
-from compiler.errors import UsageError
-from runtime.pipeline import Pipeline
-from runtime.refresh import files
-from runtime.refresh.checkpoint import Manifest
-from runtime.refresh.schema import SourceColumn, parse_type
-from runtime.zset import WEIGHT, ZSet, col_name
+from dbspc.compiler.errors import UsageError
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.refresh import files
+from dbspc.runtime.refresh.checkpoint import Manifest
+from dbspc.runtime.refresh.schema import SourceColumn, parse_type
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name
 
 
 def held_columns(

@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 ENV = "DBSPC_CRASH_AFTER"
 EXIT_CODE = 137  # what a shell reports for a process killed by SIGKILL
 
 _limit = int(os.environ.get(ENV, "0") or 0)
 _passed = 0
+_count = threading.Lock()  # sinks write bucket files from several threads
 
 
 def failpoint(name: str) -> None:
     """Count this point; at the configured count, end the process at once."""
     global _passed
-    _passed += 1
-    if _limit and _passed >= _limit:
+    with _count:
+        _passed += 1
+        now = _passed
+    if _limit and now >= _limit:
         sys.stderr.write(f"dbspc: crash injected at failpoint {_passed} ({name})\n")
         sys.stderr.flush()
         os._exit(EXIT_CODE)

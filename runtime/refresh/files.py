@@ -19,7 +19,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from runtime.refresh.failpoints import failpoint
+from dbspc.runtime.refresh.failpoints import failpoint
 
 
 def fsync_dir(path: Path) -> None:

@@ -41,15 +41,15 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from compiler.errors import DbspcError, InputError, Span, UsageError
-from runtime.nested import DEFAULT_MAX_ITERATIONS
-from runtime.pipeline import Pipeline
-from runtime.refresh import checkpoint, evolve, files, metrics
-from runtime.refresh import sinks as sink_files
-from runtime.refresh.checkpoint import Manifest, StateStore
-from runtime.refresh.engine import Engine
-from runtime.refresh.failpoints import failpoint
-from runtime.refresh.schema import (
+from dbspc.compiler.errors import DbspcError, InputError, Span, UsageError
+from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.refresh import checkpoint, evolve, files, metrics
+from dbspc.runtime.refresh import sinks as sink_files
+from dbspc.runtime.refresh.checkpoint import Manifest, StateStore
+from dbspc.runtime.refresh.engine import Engine
+from dbspc.runtime.refresh.failpoints import failpoint
+from dbspc.runtime.refresh.schema import (
     SourceColumn,
     columns_of,
     create_table,
@@ -58,8 +58,8 @@ from runtime.refresh.schema import (
     from_arrow_type,
     spark_schema,
 )
-from runtime.refresh.sinks import Sinks, ViewVersion
-from runtime.refresh.sources import (
+from dbspc.runtime.refresh.sinks import Sinks, ViewVersion
+from dbspc.runtime.refresh.sources import (
     AppendTable,
     ChangeTable,
     PlainTable,
@@ -70,15 +70,16 @@ from runtime.refresh.sources import (
     to_zset,
     where,
 )
-from runtime.refresh.sources import (
+from dbspc.runtime.refresh.sources import (
     describe as describe_source,
 )
-from runtime.refresh.storage import LocalStorage, Storage
-from runtime.render import state_sizes
-from runtime.zset import ZSet
+from dbspc.runtime.refresh.storage import LocalStorage, Storage
+from dbspc.runtime.render import state_sizes
+from dbspc.runtime.zset import ZSet
 
 _READERS = 8  # sources read at once
 LOG = logging.getLogger("dbspc.refresh")
+_SLOW_PHASE = 2.0  # seconds: log the phase as it ends
 
 
 @dataclass
@@ -252,6 +253,12 @@ class Job:
         checkpoint.commit(self.checkpoint_dir, new)
         self._store.known = known
         self.dropped = sorted(set(manifest.sinks) - set(section))
+        changed = sorted(v for v in section if v not in committed)
+        LOG.info(
+            f"refresh {k} committed: the program changed, so it was carried over from the checkpoint's stored "
+            f"tables without reading the sources; new or changed views {', '.join(changed) or '-'}; "
+            f"dropped views {', '.join(self.dropped) or '-'}"
+        )
         for v in self.dropped:
             self.storage.remove(v)
         return new
@@ -266,8 +273,14 @@ class Job:
     def _take_lock(self) -> None:
         if self._lock is not None:
             return
-        self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
-        lock = open(self.checkpoint_dir / "LOCK", "ab")
+        try:
+            self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+            lock = open(self.checkpoint_dir / "LOCK", "ab")
+        except OSError as e:
+            raise UsageError(
+                f"checkpoint directory {self.checkpoint_dir} cannot be written ({e.strerror or e}); a job needs a "
+                "checkpoint directory of its own that it can write"
+            ) from None
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -275,6 +288,9 @@ class Job:
             raise UsageError(f"checkpoint {self.checkpoint_dir} is in use by another running job") from None
         try:
             _claim(self.storage, self.checkpoint_dir)
+        except OSError as e:
+            lock.close()
+            raise UsageError(f"output directory {self.storage} cannot be written ({e.strerror or e})") from None
         except BaseException:
             lock.close()
             raise
@@ -380,10 +396,10 @@ class Job:
         assert sinks is not None
         manifest = self.manifest
         k = self.refresh_id + 1
-        clock = _Clock()
+        clock = _Clock(k)
         changes, offsets, snapshots, checks, pending = self._read(k)
-        clock.lap("transfer")
         rows_read = {t: len(z) for t, z in changes.items()}
+        clock.lap("transfer", f" ({sum(rows_read.values())} change rows read); computing the views")
         if manifest is not None and not any(rows_read.values()):
             for path in pending:
                 files.remove(path)
@@ -605,14 +621,20 @@ class Job:
 
 
 class _Clock:
-    def __init__(self) -> None:
+    """Seconds per phase of a refresh; a phase that took long is logged as it ends, so a
+    long load shows its progress before the refresh's own line."""
+
+    def __init__(self, refresh_id: int = 0) -> None:
+        self.refresh_id = refresh_id
         self.start = self.last = time.perf_counter()
         self.laps: dict[str, float] = {}
 
-    def lap(self, name: str) -> None:
+    def lap(self, name: str, detail: str = "") -> None:
         now = time.perf_counter()
         self.laps[name] = now - self.last
         self.last = now
+        if self.laps[name] >= _SLOW_PHASE:
+            LOG.info(f"refresh {self.refresh_id}: {name} took {self.laps[name]:.1f} s{detail}")
 
     def done(self) -> dict[str, float]:
         self.laps["total"] = time.perf_counter() - self.start

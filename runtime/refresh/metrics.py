@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from runtime.refresh import storage as store
-from runtime.refresh.storage import Storage
-from runtime.trace import Trace
+from dbspc.runtime.refresh import storage as store
+from dbspc.runtime.refresh.storage import Storage
+from dbspc.runtime.trace import Trace
 
 if TYPE_CHECKING:
-    from runtime.refresh.job import RefreshResult
+    from dbspc.runtime.refresh.job import RefreshResult
 
 METRICS = "_metrics"
 PHASES = ("transfer", "compute", "write_back", "checkpoint", "publish", "total")

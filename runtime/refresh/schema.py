@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 from sqlglot import exp
 
-from compiler.errors import InputError
-from compiler.types import SqlType, array_of, decimal
+from dbspc.compiler.errors import InputError
+from dbspc.compiler.types import SqlType, array_of, decimal
 
 SUPPORTED_TYPES = "TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, DATE, TIMESTAMP"
 

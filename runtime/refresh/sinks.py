@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,12 +38,12 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from compiler.types import SqlType
-from runtime.refresh import storage as store
-from runtime.refresh.failpoints import failpoint
-from runtime.refresh.schema import arrow_type
-from runtime.refresh.storage import Storage
-from runtime.zset import ROW_HASH_SEED, WEIGHT, ZSet, col_name
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.refresh import storage as store
+from dbspc.runtime.refresh.failpoints import failpoint
+from dbspc.runtime.refresh.schema import arrow_type
+from dbspc.runtime.refresh.storage import Storage
+from dbspc.runtime.zset import ROW_HASH_SEED, WEIGHT, ZSet, col_name
 
 PUBLISHED = "_published.json"  # <output>/_published.json: what readers follow
 BUCKET_ROWS = 1 << 16
@@ -50,6 +51,7 @@ MAX_BUCKETS = 1 << 12
 # The bucket of a row must be computed the same way as when its file was written.
 HASH_SCHEME = f"polars-{pl.__version__}-hash_rows-{ROW_HASH_SEED}"
 
+_WRITERS = 4
 CHANGE_TYPE = "_change_type"
 COMMIT_VERSION = "_commit_version"
 COMMIT_TIMESTAMP = "_commit_timestamp"
@@ -166,20 +168,23 @@ class Sinks:
             old = self._read_all(view, before)
             touched = dict(enumerate(_split(ZSet.concat([old, delta], types).frame, buckets)))
         else:
-            touched = dict(enumerate(_split(delta.frame, buckets)))
-            touched = {b: f for b, f in touched.items() if f.height}
-            for b, frame in touched.items():
-                if b in before.parts:
-                    old = self._read_part(view, before.part(b))
-                    touched[b] = pl.concat([old.frame, frame])
-        parts = set() if rebucket else set(before.parts)
-        for b, frame in touched.items():
+            touched = {b: f for b, f in enumerate(_split(delta.frame, buckets)) if f.height}
+
+        def rewrite(bucket: int, frame: pl.DataFrame) -> bool:
+            """Bucket `bucket` of the new version: its old rows plus the delta; False if empty."""
+            if not rebucket and bucket in before.parts:
+                frame = pl.concat([self._read_part(view, before.part(bucket)).frame, frame])
             contents = _expand(ZSet(frame, types).consolidate().frame, view)
             if contents.height:
-                store.write_parquet(self.storage, out.part(b), _to_table(contents, names, schema))
-                parts.add(b)
-            else:
-                parts.discard(b)
+                store.write_parquet(self.storage, out.part(bucket), _to_table(contents, names, schema))
+            return bool(contents.height)
+
+        # Parquet decoding and encoding release the GIL: buckets are rewritten side by side.
+        with ThreadPoolExecutor(max_workers=_WRITERS) as pool:
+            written = dict(zip(touched, pool.map(rewrite, touched, touched.values()), strict=True))
+        parts = set() if rebucket else set(before.parts)
+        parts |= {b for b, nonempty in written.items() if nonempty}
+        parts -= {b for b, nonempty in written.items() if not nonempty}
         if not rebucket:
             for b in sorted(set(before.parts) - set(touched)):
                 self.storage.copy(before.part(b), out.part(b))

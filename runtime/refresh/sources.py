@@ -33,9 +33,9 @@ from typing import ClassVar
 import polars as pl
 import pyarrow as pa
 
-from compiler.errors import InputError, UsageError
-from runtime.refresh.schema import SourceColumn
-from runtime.zset import WEIGHT, ZSet, col_name
+from dbspc.compiler.errors import InputError, UsageError
+from dbspc.runtime.refresh.schema import SourceColumn
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name
 
 # Names of the meta columns in the Arrow the engine returns.
 OFFSET = "__offset"

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from runtime.refresh import files
+from dbspc.runtime.refresh import files
 
 
 class Storage(Protocol):

@@ -35,7 +35,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType
 
-from compiler.errors import DbspcError, SqlError, UsageError
+from dbspc.compiler.errors import DbspcError, SqlError, UsageError
 
 SPEC_FILE_NAMES = ("spark-pipeline.yaml", "spark-pipeline.yml")
 _FIELDS = {"name", "storage", "catalog", "database", "schema", "configuration", "libraries"}
@@ -424,8 +424,8 @@ class DeclarativePipeline:
         return self._job
 
     def _build(self) -> Any:
-        from runtime.refresh.sources import PlainTable
-        from runtime.spark.spark_pipeline import SparkPipeline, _quote
+        from dbspc.runtime.refresh.sources import PlainTable
+        from dbspc.runtime.spark.spark_pipeline import SparkPipeline, _quote
 
         if self.prefix:
             self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {_quote(self.prefix[:-1])}")

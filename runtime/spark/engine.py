@@ -17,10 +17,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from compiler.errors import UsageError
-from runtime.refresh.sources import HASH, combine
-from runtime.spark.spark_types import arrow_schema, quote
-from runtime.zset import WEIGHT, col_name
+from dbspc.compiler.errors import UsageError
+from dbspc.runtime.refresh.sources import HASH, combine
+from dbspc.runtime.spark.spark_types import arrow_schema, quote
+from dbspc.runtime.zset import WEIGHT, col_name
 
 
 class SparkEngine:

@@ -19,10 +19,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from compiler.errors import UsageError
-from runtime.refresh.schema import parse_type, spark_ddl_type
-from runtime.refresh.sinks import CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, PUBLISHED
-from runtime.refresh.storage import HadoopStorage, is_local
+from dbspc.compiler.errors import UsageError
+from dbspc.runtime.refresh.schema import parse_type, spark_ddl_type
+from dbspc.runtime.refresh.sinks import CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, PUBLISHED
+from dbspc.runtime.refresh.storage import HadoopStorage, is_local
 
 
 def contents(spark: SparkSession, root: str, view: Mapping[str, Any], name: str) -> DataFrame:

@@ -24,14 +24,15 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from compiler.errors import UsageError
-from runtime.nested import DEFAULT_MAX_ITERATIONS
-from runtime.pipeline import Pipeline
-from runtime.refresh.job import Job, RefreshResult
-from runtime.refresh.sources import DEFAULT_OPS, AppendTable, ChangeTable, PlainTable, Source, spark_name
-from runtime.refresh.storage import HadoopStorage, LocalStorage, Storage, is_local
-from runtime.spark import readers
-from runtime.spark.engine import SparkEngine
+from dbspc.compiler.errors import UsageError
+from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.refresh import metrics
+from dbspc.runtime.refresh.job import Job, RefreshResult
+from dbspc.runtime.refresh.sources import DEFAULT_OPS, AppendTable, ChangeTable, PlainTable, Source, spark_name
+from dbspc.runtime.refresh.storage import HadoopStorage, LocalStorage, Storage, is_local
+from dbspc.runtime.spark import readers
+from dbspc.runtime.spark.engine import SparkEngine
 
 
 class SparkPipeline:
@@ -194,6 +195,22 @@ class SparkPipeline:
         if self._job is not None:
             self._job.close()
 
+    def metrics(self) -> list[dict[str, Any]]:
+        """This process's refreshes, oldest first: offsets, rows in and out, state rows
+        and bytes, seconds per phase. All refreshes are in the table
+        `<view_prefix>dbspc_metrics` (and `<output>/_metrics`)."""
+        return self.job.metrics() if self._job is not None else []
+
+    def explain(self) -> None:
+        """Print the incremental circuit of the views with its cost report: the state
+        each operator keeps and what a change costs, as `dbspc compile` prints it."""
+        from dbspc.compiler.circuit.dump import to_text
+        from dbspc.compiler.circuit.report import to_report
+        from dbspc.compiler.deep_stack import deep
+
+        circuit = self.pipeline.circuit
+        print(deep(lambda: to_text(circuit) + to_report(circuit)), end="")
+
     @property
     def pipeline(self) -> Pipeline:
         return self.job.pipeline
@@ -243,6 +260,7 @@ class SparkPipeline:
         if not self.publish:
             return
         taken = {spark_name(s).lower() for s in self._sources}
+        self._claim_table("metrics", self.view_prefix + METRICS_TABLE)
         for view in pipeline.view_names():
             for name in self._table_names(view):
                 if name.lower() in taken:
@@ -287,6 +305,17 @@ class SparkPipeline:
         if not self.publish:
             return
         root = self.storage.uri()
+        metrics_table = self.view_prefix + METRICS_TABLE
+        if self.storage.exists(metrics.METRICS):
+            if not self.spark.catalog.tableExists(metrics_table):
+                columns = ", ".join(f"{f.name} {_SPARK[str(f.type)]}" for f in metrics.SCHEMA)
+                where = _literal(self.storage.uri(metrics.METRICS))
+                owned = f"TBLPROPERTIES ({_literal(OWNER_PROPERTY)} = {_literal(root)})"
+                self.spark.sql(
+                    f"CREATE TABLE {_quote(metrics_table)} ({columns}) USING parquet LOCATION {where} {owned}"
+                )
+            else:
+                self.spark.catalog.refreshTable(metrics_table)
         for view in self.job.dropped:  # removed from the program by the last bootstrap
             for name in (self.view_prefix + view, f"{self.view_prefix}{view}_changes"):
                 if self._owner(name) == root:
@@ -334,6 +363,8 @@ class SparkPipeline:
 
 
 SCHEMA_PROPERTY = "dbspc.schema"
+METRICS_TABLE = "dbspc_metrics"
+_SPARK = {"int64": "BIGINT", "double": "DOUBLE", "string": "STRING", "timestamp[us, tz=UTC]": "TIMESTAMP"}
 OWNER_PROPERTY = "dbspc.output"
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from compiler.errors import InputError
-from compiler.types import SqlType, decimal
-from runtime.refresh.schema import SUPPORTED_TYPES, arrow_type, parse_type, quote, spark_schema
+from dbspc.compiler.errors import InputError
+from dbspc.compiler.types import SqlType, decimal
+from dbspc.runtime.refresh.schema import SUPPORTED_TYPES, arrow_type, parse_type, quote, spark_schema
 
 __all__ = ["arrow_schema", "from_spark_type", "parse_type", "quote", "spark_schema"]
 

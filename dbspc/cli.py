@@ -1,0 +1,253 @@
+"""dbspc: compile SQL views to incremental DBSP circuits and run them."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from dbspc.compiler.deep_stack import deep
+from dbspc.compiler.errors import DbspcError, Span
+
+T = TypeVar("T")
+DIALECT = click.option("--dialect", default="spark", show_default=True, help="SQL dialect of the input (sqlglot name).")
+
+
+def _read(path: str) -> str:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise click.ClickException(f"cannot read {path}: {e.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        click.echo(f"{path}:{line}:{col}: error: the file is not valid UTF-8 (byte 0x{data[e.start]:02x})", err=True)
+        sys.exit(1)
+
+
+def _guarded(filename: str, action: Callable[[], T], step_span: Span | None = None, step: int = 0) -> T:
+    """Report user errors as `file:line:col: error: ...` and exit 1, without a traceback.
+
+    An error of a step's data (no SQL position of its own) points at its `-- step` line."""
+    try:
+        return action()
+    except DbspcError as e:
+        if e.span is None and step_span is not None:
+            e = type(e)(f"step {step} rejected: {e.message}", step_span)
+        click.echo(e.located(filename), err=True)
+        sys.exit(1)
+
+
+def _apply(pipeline: Any, step_text: str) -> Any:
+    """One `-- step` of a script applied to its pipeline: the views' deltas."""
+    from dbspc.runtime.script import step_changes
+
+    return pipeline.step(step_changes(pipeline, step_text))
+
+
+def _warn_parse_only(filename: str, dialect: str) -> None:
+    """A dialect without its own evaluation rules is said so, never silently mixed with Spark's."""
+    from dbspc.compiler.dialect import semantics_of
+
+    semantics = _guarded(filename, lambda: semantics_of(dialect))
+    warning = semantics.parse_only_warning()
+    if warning:
+        click.echo(warning, err=True)
+
+
+@click.group()
+def main() -> None:
+    """Compile SQL views into incremental DBSP circuits and maintain them."""
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@DIALECT
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "dot"]), default="text", show_default=True)
+@click.option("--non-incremental", is_flag=True, help="Print the lifted circuit, before incrementalization.")
+@click.option("--no-report", is_flag=True, help="Omit the incrementality report after a text dump.")
+def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report: bool) -> None:
+    """Print the circuit of every view in FILE, with its state and cost per change."""
+    from dbspc.compiler.circuit.dump import to_dot, to_json, to_text
+    from dbspc.compiler.circuit.report import to_report
+    from dbspc.compiler.compile import compile_sql
+    from dbspc.runtime.script import split_script
+
+    text = split_script(_read(file)).program
+    _warn_parse_only(file, dialect)
+    compiled = _guarded(file, lambda: compile_sql(text, dialect, incremental=not non_incremental))
+    render = {"text": to_text, "json": to_json, "dot": to_dot}[fmt]
+    click.echo(_guarded(file, lambda: deep(lambda: render(compiled.circuit))), nl=False)
+    if fmt == "text" and not no_report:
+        click.echo(_guarded(file, lambda: deep(lambda: to_report(compiled.circuit))), nl=False)
+
+
+@main.command()
+@click.argument("script", type=click.Path(dir_okay=False))
+@DIALECT
+@click.option("--output", type=click.Choice(["table", "jsonl"]), default="table", show_default=True)
+@click.option("--non-incremental", is_flag=True, help="Recompute every view from scratch at each step.")
+@click.option(
+    "--max-iterations",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Fail a step whose recursive CTE needs more inner iterations than this.",
+)
+@click.option("--state", is_flag=True, help="End with the rows and bytes of state each operator holds.")
+def run(script: str, dialect: str, output: str, non_incremental: bool, max_iterations: int | None, state: bool) -> None:
+    """Run SCRIPT's steps and print each step's output delta per view."""
+    from dbspc.runtime.pipeline import Pipeline
+    from dbspc.runtime.render import jsonl_lines, state_lines, state_sizes, table_lines
+    from dbspc.runtime.script import split_script
+
+    parts = split_script(_read(script))
+    from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
+
+    limit = max_iterations or DEFAULT_MAX_ITERATIONS
+    _warn_parse_only(script, dialect)
+    pipeline = _guarded(script, lambda: Pipeline.from_sql(parts.program, dialect, not non_incremental, limit))
+    for number, step_text in enumerate(parts.steps, start=1):
+        marker = Span(parts.step_lines[number - 1], 1)
+        deltas = _guarded(script, partial(_apply, pipeline, step_text), marker, number)
+        for view in sorted(deltas):
+            if output == "jsonl":
+                lines = jsonl_lines(number, view, deltas[view])
+            else:
+                lines = table_lines(number, view, pipeline.view_columns(view), deltas[view])
+            for line in lines:
+                click.echo(line)
+    if state:
+        sizes = state_sizes(pipeline.executor.circuit, pipeline.executor.state_sizes())
+        for line in state_lines(sizes):
+            click.echo(line)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--verbose", "-v", is_flag=True, help="Print every query that is not passed.")
+@click.option("--limit", type=int, default=None, help="Stop after this many queries per file.")
+@click.option(
+    "--size-limit",
+    type=int,
+    default=5_000_000,
+    show_default=True,
+    help="Stop a query whose intermediate result exceeds this many values (rows x columns).",
+)
+@click.option("--memory-mb", type=int, default=6144, show_default=True, help="Address-space cap of a file's process.")
+@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds one record may take.")
+@click.option("--check-inputs", is_flag=True, help="Check every step's changes as Pipeline.step does (slower).")
+@click.option("--in-process", is_flag=True, help="Run files in this process (no crash isolation).")
+@click.option("--table", is_flag=True, help="End with a Markdown table of the files' counts (docs/conformance.md).")
+def slt(
+    paths: tuple[str, ...],
+    verbose: bool,
+    limit: int | None,
+    size_limit: int,
+    memory_mb: int,
+    timeout: float,
+    check_inputs: bool,
+    in_process: bool,
+    table: bool,
+) -> None:
+    """Run sqllogictest files, each query as an incremental view fed in several steps."""
+    from dbspc.slt.incremental import Limits
+    from dbspc.slt.runner import run_paths
+
+    limits = Limits(size_limit=size_limit, memory_mb=memory_mb, record_timeout=timeout, check_inputs=check_inputs)
+    totals = run_paths(
+        list(paths), verbose=verbose, limit=limit, echo=click.echo, isolate=not in_process, limits=limits, table=table
+    )
+    if totals.wrong:
+        sys.exit(1)
+
+
+@main.group()
+def pipelines() -> None:
+    """Spark Declarative Pipelines projects, their materialized views maintained by dbspc."""
+
+
+@pipelines.command("refresh")
+@click.argument("project", type=click.Path(exists=True))
+@click.option("--checkpoint", type=click.Path(file_okay=False), help="dbspc's checkpoint [<spec storage>/dbspc].")
+@click.option("--output", type=click.Path(file_okay=False), help="Where view tables are written [under the warehouse].")
+@click.option("--warehouse", type=click.Path(file_okay=False), help="spark.sql.warehouse.dir of the local session.")
+@click.option(
+    "--metastore",
+    type=click.Path(file_okay=False),
+    help="A local session's Hive catalog (Derby) directory, so tables persist between runs.",
+)
+@click.option("--change-feed", "feeds", multiple=True, metavar="TABLE=SOURCE", help="Read TABLE's change feed SOURCE.")
+@click.option("--append", "appends", multiple=True, metavar="TABLE=OFFSET", help="TABLE is append-only, by OFFSET.")
+@click.option("--skip-unsupported", is_flag=True, help="Leave what dbspc cannot maintain to spark-pipelines.")
+@click.option("--replace", is_flag=True, help="Take over existing tables of the views' names.")
+def pipelines_refresh(
+    project: str,
+    checkpoint: str | None,
+    output: str | None,
+    warehouse: str | None,
+    metastore: str | None,
+    feeds: tuple[str, ...],
+    appends: tuple[str, ...],
+    skip_unsupported: bool,
+    replace: bool,
+) -> None:
+    """One incremental refresh of the CREATE MATERIALIZED VIEWs of the SDP project PROJECT
+    (its directory or spark-pipeline.yml), published as the spec's <database>.<view>.
+    Sources are plain tables (diffed by snapshot) unless given with --append or
+    --change-feed (a Delta-style change feed standing for the table). Runs in the
+    active SparkSession if there is one (inside a job), else in a local one."""
+    from dbspc.runtime.refresh.sources import AppendTable, ChangeTable
+    from dbspc.runtime.spark.declarative import DeclarativePipeline, default_checkpoint, load_project
+
+    def pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
+        if not all("=" in v for v in values):
+            raise click.UsageError(f"{option} takes TABLE=NAME")
+        return [(t.strip(), n.strip()) for t, n in (v.split("=", 1) for v in values)]
+
+    sources: dict[str, object] = {
+        t: ChangeTable(t, "_commit_version", op="_change_type", source=s) for t, s in pairs(feeds, "--change-feed")
+    }
+    sources.update({t: AppendTable(t, offset) for t, offset in pairs(appends, "--append")})
+
+    def refresh() -> None:
+        loaded = load_project(project)
+        where = checkpoint or default_checkpoint(loaded.spec)
+        if where is None:
+            raise click.UsageError(f"the spec's storage {loaded.spec.storage} is not local: give --checkpoint")
+        from pyspark.sql import SparkSession
+
+        from dbspc.runtime.spark.session import local_session
+
+        spark = SparkSession.getActiveSession()
+        if spark is None:
+            spark = local_session("dbspc-pipelines", warehouse, metastore=metastore)
+        for key, value in loaded.spec.configuration.items():
+            spark.conf.set(key, value)
+        job = DeclarativePipeline(
+            spark, loaded, where, sources=sources, skip_unsupported=skip_unsupported, replace=replace, output=output
+        )
+        for item in job.unsupported:
+            click.echo(f"skipped: {item}", err=True)
+        result = job.refresh()
+        state = "committed" if result.committed else "no changes"
+        click.echo(f"pipeline {loaded.spec.name}: refresh {result.refresh_id} ({state}), rows read {result.rows_read}")
+        for view in job.project.views:
+            delta = result.deltas.get(view.name.lower())
+            click.echo(f"  {job.table_name(view.name)}: {0 if delta is None else len(delta)} changed row(s)")
+        job.close()
+
+    try:
+        refresh()
+    except DbspcError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
