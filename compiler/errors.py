@@ -35,6 +35,36 @@ class DbspcError(Exception):
             return self.message
         return f"{self.span.line}:{self.span.col}: {self.message}"
 
+    def excerpt(self, source: str) -> list[str]:
+        """The source line the error points at, and a caret under its column, the way
+        compilers show it; nothing when there is no position or no such line."""
+        if self.span is None:
+            return []
+        lines = source.splitlines()
+        if not 1 <= self.span.line <= len(lines):
+            return []
+        text = lines[self.span.line - 1].expandtabs(1)
+        number = str(self.span.line)
+        pad = " " * len(number)
+        caret = " " * max(min(self.span.col, len(text) + 1) - 1, 0) + "^"
+        return [f" {number} | {text}", f" {pad} | {caret}"]
+
+    def hint(self) -> str | None:
+        """What usually fixes this error, where that is known."""
+        for pattern, hint in _HINTS:
+            if pattern in self.message:
+                return hint
+        return None
+
+
+# (a phrase of the message, the hint shown under it)
+_HINTS = (
+    ("table or view", "declare each table with CREATE TABLE before the views that read it"),
+    ("cannot be resolved", "check the spelling, and that the column's table is in FROM (or qualify it)"),
+    ("did not converge", "raise the limit with --max-iterations N, or check the recursion terminates"),
+    ("cannot delete", "a step may delete only rows its table holds; check the -- step's rows"),
+)
+
 
 class SqlError(DbspcError):
     """Malformed SQL, unknown names, type errors."""

@@ -40,8 +40,24 @@ def _guarded(filename: str, action: Callable[[], T], step_span: Span | None = No
     except DbspcError as e:
         if e.span is None and step_span is not None:
             e = type(e)(f"step {step} rejected: {e.message}", step_span)
-        click.echo(e.located(filename), err=True)
+        _report(filename, e)
         sys.exit(1)
+
+
+def _report(filename: str, e: DbspcError) -> None:
+    """The positioned error line, then the source line with a caret and any hint;
+    colours only when stderr is a terminal."""
+    color = sys.stderr.isatty()
+    click.echo(click.style(e.located(filename), fg="red", bold=True) if color else e.located(filename), err=True)
+    try:
+        source = Path(filename).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        source = ""
+    for line in e.excerpt(source):
+        click.echo(click.style(line, fg="cyan") if color and line.rstrip().endswith("^") else line, err=True)
+    hint = e.hint()
+    if hint:
+        click.echo(f"hint: {hint}", err=True)
 
 
 def _apply(pipeline: Any, step_text: str) -> Any:
@@ -62,6 +78,7 @@ def _warn_parse_only(filename: str, dialect: str) -> None:
 
 
 @click.group()
+@click.version_option(package_name="dbspc", prog_name="dbspc")
 def main() -> None:
     """Compile SQL views into incremental DBSP circuits and maintain them."""
 
@@ -86,6 +103,34 @@ def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report:
     click.echo(_guarded(file, lambda: deep(lambda: render(compiled.circuit))), nl=False)
     if fmt == "text" and not no_report:
         click.echo(_guarded(file, lambda: deep(lambda: to_report(compiled.circuit))), nl=False)
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@DIALECT
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--strict", is_flag=True, help="Exit 2 if any view's cost per change grows with its state.")
+def explain(file: str, dialect: str, fmt: str, strict: bool) -> None:
+    """Per view in FILE: its operators, their state and cost per change, and a verdict.
+
+    \b
+    Example:
+      dbspc explain examples/orders.sql
+      dbspc explain --strict --format json views.sql   # a CI gate
+    """
+    from dbspc.compiler.circuit.explain import to_json_report, to_text_report, view_costs
+    from dbspc.compiler.compile import compile_sql
+    from dbspc.runtime.script import split_script
+
+    text = split_script(_read(file)).program
+    _warn_parse_only(file, dialect)
+    compiled = _guarded(file, lambda: compile_sql(text, dialect, incremental=True))
+    views = _guarded(file, lambda: deep(lambda: view_costs(compiled.circuit)))
+    click.echo(to_json_report(views) if fmt == "json" else to_text_report(views), nl=False)
+    costly = [v.name for v in views if v.grows == "state"]
+    if strict and costly:
+        click.echo(f"{file}: error: the cost per change of view(s) {', '.join(costly)} grows with the data", err=True)
+        sys.exit(2)
 
 
 @main.command()
