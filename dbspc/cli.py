@@ -247,8 +247,15 @@ def pipelines_refresh(
     Sources are plain tables (diffed by snapshot) unless given with --append or
     --change-feed (a Delta-style change feed standing for the table). Runs in the
     active SparkSession if there is one (inside a job), else in a local one."""
+    import re
+
     from dbspc.runtime.refresh.sources import AppendTable, ChangeTable
-    from dbspc.runtime.spark.declarative import DeclarativePipeline, default_checkpoint, load_project
+    from dbspc.runtime.spark.declarative import (
+        DeclarativePipeline,
+        check_maintainable,
+        default_checkpoint,
+        load_project,
+    )
 
     def pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
         if not all("=" in v for v in values):
@@ -262,6 +269,7 @@ def pipelines_refresh(
 
     def refresh() -> None:
         loaded = load_project(project)
+        check_maintainable(loaded, skip_unsupported)  # before starting Spark
         where = checkpoint or default_checkpoint(loaded.spec)
         if where is None:
             raise click.UsageError(f"the spec's storage {loaded.spec.storage} is not local: give --checkpoint")
@@ -290,7 +298,12 @@ def pipelines_refresh(
     try:
         refresh()
     except DbspcError as e:
-        click.echo(f"error: {e}", err=True)
+        # an error placed in a library file ("file:line:col: ...") is shown with its line
+        placed = re.match(r"([^\n]+?):(\d+):(\d+): (.*)", e.message, re.S)
+        if e.span is None and placed and Path(placed[1]).is_file():
+            _report(placed[1], type(e)(placed[4], Span(int(placed[2]), int(placed[3]))))
+        else:
+            click.echo(f"error: {e}", err=True)
         sys.exit(1)
 
 

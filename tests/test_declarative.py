@@ -271,3 +271,22 @@ def test_change_feed_standing_for_a_table(spark: Any, tmp_path: Path) -> None:
         job.close()
     finally:
         shop.drop()
+
+
+def test_cli_refuses_before_starting_spark(tmp_path: Path) -> None:
+    """Definitions dbspc does not maintain, or a cycle, are reported by the command with
+    their places (a cycle with its line and a caret) before any Spark session starts."""
+    from click.testing import CliRunner
+
+    from dbspc.cli import main
+
+    sql = "-- two views\nCREATE MATERIALIZED VIEW a AS SELECT * FROM b;\n"
+    sql += "  CREATE MATERIALIZED VIEW b AS SELECT * FROM a;\n"
+    root = project(tmp_path / "p", {"x.sql": sql})
+    run = CliRunner().invoke(main, ["pipelines", "refresh", str(root)])
+    assert run.exit_code == 1
+    assert "x.sql:2:1: error: materialized views read each other in a cycle: a -> b -> a" in run.output
+    assert " 2 | CREATE MATERIALIZED VIEW a" in run.output
+    (root / "transformations" / "x.sql").write_text("CREATE FLOW f AS INSERT INTO t BY NAME SELECT 1;\n")
+    run = CliRunner().invoke(main, ["pipelines", "refresh", str(root)])
+    assert run.exit_code == 1 and "x.sql:1:1: flow 'f'" in run.output, run.output

@@ -366,6 +366,20 @@ def ordered(views: list[View]) -> list[View]:
     return sorted(views, key=lambda v: depth[v.name.lower()])
 
 
+def check_maintainable(project: Project, skip_unsupported: bool = False) -> None:
+    """Refuse a project with definitions dbspc does not maintain (each named, with its
+    place and why), unless they are to be skipped; and one with no view at all."""
+    if project.unsupported and not skip_unsupported:
+        listed = "\n  ".join(str(u) for u in project.unsupported)
+        raise UsageError(
+            f"pipeline '{project.spec.name}' has definitions dbspc does not maintain:\n  {listed}\n"
+            "remove them, or skip them (skip_unsupported=True, --skip-unsupported) and run them with "
+            "spark-pipelines"
+        )
+    if not project.views:
+        raise UsageError(f"pipeline '{project.spec.name}' has no CREATE MATERIALIZED VIEW in its libraries")
+
+
 # -- maintaining them ----------------------------------------------------------------------
 
 
@@ -394,15 +408,7 @@ class DeclarativePipeline:
         self.spark = spark
         self.project = project if isinstance(project, Project) else load_project(project)
         self.unsupported = self.project.unsupported
-        if self.unsupported and not skip_unsupported:
-            listed = "\n  ".join(str(u) for u in self.unsupported)
-            raise UsageError(
-                f"pipeline '{self.project.spec.name}' has definitions dbspc does not maintain:\n  {listed}\n"
-                "remove them, or skip them (skip_unsupported=True, --skip-unsupported) and run them with "
-                "spark-pipelines"
-            )
-        if not self.project.views:
-            raise UsageError(f"pipeline '{self.project.spec.name}' has no CREATE MATERIALIZED VIEW in its libraries")
+        check_maintainable(self.project, skip_unsupported)
         self.checkpoint = checkpoint
         self.explicit = dict(sources or {})
         self.options = options
