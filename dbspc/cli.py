@@ -133,6 +133,42 @@ def explain(file: str, dialect: str, fmt: str, strict: bool) -> None:
         sys.exit(2)
 
 
+@main.command("test")
+@click.argument("target", type=click.Path(exists=True))
+@DIALECT
+@click.option("--update", is_flag=True, help="Rewrite the goldens, but only where the oracle agrees.")
+@click.option("--oracle", type=click.Choice(["duckdb", "spark"]), default="duckdb", show_default=True)
+def test_goldens(target: str, dialect: str, update: bool, oracle: str) -> None:
+    """Run a team's golden scripts: each TARGET/*.sql against its .out (and .circuit).
+
+    \b
+    Example:
+      dbspc test --update views/tests    # create or bless goldens (DuckDB must agree)
+      dbspc test views/tests             # CI: a unified diff and exit 1 on a change
+    """
+    from dbspc.runtime.goldens import check, golden_paths
+
+    paths = golden_paths(Path(target))
+    if not paths:
+        raise click.ClickException(f"no .sql scripts under {target}")
+    spark = None
+    if update and oracle == "spark":
+        from dbspc.runtime.spark.session import local_session
+
+        spark = local_session(app="dbspc-test")
+    failed = 0
+    for path in paths:
+        outcome = check(path, update=update, oracle=oracle, dialect=dialect, spark=spark)
+        failed += not outcome.ok
+        status = "ok" if outcome.ok else "FAIL"
+        click.echo(f"{status:4}  {path}" + (f"  ({outcome.message})" if outcome.ok and outcome.message else ""))
+        if not outcome.ok:
+            click.echo(outcome.message.rstrip("\n"), err=True)
+    click.echo(f"{len(paths) - failed} passed, {failed} failed")
+    if failed:
+        sys.exit(1)
+
+
 @main.command()
 @click.argument("script", type=click.Path(dir_okay=False))
 @DIALECT

@@ -30,10 +30,10 @@ from dbspc.runtime.kernels.aggregate import IncrementalAggregate, aggregate
 from dbspc.runtime.kernels.distinct import distinct, distinct_delta
 from dbspc.runtime.kernels.join import join, join_with_trace
 from dbspc.runtime.kernels.linear import filter_rows, map_rows
+from dbspc.runtime.oracle import assert_same_rows, duckdb_views
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import WEIGHT, ZSet
-from tests.oracle import assert_same_rows, duckdb_views
 
 V = TypeVar("V")
 W = TypeVar("W")

@@ -22,10 +22,10 @@ import pytest
 from click.testing import CliRunner
 
 from dbspc.compiler.circuit.dump import to_text
-from dbspc.runtime.render import jsonl_lines
+from dbspc.runtime.goldens import integrated_outputs, jsonl_text
+from dbspc.runtime.oracle import assert_same_rows, duckdb_views
 from dbspc.runtime.script import ScriptRun, run_script
 from dbspc.runtime.zset import ZSet
-from tests.oracle import assert_same_rows, duckdb_views
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDENS = REPO / "sql_tests"
@@ -38,27 +38,6 @@ def _ids(paths: list[Path]) -> list[str]:
 
 
 # -- helpers ---------------------------------------------------------------------------
-
-
-def integrated_outputs(run: ScriptRun) -> list[dict[str, ZSet]]:
-    """Each view's contents after each step: the running sum of its output deltas."""
-    pipeline = run.pipeline
-    totals = {v: ZSet.empty(pipeline.view_types(v)) for v in pipeline.view_names()}
-    out = []
-    for deltas in run.outputs:
-        for view, delta in deltas.items():
-            totals[view] = ZSet.concat([totals[view], delta], delta.types).consolidate()
-        out.append(dict(totals))
-    return out
-
-
-def jsonl_text(run: ScriptRun) -> str:
-    """All steps' deltas as `dbspc run --output jsonl` prints them (views by name)."""
-    lines: list[str] = []
-    for number, deltas in enumerate(run.outputs, start=1):
-        for view in sorted(deltas):
-            lines.extend(jsonl_lines(number, view, deltas[view]))
-    return "".join(line + "\n" for line in lines)
 
 
 def spark_only(text: str) -> str | None:

@@ -6,7 +6,7 @@ deltas is the view over the integrated tables. Hypothesis draws change streams w
 inserts (duplicates and NULLs included) and deletes of rows present (sometimes of every
 row), and after EVERY step checks the integrated output of each view against
 
-* DuckDB recomputing the view from the integrated tables (tests/oracle.py), and
+* DuckDB recomputing the view from the integrated tables (runtime/oracle.py), and
 * the non-incremental pipeline, which runs the lifted circuit ↑Q on whole tables
   (its deltas must equal the incremental deltas, step by step).
 """
@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dbspc.compiler.compile import Compiled, compile_sql
+from dbspc.runtime.oracle import assert_same_rows, duckdb_views
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.zset import ZSet
-from tests.oracle import assert_same_rows, duckdb_views
 
 PROGRAM = """
 CREATE TABLE a (k INT, v INT, s STRING);

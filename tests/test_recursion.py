@@ -21,10 +21,10 @@ import dbspc.runtime.nested as nested
 from dbspc.compiler.circuit.dump import to_dot, to_json, to_text
 from dbspc.compiler.compile import compile_sql
 from dbspc.compiler.errors import RuntimeSqlError, UnsupportedSql
+from dbspc.runtime.oracle import assert_same_rows, duckdb_views, spark_views
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.script import ScriptRun, run_script
 from dbspc.runtime.zset import ZSet
-from tests.oracle import assert_same_rows, duckdb_views, spark_views
 from tests.test_goldens import check_golden, integrated_outputs, jsonl_text
 
 REPO = Path(__file__).resolve().parent.parent

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from dbspc.compiler.errors import RuntimeSqlError, SqlError
+from dbspc.runtime.oracle import assert_same_rows, spark_views
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.script import run_script, split_script, step_changes
 from dbspc.runtime.zset import ZSet
-from tests.oracle import assert_same_rows, spark_views
 from tests.test_goldens import GOLDENS, integrated_outputs
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]

@@ -32,6 +32,7 @@ from pyspark.sql import types as T
 
 from dbspc.compiler.errors import DbspcError, InputError, RuntimeSqlError, SqlError, UsageError
 from dbspc.compiler.types import SqlType
+from dbspc.runtime.oracle import assert_same_rows, spark_views
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.refresh import checkpoint
 from dbspc.runtime.refresh.job import Job
@@ -43,7 +44,6 @@ from dbspc.runtime.spark import SparkPipeline, read_changes, read_view
 from dbspc.runtime.spark.spark_types import arrow_schema, from_spark_type
 from dbspc.runtime.zset import ZSet
 from tests import spark_crash_child as child
-from tests.oracle import assert_same_rows, spark_views
 
 spark_test = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 _names = itertools.count()

@@ -1,4 +1,4 @@
-"""Reference engines for the tests: recompute every view from scratch.
+"""Reference engines (the tests, and `dbspc test --update`): recompute every view from scratch.
 
 `duckdb_views` is the fast oracle and `spark_views` the reference one (Spark SQL is the
 semantics of the default dialect). Both read a program's tables as they are after some
@@ -149,9 +149,11 @@ def _collect_for_duckdb(node: exp.Expression) -> exp.Expression:
     arg = call.this
     distinct = isinstance(call, exp.ArrayUniqueAgg) or isinstance(arg, exp.Distinct)
     value = arg.expressions[0] if isinstance(arg, exp.Distinct) else arg
-    keep = exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null()))
+    keep: exp.Expression = exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null()))
     if cond is not None:
-        keep = exp.and_(exp.Paren(this=(cond.this if isinstance(cond, exp.Where) else cond).copy()), keep)
+        keep = exp.and_(  # type: ignore[assignment]
+            exp.Paren(this=(cond.this if isinstance(cond, exp.Where) else cond).copy()), keep
+        )
     inner = exp.Distinct(expressions=[value.copy()]) if distinct else value.copy()
     agg = exp.Filter(this=exp.Anonymous(this="ARRAY_AGG", expressions=[inner]), expression=exp.Where(this=keep))
     return exp.Coalesce(this=exp.Anonymous(this="LIST_SORT", expressions=[agg]), expressions=[exp.Array()])
@@ -169,7 +171,7 @@ def _truncating_casts(tree: exp.Expression, schema: Mapping[str, Mapping[str, st
     casts = [c for c in tree.find_all(exp.Cast) if c.to.this in integer_types]
     if not casts:
         return tree
-    catalog = dict(schema)
+    catalog: dict[str, object] = dict(schema)
     typed = annotate_types(qualify(tree.copy(), schema=catalog, dialect=dialect), schema=catalog, dialect=dialect)
     for cast in list(typed.find_all(exp.Cast)):
         operand_type = cast.this.type
@@ -315,18 +317,20 @@ def row_differences(
             key = tuple(_normal(v) for v in row)
             balance[key] = balance.get(key, 0) + sign * w
             shown.setdefault(key, row)
-    extra = [[shown[k], w] for k, w in balance.items() if w > 0]
-    missing = [[shown[k], -w] for k, w in balance.items() if w < 0]
+    extra_rows = [shown[k] for k, w in balance.items() if w > 0]
+    extra_w = [w for w in balance.values() if w > 0]
+    missing_rows = [shown[k] for k, w in balance.items() if w < 0]
+    missing_w = [-w for w in balance.values() if w < 0]
     if not exact:
-        for e in extra:
-            for m in missing:
-                if e[1] and m[1] and rows_close(e[0], m[0]):
-                    n = min(e[1], m[1])
-                    e[1] -= n
-                    m[1] -= n
+        for i, e in enumerate(extra_rows):
+            for j, m in enumerate(missing_rows):
+                if extra_w[i] and missing_w[j] and rows_close(e, m):
+                    n = min(extra_w[i], missing_w[j])
+                    extra_w[i] -= n
+                    missing_w[j] -= n
     return (
-        [(r, w) for r, w in extra if w],
-        [(r, w) for r, w in missing if w],
+        [(r, w) for r, w in zip(extra_rows, extra_w, strict=True) if w],
+        [(r, w) for r, w in zip(missing_rows, missing_w, strict=True) if w],
     )
 
 
