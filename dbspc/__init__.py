@@ -17,6 +17,7 @@ from typing import Any
 # public name -> the module that defines it
 _EXPORTS = {
     "SparkPipeline": "dbspc.runtime.spark.spark_pipeline",
+    "DeclarativePipeline": "dbspc.runtime.spark.declarative",
     "RefreshResult": "dbspc.runtime.refresh.job",
     "ChangeTable": "dbspc.runtime.refresh.sources",
     "AppendTable": "dbspc.runtime.refresh.sources",

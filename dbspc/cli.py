@@ -334,5 +334,100 @@ def slt(
         sys.exit(1)
 
 
+@main.group()
+def pipelines() -> None:
+    """Spark Declarative Pipelines projects, their materialized views maintained by dbspc."""
+
+
+@pipelines.command("refresh")
+@click.argument("project", type=click.Path(exists=True))
+@click.option("--checkpoint", type=click.Path(file_okay=False), help="dbspc's checkpoint [<spec storage>/dbspc].")
+@click.option("--output", type=click.Path(file_okay=False), help="Where view tables are written [under the warehouse].")
+@click.option("--warehouse", type=click.Path(file_okay=False), help="spark.sql.warehouse.dir of the local session.")
+@click.option(
+    "--metastore",
+    type=click.Path(file_okay=False),
+    help="A local session's Hive catalog (Derby) directory, so tables persist between runs.",
+)
+@click.option("--change-feed", "feeds", multiple=True, metavar="TABLE=SOURCE", help="Read TABLE's change feed SOURCE.")
+@click.option("--append", "appends", multiple=True, metavar="TABLE=OFFSET", help="TABLE is append-only, by OFFSET.")
+@click.option("--skip-unsupported", is_flag=True, help="Leave what dbspc cannot maintain to spark-pipelines.")
+@click.option("--replace", is_flag=True, help="Take over existing tables of the views' names.")
+def pipelines_refresh(
+    project: str,
+    checkpoint: str | None,
+    output: str | None,
+    warehouse: str | None,
+    metastore: str | None,
+    feeds: tuple[str, ...],
+    appends: tuple[str, ...],
+    skip_unsupported: bool,
+    replace: bool,
+) -> None:
+    """One incremental refresh of the CREATE MATERIALIZED VIEWs of the SDP project PROJECT
+    (its directory or spark-pipeline.yml), published as the spec's <database>.<view>.
+    Sources are plain tables (diffed by snapshot) unless given with --append or
+    --change-feed (a Delta-style change feed standing for the table). Runs in the
+    active SparkSession if there is one (inside a job), else in a local one."""
+    import re
+
+    from dbspc.runtime.refresh.sources import AppendTable, ChangeTable
+    from dbspc.runtime.spark.declarative import (
+        DeclarativePipeline,
+        check_maintainable,
+        default_checkpoint,
+        load_project,
+    )
+
+    def pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
+        if not all("=" in v for v in values):
+            raise click.UsageError(f"{option} takes TABLE=NAME")
+        return [(t.strip(), n.strip()) for t, n in (v.split("=", 1) for v in values)]
+
+    sources: dict[str, object] = {
+        t: ChangeTable(t, "_commit_version", op="_change_type", source=s) for t, s in pairs(feeds, "--change-feed")
+    }
+    sources.update({t: AppendTable(t, offset) for t, offset in pairs(appends, "--append")})
+
+    def refresh() -> None:
+        loaded = load_project(project)
+        check_maintainable(loaded, skip_unsupported)  # before starting Spark
+        where = checkpoint or default_checkpoint(loaded.spec)
+        if where is None:
+            raise click.UsageError(f"the spec's storage {loaded.spec.storage} is not local: give --checkpoint")
+        from pyspark.sql import SparkSession
+
+        from dbspc.runtime.spark.session import local_session
+
+        spark = SparkSession.getActiveSession()
+        if spark is None:
+            spark = local_session("dbspc-pipelines", warehouse, metastore=metastore)
+        for key, value in loaded.spec.configuration.items():
+            spark.conf.set(key, value)
+        job = DeclarativePipeline(
+            spark, loaded, where, sources=sources, skip_unsupported=skip_unsupported, replace=replace, output=output
+        )
+        for item in job.unsupported:
+            click.echo(f"skipped: {item}", err=True)
+        result = job.refresh()
+        state = "committed" if result.committed else "no changes"
+        click.echo(f"pipeline {loaded.spec.name}: refresh {result.refresh_id} ({state}), rows read {result.rows_read}")
+        for view in job.project.views:
+            delta = result.deltas.get(view.name.lower())
+            click.echo(f"  {job.table_name(view.name)}: {0 if delta is None else len(delta)} changed row(s)")
+        job.close()
+
+    try:
+        refresh()
+    except DbspcError as e:
+        # an error placed in a library file ("file:line:col: ...") is shown with its line
+        placed = re.match(r"([^\n]+?):(\d+):(\d+): (.*)", e.message, re.S)
+        if e.span is None and placed and Path(placed[1]).is_file():
+            _report(placed[1], type(e)(placed[4], Span(int(placed[2]), int(placed[3]))))
+        else:
+            click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+
+
 if __name__ == "__main__":
     main()
