@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench setup check-java conformance
+.PHONY: demo test lint bench setup check-java check-browser conformance docs
 
 $(BIN)/dbspc: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "dbspc needs Python 3.11 or newer")'
@@ -19,6 +19,13 @@ setup: $(BIN)/dbspc
 check-java:
 	@command -v java >/dev/null 2>&1 || { echo "error: java not found. Spark needs Java 17: apt-get install -y openjdk-17-jre-headless"; exit 1; }
 
+# The circuit pages are tested in a real headless browser: Debian's chromium, installed
+# here when missing (about 25 s); without apt-get the browser test is skipped, saying so.
+check-browser:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && \
+	  (apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 && \
+	   apt-get install -y -q chromium >/dev/null 2>&1)) || echo "warning: chromium not installed; the browser test will be skipped"; }
+
 demo: setup check-java
 	$(BIN)/dbspc compile examples/orders.sql
 	$(BIN)/dbspc run examples/orders.sql
@@ -30,7 +37,7 @@ demo: setup check-java
 PYTEST := $(BIN)/python -m pytest
 export TEST_TIMES := $(VENV)/test-times.tsv
 
-test: setup check-java
+test: setup check-java check-browser
 	@: > $(TEST_TIMES)
 	@.ci/timed ruff $(BIN)/ruff check compiler runtime slt dbspc/__init__.py dbspc/cli.py cli.py tests bench examples
 	@.ci/timed mypy $(BIN)/mypy -p dbspc

@@ -6,6 +6,8 @@ the HTML page is self-contained and lists every operator's state and cost."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -75,3 +77,28 @@ def test_html_page_is_self_contained() -> None:
     circuit = compile_sql(split_script(KINDS["join"].read_text()).program, "spark", True).circuit
     assert page.count("<tr class=") == len(numbering(circuit))
     assert "cost follows the change" in page
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium: `make test` installs Debian's chromium package")
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_html_page_in_headless_chromium(kind: str, tmp_path: Path) -> None:
+    """The page loads in a real browser with no console message, its DOM has every
+    operator's box, and a screenshot is taken."""
+    assert CHROMIUM is not None
+    page = tmp_path / f"{kind}.html"
+    result = CliRunner().invoke(main, ["compile", "--format", "html", str(KINDS[kind])])
+    page.write_text(result.stdout)
+    flags = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    flags += ["--enable-logging=stderr", "--v=0", "--window-size=1400,1000", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    console = [line for line in dom.stderr.splitlines() if "CONSOLE" in line]
+    assert console == [], console
+    assert dom.stdout.count('class="node"') + dom.stdout.count('class="scope"') >= result.stdout.count("<tr class=")
+    shot = tmp_path / f"{kind}.png"
+    subprocess.run([*flags, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120, check=True)
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 20_000  # a drawn page, not a blank one
