@@ -39,12 +39,19 @@ export TEST_TIMES := $(VENV)/test-times.tsv
 
 test: setup check-java check-browser
 	@: > $(TEST_TIMES)
-	@.ci/timed ruff $(BIN)/ruff check compiler runtime slt dbspc/__init__.py dbspc/cli.py cli.py tests bench examples
+	@.ci/timed ruff $(BIN)/ruff check compiler runtime slt dbspc/__init__.py dbspc/cli.py dbspc/pytest_plugin.py cli.py tests bench examples docs/gen_reference.py
 	@.ci/timed mypy $(BIN)/mypy -p dbspc
+	@.ci/timed docs $(BIN)/mkdocs build --strict --quiet
 	@.ci/timed "pytest fast" $(PYTEST) -n 2 -m "not slow and not spark" tests
 	@.ci/timed "pytest spark" $(PYTEST) -m "spark" tests
 	@.ci/timed "pytest slow (conformance)" $(PYTEST) -n 2 --dist load -m "slow and not spark" tests
 	@.ci/timed --report
+
+# The docs site (mkdocs, material theme) in .site/; the SQL reference and the worked
+# example's picture are regenerated from the compiler first.
+docs: setup
+	PYTHONPATH=. $(BIN)/python docs/gen_reference.py
+	$(BIN)/mkdocs build --strict
 
 bench: setup
 	$(BIN)/python bench/join_groupby.py

@@ -105,7 +105,15 @@ def _warn_parse_only(filename: str, dialect: str) -> None:
 @click.group()
 @click.version_option(package_name="dbspc", prog_name="dbspc")
 def main() -> None:
-    """Compile SQL views into incremental DBSP circuits and maintain them."""
+    """Compile SQL views into incremental DBSP circuits and maintain them.
+
+    \b
+    Examples:
+      dbspc compile examples/orders.sql
+      dbspc compile --format svg examples/orders.sql
+      dbspc explain examples/orders.sql
+      dbspc run examples/orders.sql
+      dbspc test examples/goldens"""
 
 
 @main.command()
@@ -157,7 +165,7 @@ def explain(file: str, dialect: str, fmt: str, strict: bool) -> None:
     \b
     Example:
       dbspc explain examples/orders.sql
-      dbspc explain --strict --format json views.sql   # a CI gate
+      dbspc explain --strict --format json examples/orders.sql
     """
     from dbspc.compiler.circuit.explain import to_json_report, to_text_report, view_costs
     from dbspc.compiler.compile import compile_sql
@@ -184,8 +192,10 @@ def test_goldens(target: str, dialect: str, update: bool, oracle: str) -> None:
 
     \b
     Example:
-      dbspc test --update views/tests    # create or bless goldens (DuckDB must agree)
-      dbspc test views/tests             # CI: a unified diff and exit 1 on a change
+      dbspc test examples/goldens
+
+    --update creates or blesses goldens, only where the oracle agrees; without it, a
+    changed golden prints a unified diff and the exit code is 1.
     """
     from dbspc.runtime.goldens import check, golden_paths
 
@@ -243,7 +253,7 @@ def run(
     \b
     Example:
       dbspc run examples/orders.sql
-      dbspc run --output parquet --out deltas/ examples/orders.sql
+      dbspc run --output jsonl examples/orders.sql
     """
     from dbspc.runtime.pipeline import Pipeline
     from dbspc.runtime.render import jsonl_lines, state_lines, state_sizes, table_lines

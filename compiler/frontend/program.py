@@ -406,6 +406,14 @@ _POSITION = re.compile(r"Line: (\d+), Col: (\d+)")
 def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     """Resolve and qualify every name with sqlglot's optimizer."""
     _refuse_unknown_tables(query, program)
+    pivot = query.find(exp.Pivot)
+    if pivot is not None:  # refused here: qualification would otherwise fail on its columns
+        if pivot.args.get("unpivot"):
+            how = "write it as a UNION ALL of one SELECT per unpivoted column"
+        else:
+            how = "write it as one aggregate per value, e.g. SUM(CASE WHEN g = 'a' THEN x END) AS a"
+        what = "UNPIVOT" if pivot.args.get("unpivot") else "PIVOT"
+        raise UnsupportedSql(f"{what} is not supported in an incremental view; {how}", span_of(pivot))
     try:
         qualified = qualify(
             _alias_select_subqueries(
