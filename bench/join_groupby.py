@@ -120,6 +120,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--change", type=int, default=CHANGE, help="rows changed per step")
     parser.add_argument("--new-rows", action="store_true", help="every changed row is a new order (no deletes)")
+    parser.add_argument("--svg", type=Path, default=None, help="also write a chart: step time against state size")
     args = parser.parse_args()
     results = [run_size(n, args.steps, args.change, args.new_rows) for n in args.sizes]
     kind = "all new rows" if args.new_rows else "half deletes"
@@ -136,6 +137,20 @@ def main() -> None:
             f"| {r['step_max_ms']:.1f} | {rate:,.0f} | {r['duckdb_ms']:.1f} "
             f"| {r['duckdb_ms'] / r['step_median_ms']:.1f}x |"
         )
+    if args.svg is not None:
+        from bench.chart import line_chart
+
+        chart = line_chart(
+            {
+                "dbspc step (median)": [(r["rows"], r["step_median_ms"]) for r in results],
+                "dbspc step (p90)": [(r["rows"], r["step_p90_ms"]) for r in results],
+                "DuckDB recompute": [(r["rows"], r["duckdb_ms"]) for r in results],
+            },
+            f"join + GROUP BY, {args.change:,}-row change per step",
+            "orders rows (state size)",
+            "milliseconds per step",
+        )
+        args.svg.write_text(chart)
     if len(results) >= 2:
         ratio = results[-1]["step_median_ms"] / results[0]["step_median_ms"]
         print(f"step time ratio {results[-1]['rows']:,} / {results[0]['rows']:,} rows: {ratio:.2f} (target <= 1.5)")
