@@ -21,6 +21,7 @@ from dbspc.compiler.frontend.bind_query import QueryBinder
 from dbspc.compiler.frontend.ddl import table_schema
 from dbspc.compiler.frontend.positions import span_of
 from dbspc.compiler.frontend.spark_names import pretty_name
+from dbspc.compiler.frontend.spark_names import unparen as _unparen
 from dbspc.compiler.frontend.view_ddl import view_header
 from dbspc.compiler.logical import plan as lp
 from dbspc.compiler.logical.projections import renamed
@@ -561,12 +562,6 @@ def _spark_names(query: exp.Expression, program: Program) -> exp.Expression:
             alias.meta["spark_name"] = name  # qualify lower-cases identifiers; Spark's name keeps `CASE WHEN`
             item.replace(alias)
     return query
-
-
-def _unparen(node: exp.Expression) -> exp.Expression:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return node
 
 
 def _constant_not_null(node: exp.Expression) -> bool:

@@ -147,9 +147,9 @@ def pretty_name(
     (then `+` and `-` on it are not named); `relations` holds the columns of each table
     and view, to tell an uncorrelated subquery (Spark: `scalarsubquery()`) from one that
     reads outer columns (Spark lists them: `scalarsubquery(x)`; not named here)."""
-    core = _unparen(node)
-    if isinstance(core, (exp.Cast, exp.TryCast)) and isinstance(_unparen(core.this), exp.Column):
-        return _unparen(core.this).name.lower()  # Spark names a CAST of a column (only at the top) by it
+    core = unparen(node)
+    if isinstance(core, (exp.Cast, exp.TryCast)) and isinstance(unparen(core.this), exp.Column):
+        return unparen(core.this).name.lower()  # Spark names a CAST of a column (only at the top) by it
     try:
         return _Printer(datetime_column, relations).pretty(node)
     except _Unnamed:
@@ -176,7 +176,7 @@ class _Printer:
                 return _negated_number(inner)  # Spark's parser folds `-1` into the literal
             return f"(- {self.pretty(inner)})"
         if isinstance(node, exp.Not):
-            inner = _unparen(node.this)
+            inner = unparen(node.this)
             if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
                 return f"({self.pretty(inner.this)} IS NOT NULL)"
             if isinstance(inner, exp.Like):
@@ -327,7 +327,7 @@ class _Printer:
 
     def _cast(self, node: exp.Cast) -> str:
         called = call_name(node)
-        inner = _unparen(node.this)
+        inner = unparen(node.this)
         if called in ("date", "timestamp") and isinstance(inner, exp.Literal) and inner.is_string:
             pattern = _DATE if called == "date" else _TIMESTAMP
             if not pattern.fullmatch(inner.this):
@@ -387,7 +387,7 @@ class _Printer:
 
     def _may_be_datetime(self, node: exp.Expression) -> bool:
         """Whether `node` may be a DATE or TIMESTAMP, from the names alone (conservative)."""
-        node = _unparen(node)
+        node = unparen(node)
         if isinstance(node, exp.Column):
             return self.datetime_column(node.name.lower())
         if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)):
@@ -458,14 +458,15 @@ def _written_args(node: exp.Func) -> list[exp.Expression]:
     return out
 
 
-def _unparen(node: exp.Expression) -> exp.Expression:
+def unparen(node: exp.Expression) -> exp.Expression:
+    """The expression inside any number of parentheses."""
     while isinstance(node, exp.Paren):
         node = node.this
     return node
 
 
 def _fractional_decimal(node: exp.Expression) -> bool:
-    node = _unparen(node.this if isinstance(node, exp.Neg) else node)
+    node = unparen(node.this if isinstance(node, exp.Neg) else node)
     if not (isinstance(node, exp.Literal) and not node.is_string):
         return False
     text = node.this.lower()
