@@ -207,9 +207,19 @@ class FileEngine:
         hashed = table.append_column(HASH, _hashes(table))
         return hashed.rename_columns([*[d for _, d in select], HASH])
 
-    def summary(self, source: str, columns: Sequence[str], offset: str, upto: int) -> tuple[int, int]:
-        table = self._dataset(source).to_table(columns=list(columns), filter=pc.field(offset) <= upto)
+    def summary(
+        self, source: str, columns: Sequence[str], offset: str, upto: int, after: int | None = None
+    ) -> tuple[int, int]:
+        where = pc.field(offset) <= upto
+        if after is not None:
+            where = where & (pc.field(offset) > after)
+        table = self._dataset(source).to_table(columns=list(columns), filter=where)
         return table.num_rows, hash_sum(pa.table({HASH: _hashes(table)}))
+
+    def oldest_offset(self, source: str, offset: str, upto: int) -> int | None:
+        table = self._dataset(source).to_table(columns=[offset], filter=pc.field(offset) <= upto)
+        value = pc.min(table.column(offset)).as_py() if table.num_rows else None
+        return None if value is None else int(value)
 
     def sample(self, source: str, select: Sequence[tuple[str, str]], offset: str, upto: int) -> pa.Table:
         table = self._dataset(source).to_table(columns=[s for s, _ in select], filter=pc.field(offset) <= upto)

@@ -1208,3 +1208,31 @@ def test_a_view_named_like_a_catalog_table_is_refused_unless_replaced(spark: Any
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}_t")
         spark.sql(f"DROP TABLE IF EXISTS {name}_counts")
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_a_retention_clean_up_of_old_change_rows_is_not_an_error(spark: Any, tmp_path: Path, caplog: Any) -> None:
+    """A change feed whose oldest rows are deleted after they were applied (retention)
+    goes on, with a warning; a row missing above the oldest offset left still is an error."""
+    src = Sources(spark, tmp_path / "sources")
+    src.create("items", _ITEMS)
+    job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", publish=False)
+    job.change_table("items", source=src.name("items"), offset="version", weight="qty")
+    job.view("CREATE VIEW ids AS SELECT id, COUNT(*) AS n FROM items GROUP BY id")
+    files = []
+    for version in (1, 2, 3, 4):
+        files.append(src.add("items", _items([(version, 1, version), (10 + version, 1, version)])))
+        job.refresh()
+    caplog.set_level(logging.WARNING, logger="dbspc.refresh")
+    files[0].unlink()  # versions 1 and 2 cleaned up
+    files[1].unlink()
+    src.add("items", _items([(5, 1, 5)]))
+    assert job.refresh().refresh_id == 5
+    assert any("cleaned up since (retention)" in r.getMessage() for r in caplog.records)
+    assert sorted(r[0] for r in job.table("ids").collect()) == [1, 2, 3, 4, 5, 11, 12, 13, 14]
+    files[3].unlink()  # version 4 gone while version 3 stays: not a clean-up of the oldest
+    src.add("items", _items([(6, 1, 6)]))
+    with pytest.raises(InputError, match=r"rows at offsets already committed"):
+        job.refresh()
+    job.close()

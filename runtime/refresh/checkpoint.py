@@ -55,9 +55,9 @@ class Manifest:
     state: dict[str, list[str]] = field(default_factory=dict)
     pipeline: dict[str, Any] = field(default_factory=dict)
     sinks: dict[str, Any] = field(default_factory=dict)
-    # Per change/append table: [row count, sum of row hashes] of its rows with an
-    # offset <= the committed one, to notice rows that arrive behind it (job.py).
-    checks: dict[str, list[int]] = field(default_factory=dict)
+    # Per change/append table: [hi, row count, sum of row hashes] per refresh that read
+    # rows of it, to notice rows that arrive behind the committed offset (offsets.py).
+    checks: dict[str, list[list[int]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,7 +86,7 @@ class Manifest:
             state={k: list(v) for k, v in value["state"].items()},
             pipeline=dict(value["pipeline"]),
             sinks=dict(value["sinks"]),
-            checks={k: [int(x) for x in v] for k, v in value.get("checks", {}).items()},
+            checks={k: [[int(x) for x in span] for span in v] for k, v in value.get("checks", {}).items()},
         )
 
 

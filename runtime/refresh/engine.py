@@ -32,9 +32,16 @@ class Engine(Protocol):
         a column HASH: a 64-bit hash of the selected source columns of each row."""
         ...
 
-    def summary(self, source: str, columns: Sequence[str], offset: str, upto: int) -> tuple[int, int]:
+    def summary(
+        self, source: str, columns: Sequence[str], offset: str, upto: int, after: int | None = None
+    ) -> tuple[int, int]:
         """The row count and the sum of HASH (as `read_after` computes it over
-        `columns`) of the rows whose offset is <= `upto`: one aggregate, no transfer."""
+        `columns`) of the rows whose offset is <= `upto` (and > `after`, if given): one
+        aggregate, no transfer."""
+        ...
+
+    def oldest_offset(self, source: str, offset: str, upto: int) -> int | None:
+        """The lowest offset <= `upto` among the source's rows (None if there is none)."""
         ...
 
     def sample(self, source: str, select: Sequence[tuple[str, str]], offset: str, upto: int) -> pa.Table:

@@ -45,6 +45,7 @@ from dbspc.compiler.errors import DbspcError, InputError, Span, UsageError
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.refresh import checkpoint, evolve, files, metrics
+from dbspc.runtime.refresh import offsets as offset_spans
 from dbspc.runtime.refresh import sinks as sink_files
 from dbspc.runtime.refresh.checkpoint import Manifest, StateStore
 from dbspc.runtime.refresh.engine import Engine
@@ -446,7 +447,7 @@ class Job:
 
     def _read(
         self, k: int
-    ) -> tuple[dict[str, ZSet], dict[str, int | None], dict[str, str], dict[str, list[int]], list[Path]]:
+    ) -> tuple[dict[str, ZSet], dict[str, int | None], dict[str, str], dict[str, Any], list[Path]]:
         """Every source's changes for refresh k, with the offsets, snapshots and checks
         that committing them would record, and the snapshot files written on the way.
 
@@ -456,7 +457,7 @@ class Job:
         manifest = self.manifest
         offsets: dict[str, int | None] = dict(manifest.offsets) if manifest else {}
         snapshots: dict[str, str] = dict(manifest.snapshots) if manifest else {}
-        checks: dict[str, list[int]] = dict(manifest.checks) if manifest else {}
+        checks: dict[str, Any] = dict(manifest.checks) if manifest else {}
         pending = [
             self.checkpoint_dir / _snapshot_path(i, k) for i, s in enumerate(self.sources) if isinstance(s, PlainTable)
         ]
@@ -507,9 +508,8 @@ class Job:
                 if isinstance(spec, PlainTable):
                     snapshots[table] = _snapshot_path(index, k)
                     continue
-                count, total = checks.get(table, [0, 0])
-                checks[table] = [count + data.num_rows, total + hash_sum(data)]
                 if top is not None:
+                    checks[table] = offset_spans.record(checks.get(table, []), top, data.num_rows, hash_sum(data))
                     offsets[table] = top
                 failpoint(f"read {table}")
         except BaseException:
@@ -518,19 +518,21 @@ class Job:
             raise
         return changes, offsets, snapshots, checks, pending
 
-    def _verify(
-        self, k: int, spec: Source, upto: int | None, checks: dict[str, list[int]], found: list[int] | None
-    ) -> None:
+    def _verify(self, k: int, spec: Source, upto: int | None, checks: dict[str, Any], found: list[int] | None) -> None:
         """Rows at an offset already committed were applied when it was: one arriving
-        (or changing) later would be skipped for good, so it is an error, not ignored."""
+        (or changing) later would be skipped for good, so it is an error, not ignored.
+        Rows that are gone below the oldest offset still present were cleaned up after
+        they were applied (retention): the check goes on over the offsets above."""
         table = spec.table.lower()
         if found is None or upto is None or isinstance(spec, PlainTable):
             return
         recorded = checks.get(table)
         if recorded is None:  # a checkpoint from before checks were kept: start now
-            checks[table] = found
+            checks[table] = [[upto, *found]]
             return
-        if recorded == found:
+        if offset_spans.total(recorded) == list(found):
+            return
+        if int(found[0]) < offset_spans.total(recorded)[0] and self._cleaned_up(k, spec, upto, checks, recorded):
             return
         select = selection(spec, self.columns[table])
         rows = self.engine.sample(spark_name(spec), select, spec.offset, upto).to_pylist()
@@ -542,14 +544,38 @@ class Job:
             if rows
             else ""
         )
+        committed = offset_spans.total(recorded)[0]
         raise InputError(
             f"refresh {k}: {where(spec)} has rows at offsets already committed that were not there "
-            f"(or were different) when they were read: {recorded[0]} row(s) with {spec.offset} <= {upto} "
+            f"(or were different) when they were read: {committed} row(s) with {spec.offset} <= {upto} "
             f"were committed by refresh {k - 1}, now {found[0]}"
-            + (" with different contents" if recorded[0] == found[0] else "")
+            + (" with different contents" if committed == found[0] else "")
             + f"{shown}. A new batch must get an offset above every committed one ({spec.offset} > {upto}); "
             "such rows would be skipped for good, so nothing was refreshed"
         )
+
+    def _cleaned_up(
+        self, k: int, spec: ChangeTable | AppendTable, upto: int, checks: dict[str, Any], recorded: Any
+    ) -> bool:
+        """Whether fewer rows at committed offsets is a clean-up of the oldest ones: the
+        rows above the span bound just under the oldest offset left are all intact."""
+        table = spec.table.lower()
+        oldest = self.engine.oldest_offset(spark_name(spec), spec.offset, upto)
+        columns = [src for src, _ in selection(spec, self.columns[table])]
+        bound = upto if oldest is None else offset_spans.retained_from(recorded, oldest)
+        if bound is None:
+            return False
+        kept = offset_spans.above(recorded, bound)
+        now = self.engine.summary(spark_name(spec), columns, spec.offset, upto, after=bound)
+        if list(now) != offset_spans.total(kept):
+            return False
+        LOG.warning(
+            f"refresh {k}: {where(spec)} no longer holds its rows at {spec.offset} <= {bound}"
+            + (f" (the oldest left is {oldest})" if oldest is not None else "")
+            + ": they were applied before and cleaned up since (retention); the check goes on above"
+        )
+        checks[table] = kept
+        return True
 
     def _context(self, message: str, offsets: Mapping[str, int | None]) -> str:
         """Where the rows of the table an error names came from."""

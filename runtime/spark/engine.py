@@ -57,13 +57,22 @@ class SparkEngine:
             df = df.where((off > F.lit(after)) | off.isNull())
         return _arrow(df.select(*[F.col(quote(src)).alias(dst) for src, dst in select], _hash([s for s, _ in select])))
 
-    def summary(self, source: str, columns: Sequence[str], offset: str, upto: int) -> tuple[int, int]:
+    def summary(
+        self, source: str, columns: Sequence[str], offset: str, upto: int, after: int | None = None
+    ) -> tuple[int, int]:
         # Sums of the hash's high and low 32 bits: exact in BIGINT (no ANSI overflow)
         # for up to 2^31 rows, and recombined into the sum of the hashes in Python.
         h = _hash(columns)
         df = self._table(source).where(F.col(quote(offset)) <= F.lit(upto))
+        if after is not None:
+            df = df.where(F.col(quote(offset)) > F.lit(after))
         row = df.agg(F.count(F.lit(1)), F.sum(F.shiftright(h, 32)), F.sum(h.bitwiseAND(F.lit(0xFFFFFFFF)))).collect()[0]
         return int(row[0]), combine(row[1] or 0, row[2] or 0)
+
+    def oldest_offset(self, source: str, offset: str, upto: int) -> int | None:
+        df = self._table(source).where(F.col(quote(offset)) <= F.lit(upto))
+        value = df.agg(F.min(F.col(quote(offset)))).collect()[0][0]
+        return None if value is None else int(value)
 
     def sample(self, source: str, select: Sequence[tuple[str, str]], offset: str, upto: int) -> pa.Table:
         df = self._table(source).where(F.col(quote(offset)) <= F.lit(upto)).orderBy(F.col(quote(offset)).desc())
