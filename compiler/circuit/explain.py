@@ -5,7 +5,7 @@ An operator declares what its step cost grows with (`Cost.grows`): "change" (onl
 change, and log of the state), "group" (the rows of each changed group or partition:
 MIN/MAX, DISTINCT aggregates, windows) or "state" (it recomputes from its whole input or
 state: a cross join, or any operator of a non-incremental circuit). A view's verdict is
-its worst operator's."""
+its worst operator's; `--strict` fails on anything but "change"."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class ViewCost:
         if o is not None and self.grows == "state":
             return f"cost grows with the data: operator {o.ref} {o.kind}, {o.time}"
         if o is not None and self.grows == "group":
-            return f"cost follows the change and the changed groups: operator {o.ref} {o.kind}, {o.time}"
+            return f"operator {o.ref} {o.kind} re-reads each changed group or partition whole: {o.time}"
         return "cost follows the change"
 
 
