@@ -245,6 +245,7 @@ def test_goldens(target: str, dialect: str, update: bool, oracle: str) -> None:
     help="Fail a step whose recursive CTE needs more inner iterations than this.",
 )
 @click.option("--state", is_flag=True, help="End with the rows and bytes of state each operator holds.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line (shown only on a terminal anyway).")
 def run(
     script: str,
     dialect: str,
@@ -253,6 +254,7 @@ def run(
     non_incremental: bool,
     max_iterations: int | None,
     state: bool,
+    quiet: bool,
 ) -> None:
     """Run SCRIPT's steps and print each step's output delta per view.
 
@@ -273,7 +275,11 @@ def run(
     pipeline = _guarded(script, lambda: Pipeline.from_sql(parts.program, dialect, not non_incremental, limit))
     files = output in ("csv", "parquet")
     collected: dict[str, list[Any]] = {v: [] for v in pipeline.view_names()}
+    bar = _Progress("steps") if sys.stderr.isatty() and not quiet and len(parts.steps) > 1 else None
+    echo = bar.echo if bar else click.echo
     for number, step_text in enumerate(parts.steps, start=1):
+        if bar:
+            bar.update(number - 1, len(parts.steps), script)
         marker = Span(parts.step_lines[number - 1], 1)
         deltas = _guarded(script, partial(_apply, pipeline, step_text), marker, number)
         for view in sorted(deltas):
@@ -285,7 +291,9 @@ def run(
             else:
                 lines = table_lines(number, view, pipeline.view_columns(view), deltas[view])
             for line in lines:
-                click.echo(line)
+                echo(line)
+    if bar:
+        bar.update(len(parts.steps), len(parts.steps), "")
     if files:
         from dbspc.runtime.render import write_deltas
 
