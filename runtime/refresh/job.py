@@ -329,7 +329,10 @@ class Job:
         record = metrics.record(result, self.manifest.offsets, tables, time.time())
         self.history.append(record)
         LOG.info(metrics.line(record))
-        metrics.write(self.storage, record)
+        try:
+            metrics.write(self.storage, record)
+        except OSError as e:  # the refresh has committed: a lost metrics row must not undo that
+            LOG.warning(f"refresh {result.refresh_id}: its metrics row could not be written ({e})")
 
     def metrics(self) -> list[dict[str, Any]]:
         """This process's refreshes, oldest first: offsets, rows in and out, state rows
