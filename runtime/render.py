@@ -79,13 +79,14 @@ def _delays_integral(circuit: Circuit, n: int) -> bool:
 
 def state_lines(sizes: dict[str, tuple[int, int]]) -> list[str]:
     """The state each operator holds now, aligned, with the total."""
-    rows = [(label, f"{r:,} rows", _bytes(b)) for label, (r, b) in sizes.items()]
-    rows.append(("total", f"{sum(r for r, _ in sizes.values()):,} rows", _bytes(sum(b for _, b in sizes.values()))))
+    rows = [(label, f"{r:,} rows", human_bytes(b)) for label, (r, b) in sizes.items()]
+    total = sum(b for _, b in sizes.values())
+    rows.append(("total", f"{sum(r for r, _ in sizes.values()):,} rows", human_bytes(total)))
     widths = [max(len(r[k]) for r in rows) for k in range(2)]
     return ["-- state held:"] + [f"-- {a.ljust(widths[0])}  {b.rjust(widths[1])}  {c}" for a, b, c in rows]
 
 
-def _bytes(n: int) -> str:
+def human_bytes(n: int) -> str:
     for unit in ("B", "KiB", "MiB"):
         if n < 1024:
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"

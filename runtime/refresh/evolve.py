@@ -18,7 +18,7 @@ columns the checkpoint holds (so `SELECT *` keeps the columns it had).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +127,3 @@ def stored_tables(root: Path, manifest: Manifest, pipeline: Pipeline) -> dict[st
         )
         out[table] = ZSet.from_frame(frame, types).consolidate()
     return out
-
-
-def view_schema(columns: Sequence[str], types: Sequence[Any]) -> list[list[str]]:
-    return [[n, t.sql()] for n, t in zip(columns, types, strict=True)]

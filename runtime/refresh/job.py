@@ -230,7 +230,7 @@ class Job:
         for v in pipeline.view_names():
             types = pipeline.view_types(v)
             before = manifest.sinks.get(v)
-            if before is not None and before.get("schema") == evolve.view_schema(pipeline.view_columns(v), types):
+            if before is not None and before.get("schema") == sinks.schema(v):
                 committed[v] = before
                 old = sinks.contents(v, before)
                 deltas[v] = ZSet.concat([outputs[v], old.negate()], types).consolidate()

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from dbspc.runtime.refresh import storage as store
 from dbspc.runtime.refresh.storage import Storage
+from dbspc.runtime.render import human_bytes
 from dbspc.runtime.trace import Trace
 
 if TYPE_CHECKING:
@@ -68,7 +69,8 @@ def line(r: Mapping[str, Any]) -> str:
     phases = " ".join(f"{p} {s:.3f}s" for p, s in r["seconds"].items())
     return (
         f"refresh {r['refresh_id']} committed: offsets {offsets or '-'}; rows in {r['rows_in']} ({ins or '-'}); "
-        f"rows out {r['rows_out']} ({outs or '-'}); state {r['state_rows']} rows {_bytes(r['state_bytes'])}; {phases}"
+        f"rows out {r['rows_out']} ({outs or '-'}); "
+        f"state {r['state_rows']} rows {human_bytes(r['state_bytes'])}; {phases}"
     )
 
 
@@ -86,11 +88,3 @@ def write(storage: Storage, r: Mapping[str, Any]) -> None:
         "rows_out_by_view": [json.dumps(r["rows_out_by_view"], sort_keys=True)],
     }
     store.write_parquet(storage, f"{METRICS}/r{r['refresh_id']:08d}.parquet", pa.table(row, schema=SCHEMA))
-
-
-def _bytes(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"

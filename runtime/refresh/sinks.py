@@ -28,10 +28,11 @@ hidden name (`_r<k>`, which readers skip) and renames it into place after the co
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,7 @@ from dbspc.compiler.types import SqlType
 from dbspc.runtime.refresh import storage as store
 from dbspc.runtime.refresh.failpoints import failpoint
 from dbspc.runtime.refresh.schema import arrow_type
+from dbspc.runtime.refresh.sources import naive_utc
 from dbspc.runtime.refresh.storage import Storage
 from dbspc.runtime.zset import ROW_HASH_SEED, WEIGHT, ZSet, col_name
 
@@ -138,8 +140,7 @@ class Sinks:
             before = ViewVersion.from_json(committed.get(view))
             delta = deltas[view].consolidate() if view in deltas else ZSet.empty(self.types(view))
             if len(delta) == 0 and before.version is not None:
-                kept = ViewVersion(before.version, before.buckets, before.scheme, before.parts, before.rows)
-                section[view] = kept.to_json()
+                section[view] = replace(before, retired=None).to_json()  # the retired one goes now
                 continue
             section[view] = self._new_version(view, refresh_id, before, delta).to_json()
             if view in self.change_log and before.version is None:
@@ -147,9 +148,14 @@ class Sinks:
             if view in self.change_log and len(delta):
                 self._stage_changes(view, refresh_id, delta.frame, stamp)
         for view, entry in section.items():
-            names, types = self.views[view]
-            entry["schema"] = [[n, t.sql()] for n, t in zip(names, types, strict=True)]
+            entry["schema"] = self.schema(view)
         return section
+
+    def schema(self, view: str) -> list[list[str]]:
+        """The view's columns as [name, type] pairs, as the manifest keeps them: a new
+        program whose view has other columns gets a new table (evolve.py)."""
+        names, types = self.views[view]
+        return [[n, t.sql()] for n, t in zip(names, types, strict=True)]
 
     # -- versions ------------------------------------------------------------------------
 
@@ -201,12 +207,7 @@ class Sinks:
         table = table.rename_columns([col_name(i) for i in range(table.num_columns)])
         frame = pl.from_arrow(table)
         assert isinstance(frame, pl.DataFrame)
-        fix = [
-            pl.col(col_name(i)).dt.replace_time_zone(None)
-            for i, t in enumerate(types)
-            if t.kind == "TIMESTAMP" and getattr(frame.schema[col_name(i)], "time_zone", None)
-        ]
-        frame = frame.with_columns(fix).with_columns(pl.lit(1, dtype=pl.Int64()).alias(WEIGHT))
+        frame = naive_utc(frame, types).with_columns(pl.lit(1, dtype=pl.Int64()).alias(WEIGHT))
         return ZSet.from_frame(frame, types)
 
     def _read_all(self, view: str, version: ViewVersion) -> ZSet:
@@ -276,8 +277,6 @@ def published(refresh_id: int, views: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def publish(storage: Storage, record: Mapping[str, Any]) -> None:
-    import json
-
     storage.write_bytes(PUBLISHED, json.dumps(record, indent=1, sort_keys=True).encode())
 
 

@@ -34,6 +34,7 @@ import polars as pl
 import pyarrow as pa
 
 from dbspc.compiler.errors import InputError, UsageError
+from dbspc.compiler.types import SqlType
 from dbspc.runtime.refresh.schema import SourceColumn
 from dbspc.runtime.zset import WEIGHT, ZSet, col_name
 
@@ -162,7 +163,7 @@ def to_zset(spec: Source, data: pa.Table, columns: tuple[SourceColumn, ...]) -> 
         frame = frame.with_columns(_weights(spec, frame).alias(WEIGHT))
     elif isinstance(spec, AppendTable):
         frame = frame.with_columns(pl.lit(1, dtype=pl.Int64()).alias(WEIGHT))
-    return ZSet.from_frame(_naive_utc(frame, columns), sql_types), top
+    return ZSet.from_frame(naive_utc(frame, sql_types), sql_types), top
 
 
 def combine(high: int, low: int) -> int:
@@ -203,11 +204,12 @@ def _weights(spec: ChangeTable, frame: pl.DataFrame) -> pl.Series:
     return weights
 
 
-def _naive_utc(frame: pl.DataFrame, columns: Sequence[SourceColumn]) -> pl.DataFrame:
-    """dbspc holds TIMESTAMP as naive UTC; Spark hands out UTC-adjusted instants."""
+def naive_utc(frame: pl.DataFrame, types: Sequence[SqlType]) -> pl.DataFrame:
+    """dbspc holds TIMESTAMP as naive UTC; Spark and parquet files hand out UTC-adjusted
+    instants (positional columns c0..)."""
     fix = [
         pl.col(col_name(i)).dt.convert_time_zone("UTC").dt.replace_time_zone(None)
-        for i, c in enumerate(columns)
-        if c.type.kind == "TIMESTAMP" and getattr(frame.schema[col_name(i)], "time_zone", None)
+        for i, t in enumerate(types)
+        if t.kind == "TIMESTAMP" and getattr(frame.schema[col_name(i)], "time_zone", None)
     ]
     return frame.with_columns(fix) if fix else frame
