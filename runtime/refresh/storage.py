@@ -220,3 +220,11 @@ def _put(f: Any, data: bytes) -> None:
 def is_local(location: str) -> bool:
     """A plain path or a file: URI (served by LocalStorage)."""
     return "://" not in location or location.startswith("file:")
+
+
+def at(location: str, spark: Any) -> Storage:
+    """The storage of `location`: LocalStorage for a path or file: URI, else the Hadoop
+    file system Spark's configuration gives that URI."""
+    if is_local(location):
+        return LocalStorage(location.removeprefix("file://").removeprefix("file:"))
+    return HadoopStorage(spark, location)

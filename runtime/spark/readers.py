@@ -22,13 +22,13 @@ from pyspark.sql import types as T
 from dbspc.compiler.errors import UsageError
 from dbspc.runtime.refresh.schema import parse_type, spark_ddl_type
 from dbspc.runtime.refresh.sinks import CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, PUBLISHED
-from dbspc.runtime.refresh.storage import HadoopStorage, is_local
+from dbspc.runtime.refresh.storage import at as storage_at
 
 
 def contents(spark: SparkSession, root: str, view: Mapping[str, Any], name: str) -> DataFrame:
     """The view's committed table: the files of its current version, as they are."""
     if view.get("version") is None:
-        return spark.createDataFrame([], _struct(view, f"view '{name}'"))
+        return spark.createDataFrame([], schema(view, name))
     return spark.read.parquet(f"{root}/{view['version']}")
 
 
@@ -37,45 +37,29 @@ def changes(spark: SparkSession, root: str, view: Mapping[str, Any], name: str, 
     `_change_type`, `_commit_version` and `_commit_timestamp`."""
     if not view.get("change_log"):
         raise UsageError(f"view '{name}' has no change log; register the job with change_log=True")
-    schema = _struct(view, f"view '{name}'", change_log=True)
-    log = spark.read.schema(schema).parquet(f"{root}/{view['changes']}")
+    log = spark.read.schema(schema(view, name, change_log=True)).parquet(f"{root}/{view['changes']}")
     return log.where(F.col(COMMIT_VERSION) <= F.lit(refresh_id))
 
 
 def read_view(spark: SparkSession, output: str | Path, view: str) -> DataFrame:
     """The committed contents of `view` of the job writing to `output`."""
-    root, record = _published(output)
+    root, record = _published(spark, output)
     return contents(spark, root, _view(record, view, root), view)
 
 
 def read_changes(spark: SparkSession, output: str | Path, view: str) -> DataFrame:
     """The committed change log of `view` of the job writing to `output`."""
-    root, record = _published(output)
+    root, record = _published(spark, output)
     return changes(spark, root, _view(record, view, root), view, int(record["refresh_id"]))
 
 
-def _published(output: str | Path) -> tuple[str, dict[str, Any]]:
-    root = str(output).rstrip("/")
-    if is_local(root):
-        root = Path(root.removeprefix("file:")).resolve().as_uri()
-    try:
-        record = json.loads(_read(root + "/" + PUBLISHED))
-    except FileNotFoundError:
-        raise UsageError(
-            f"{root} holds no published dbspc outputs (no {PUBLISHED}); has the job refreshed yet?"
-        ) from None
-    return root, record
-
-
-def _read(uri: str) -> bytes:
-    if is_local(uri):
-        return Path(uri.removeprefix("file://")).read_bytes()
-    spark = SparkSession.getActiveSession()
-    assert spark is not None
-    storage = HadoopStorage(spark, uri.rsplit("/", 1)[0])
+def _published(spark: SparkSession, output: str | Path) -> tuple[str, dict[str, Any]]:
+    storage = storage_at(str(output).rstrip("/"), spark)
     if not storage.exists(PUBLISHED):
-        raise FileNotFoundError(uri)
-    return storage.read_bytes(PUBLISHED)
+        raise UsageError(
+            f"{storage.uri()} holds no published dbspc outputs (no {PUBLISHED}); has the job refreshed yet?"
+        )
+    return storage.uri(), json.loads(storage.read_bytes(PUBLISHED))
 
 
 def _view(record: Mapping[str, Any], view: str, root: str) -> Mapping[str, Any]:
@@ -86,10 +70,11 @@ def _view(record: Mapping[str, Any], view: str, root: str) -> Mapping[str, Any]:
     return found
 
 
-def _struct(view: Mapping[str, Any], where: str, change_log: bool = False) -> T.StructType:
+def schema(view: Mapping[str, Any], name: str, change_log: bool = False) -> T.StructType:
+    """A view's Spark schema from its published record (with the change-feed columns)."""
     types = [parse_type(t) for t in view["types"]]
     fields = [
-        T.StructField(n, T._parse_datatype_string(spark_ddl_type(t, f"{where} column {n}")))
+        T.StructField(n, T._parse_datatype_string(spark_ddl_type(t, f"view '{name}' column {n}")))
         for n, t in zip(view["columns"], types, strict=True)
     ]
     if change_log:

@@ -30,7 +30,8 @@ from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.refresh import metrics
 from dbspc.runtime.refresh.job import Job, RefreshResult
 from dbspc.runtime.refresh.sources import DEFAULT_OPS, AppendTable, ChangeTable, PlainTable, Source, spark_name
-from dbspc.runtime.refresh.storage import HadoopStorage, LocalStorage, Storage, is_local
+from dbspc.runtime.refresh.storage import Storage
+from dbspc.runtime.refresh.storage import at as storage_at
 from dbspc.runtime.spark import readers
 from dbspc.runtime.spark.engine import SparkEngine
 
@@ -69,9 +70,7 @@ class SparkPipeline:
         self.spark = spark
         self.checkpoint_dir = Path(checkpoint).resolve()
         location = str(output) if output is not None else _default_output(spark, self.checkpoint_dir)
-        self.storage: Storage = (
-            LocalStorage(location.removeprefix("file:")) if is_local(location) else HadoopStorage(spark, location)
-        )
+        self.storage: Storage = storage_at(location, spark)
         self.publish = publish
         self.view_prefix = view_prefix
         self.replace = replace
@@ -294,7 +293,7 @@ class SparkPipeline:
                 f"view '{view}' would be published as '{name}', which is already {what}; "
                 "pass replace=True to drop and replace it, or choose another view_prefix"
             )
-        if owner is None and catalog.tableExists(name) and not _is_table(self.spark, name):
+        if not _is_table(self.spark, name):
             catalog.dropTempView(name)
         else:
             self.spark.sql(f"DROP TABLE IF EXISTS {_quote(name)}")
@@ -307,13 +306,10 @@ class SparkPipeline:
         root = self.storage.uri()
         metrics_table = self.view_prefix + METRICS_TABLE
         if self.storage.exists(metrics.METRICS):
-            if not self.spark.catalog.tableExists(metrics_table):
-                columns = ", ".join(f"{f.name} {_SPARK[str(f.type)]}" for f in metrics.SCHEMA)
+            if not self.spark.catalog.tableExists(metrics_table):  # its schema: from its files
                 where = _literal(self.storage.uri(metrics.METRICS))
                 owned = f"TBLPROPERTIES ({_literal(OWNER_PROPERTY)} = {_literal(root)})"
-                self.spark.sql(
-                    f"CREATE TABLE {_quote(metrics_table)} ({columns}) USING parquet LOCATION {where} {owned}"
-                )
+                self.spark.sql(f"CREATE TABLE {_quote(metrics_table)} USING parquet LOCATION {where} {owned}")
             else:
                 self.spark.catalog.refreshTable(metrics_table)
         for view in self.job.dropped:  # removed from the program by the last bootstrap
@@ -338,7 +334,7 @@ class SparkPipeline:
             if entry["change_log"]:
                 log = f"{name}_changes"
                 if not self.spark.catalog.tableExists(log):
-                    fields = readers.changes(self.spark, root, entry, view, int(record["refresh_id"])).schema.fields
+                    fields = readers.schema(entry, view, change_log=True).fields
                     columns = ", ".join(f"{_quote(f.name)} {f.dataType.simpleString()}" for f in fields)
                     where = _literal(self.storage.uri(entry["changes"]))
                     self.spark.sql(
@@ -364,7 +360,6 @@ class SparkPipeline:
 
 SCHEMA_PROPERTY = "dbspc.schema"
 METRICS_TABLE = "dbspc_metrics"
-_SPARK = {"int64": "BIGINT", "double": "DOUBLE", "string": "STRING", "timestamp[us, tz=UTC]": "TIMESTAMP"}
 OWNER_PROPERTY = "dbspc.output"
 
 
@@ -378,7 +373,8 @@ def _literal(text: str) -> str:
 
 
 def _is_table(spark: SparkSession, name: str) -> bool:
-    return not any(t.name.lower() == name.lower() and t.isTemporary for t in spark.catalog.listTables())
+    """Whether `name` (which exists) is a catalog table, not a temporary view."""
+    return not spark.catalog.getTable(name).isTemporary
 
 
 def _entry(record: Mapping[str, Any], view: str) -> Mapping[str, Any]:
