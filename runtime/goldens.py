@@ -115,16 +115,20 @@ def check(
             if suffix == ".out":
                 diffs.append(f"{golden} is missing; create it with `dbspc test --update {path}`\n")
             continue
-        expected = golden.read_text()
-        if expected != text:
-            diffs.append(
-                "".join(
-                    difflib.unified_diff(
-                        expected.splitlines(keepends=True),
-                        text.splitlines(keepends=True),
-                        fromfile=f"{golden} (golden)",
-                        tofile=f"{golden} (now)",
-                    )
-                )
-            )
+        diff = golden_diff(golden.read_text(), text, str(golden))
+        if diff:
+            diffs.append(diff)
     return Outcome(path, not diffs, "".join(diffs))
+
+
+def golden_diff(expected: str, actual: str, name: str) -> str:
+    """A unified diff from the golden `name` to what the script gives now ("" if equal)."""
+    if expected == actual:
+        return ""
+    lines = difflib.unified_diff(
+        expected.splitlines(keepends=True),
+        actual.splitlines(keepends=True),
+        fromfile=f"{name} (golden)",
+        tofile=f"{name} (now)",
+    )
+    return "".join(lines)

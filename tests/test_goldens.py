@@ -14,7 +14,6 @@ For each error script, `dbspc run` exits with code 1 and prints the one line in
 
 from __future__ import annotations
 
-import difflib
 import re
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from dbspc.compiler.circuit.dump import to_text
-from dbspc.runtime.goldens import integrated_outputs, jsonl_text
+from dbspc.runtime.goldens import golden_diff, jsonl_text, oracle_disagreement
 from dbspc.runtime.oracle import assert_same_rows, duckdb_views
 from dbspc.runtime.script import ScriptRun, run_script
 from dbspc.runtime.zset import ZSet
@@ -56,16 +55,8 @@ def check_golden(path: Path, actual: str, update: bool) -> None:
     rel = path.relative_to(REPO)
     if not path.exists():
         pytest.fail(f"golden {rel} is missing; run `pytest tests/test_goldens.py --update-goldens`", pytrace=False)
-    expected = path.read_text()
-    if expected != actual:
-        diff = "".join(
-            difflib.unified_diff(
-                expected.splitlines(keepends=True),
-                actual.splitlines(keepends=True),
-                fromfile=f"{rel} (golden)",
-                tofile=f"{rel} (now)",
-            )
-        )
+    diff = golden_diff(path.read_text(), actual, str(rel))
+    if diff:
         pytest.fail(
             f"{rel} differs from the golden:\n{diff}\n"
             "If the change is intended, run `pytest tests/test_goldens.py --update-goldens`.",
@@ -74,12 +65,10 @@ def check_golden(path: Path, actual: str, update: bool) -> None:
 
 
 def check_against_duckdb(case: str, run: ScriptRun) -> None:
-    """After every step, every view's integrated output equals DuckDB's recomputation."""
-    for number, (views, tables) in enumerate(zip(integrated_outputs(run), run.tables, strict=True), start=1):
-        expected = duckdb_views(run, tables)
-        for view, contents in views.items():
-            assert contents.is_positive(), f"{case} step {number}: view {view} has a negative weight"
-            assert_same_rows(contents, expected[view], f"{case} step {number}, view {view} vs DuckDB")
+    """After every step, every view's integrated output is positive and equals DuckDB's
+    recomputation (the check `dbspc test --update` makes before blessing a golden)."""
+    problem = oracle_disagreement(run, "duckdb")
+    assert problem is None, f"{case}: {problem}"
 
 
 # -- golden scripts --------------------------------------------------------------------

@@ -21,11 +21,12 @@ import dbspc.runtime.nested as nested
 from dbspc.compiler.circuit.dump import to_dot, to_json, to_text
 from dbspc.compiler.compile import compile_sql
 from dbspc.compiler.errors import RuntimeSqlError, UnsupportedSql
+from dbspc.runtime.goldens import integrated_outputs, jsonl_text
 from dbspc.runtime.oracle import assert_same_rows, duckdb_views, spark_views
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.script import ScriptRun, run_script
 from dbspc.runtime.zset import ZSet
-from tests.test_goldens import check_golden, integrated_outputs, jsonl_text
+from tests.test_goldens import check_golden
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = sorted((REPO / "sql_tests" / "recursion").glob("*.sql"))
