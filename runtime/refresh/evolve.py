@@ -28,7 +28,7 @@ from dbspc.compiler.errors import UsageError
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.refresh import files
 from dbspc.runtime.refresh.checkpoint import Manifest
-from dbspc.runtime.refresh.schema import SourceColumn, parse_type
+from dbspc.runtime.refresh.schema import SourceColumn, parse_type, schema_changes
 from dbspc.runtime.zset import WEIGHT, ZSet, col_name
 
 
@@ -61,20 +61,8 @@ def schema_note(program: Mapping[str, Any], now: Mapping[str, tuple[SourceColumn
     for table, columns in now.items():
         if table not in old:
             continue
-        before = {n.lower(): sql for n, sql in old[table]}
-        after = {c.name.lower(): c for c in columns}
-        added = [c.name for c in columns if c.name.lower() not in before]
-        dropped = [n for n, _ in old[table] if n.lower() not in after]
-        retyped = [
-            f"{n} {sql} -> {after[n.lower()].type.sql()}"
-            for n, sql in old[table]
-            if n.lower() in after and after[n.lower()].type != parse_type(sql)
-        ]
-        parts = [
-            f"{what} {', '.join(cols)}"
-            for what, cols in (("added", added), ("dropped", dropped), ("retyped", retyped))
-            if cols
-        ]
+        held = [SourceColumn(n, parse_type(sql)) for n, sql in old[table]]
+        parts = schema_changes(held, columns, order=False)  # columns are matched by name
         if parts:
             notes.append(f"table '{table}' changed since the checkpoint ({'; '.join(parts)})")
     if not notes:

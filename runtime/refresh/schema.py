@@ -97,6 +97,17 @@ def describe(columns: Sequence[SourceColumn]) -> list[list[str]]:
 
 def drift(table: str, source: str, registered: Sequence[SourceColumn], now: Sequence[SourceColumn]) -> str | None:
     """A message naming what changed between two schemas of one source, or None."""
+    problems = schema_changes(registered, now)
+    if not problems:
+        return None
+    origin = f"'{table}'" if source == table else f"'{table}' (Spark table '{source}')"
+    return f"schema of table {origin} drifted since the views were registered: {'; '.join(problems)}"
+
+
+def schema_changes(
+    registered: Sequence[SourceColumn], now: Sequence[SourceColumn], order: bool = True
+) -> list[str]:
+    """What differs between two schemas of one source (a changed order only if `order`)."""
     before = {c.name.lower(): c for c in registered}
     after = {c.name.lower(): c for c in now}
     problems: list[str] = []
@@ -113,12 +124,9 @@ def drift(table: str, source: str, registered: Sequence[SourceColumn], now: Sequ
         problems.append(f"new column(s) {', '.join(added)}")
     if retyped:
         problems.append(f"changed type(s) {', '.join(retyped)}")
-    if not problems and [c.name.lower() for c in registered] != [c.name.lower() for c in now]:
+    if order and not problems and [c.name.lower() for c in registered] != [c.name.lower() for c in now]:
         problems.append(f"column order changed to {', '.join(c.name for c in now)}")
-    if not problems:
-        return None
-    origin = f"'{table}'" if source == table else f"'{table}' (Spark table '{source}')"
-    return f"schema of table {origin} drifted since the views were registered: {'; '.join(problems)}"
+    return problems
 
 
 # The inverse, where exact; TIMESTAMP is any zoned timestamp, and STRING also pa.string().
