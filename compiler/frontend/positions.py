@@ -26,3 +26,8 @@ def span_of(node: exp.Expression | exp.Binary | exp.Query | None) -> Span | None
         if best is None or cand < best:
             best = cand
     return None if best is None else Span(best[1], best[2])
+
+
+def line_col(text: str, offset: int) -> tuple[int, int]:
+    """The 1-based line and column of character `offset` of `text`."""
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1

@@ -19,7 +19,7 @@ from dbspc.compiler.dialect import Semantics, semantics_of
 from dbspc.compiler.errors import Span, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.bind_query import QueryBinder
 from dbspc.compiler.frontend.ddl import table_schema
-from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.positions import line_col, span_of
 from dbspc.compiler.frontend.spark_names import pretty_name
 from dbspc.compiler.frontend.spark_names import unparen as _unparen
 from dbspc.compiler.frontend.view_ddl import view_header
@@ -282,9 +282,7 @@ def _unterminated_quote(text: str) -> tuple[int, int]:
             opened = (ch, i)
         elif opened is not None and ch == opened[0]:
             opened = None
-    start = opened[1] if opened else len(text)
-    line = text.count("\n", 0, start) + 1
-    return line, start - (text.rfind("\n", 0, start) + 1) + 1
+    return line_col(text, opened[1] if opened else len(text))
 
 
 def _refuse_trailing_commas(tokens: list[Token]) -> None:

@@ -36,6 +36,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType
 
 from dbspc.compiler.errors import DbspcError, SqlError, UsageError
+from dbspc.compiler.frontend.positions import line_col
 
 SPEC_FILE_NAMES = ("spark-pipeline.yaml", "spark-pipeline.yml")
 _FIELDS = {"name", "storage", "catalog", "database", "schema", "configuration", "libraries"}
@@ -267,7 +268,7 @@ _UNSUPPORTED = {
 
 def _statement(file: Path, text: str, tokens: list[Token]) -> View | Unsupported:
     words = [t.text.upper() for t in tokens]
-    line, col = _position(text, tokens[0].start)
+    line, col = line_col(text, tokens[0].start)
     rest = words[1:]
     if words[0] == "CREATE" and rest[:2] in (["OR", "REFRESH"], ["OR", "REPLACE"]):
         rest = rest[2:]
@@ -286,7 +287,7 @@ def _statement(file: Path, text: str, tokens: list[Token]) -> View | Unsupported
     if kind != "MATERIALIZED VIEW":
         return Unsupported(file, line, col, kind.lower(), name, _UNSUPPORTED[kind])
     if len(name_tokens) != 1:
-        where = _position(text, tokens[at].start) if at < len(tokens) else (line, col)
+        where = line_col(text, tokens[at].start) if at < len(tokens) else (line, col)
         raise SqlError(
             f"{file}:{where[0]}:{where[1]}: materialized view '{name}': name it without a qualifier "
             "(the spec's catalog and database say where it is published)"
@@ -312,11 +313,6 @@ def _name(tokens: list[Token]) -> list[Token]:
         else:
             parts.append(token)
     return parts
-
-
-def _position(text: str, offset: int) -> tuple[int, int]:
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def _reads(sql: str) -> tuple[str, ...]:
