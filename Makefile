@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test lint bench setup check-java check-browser conformance docs
 
-$(BIN)/dbspc: pyproject.toml
+$(BIN)/dbspc: pyproject.toml setup.py $(wildcard runtime/native/*.pyx)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "dbspc needs Python 3.11 or newer")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -39,7 +39,7 @@ export TEST_TIMES := $(VENV)/test-times.tsv
 
 test: setup check-java check-browser
 	@: > $(TEST_TIMES)
-	@.ci/timed ruff $(BIN)/ruff check compiler runtime slt dbspc/__init__.py dbspc/cli.py dbspc/pytest_plugin.py cli.py tests bench examples docs/gen_reference.py
+	@.ci/timed ruff $(BIN)/ruff check setup.py compiler runtime slt dbspc/__init__.py dbspc/cli.py dbspc/pytest_plugin.py cli.py tests bench examples docs/gen_reference.py
 	@.ci/timed mypy $(BIN)/mypy -p dbspc
 	@.ci/timed docs $(BIN)/mkdocs build --strict --quiet
 	@.ci/timed "pytest fast" $(PYTEST) -n 2 -m "not slow and not spark" tests

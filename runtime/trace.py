@@ -8,12 +8,14 @@ lookup (a nested loop over the whole state would cost as much as recomputation).
 
 Layout (a "spine", as in differential dataflow's arrangements): a list of runs, oldest
 and largest first. Each run is consolidated (each full row once, no zero weight) and
-sorted by a 64-bit hash of its key columns, kept beside it as a uint64 array. A lookup
-binary-searches every run for the probe hashes, gathers the candidate rows, then drops
-hash collisions with an exact (null-safe) semi-join. Runs merge geometrically, so there
-are O(log |state|) of them and every row is re-merged O(log |state|) times. A merge
-consolidates only the rows that may cancel (equal key hash and full-row hash in both
-runs) and otherwise interleaves the two sorted runs.
+sorted by a 64-bit hash of its key columns, then by a 64-bit hash of the whole row; both
+are kept beside it as uint64 arrays. A lookup searches every run for the probe hashes,
+gathers the candidate rows, then drops hash collisions with an exact (null-safe)
+semi-join. Runs merge geometrically, so there are O(log |state|) of them and every row
+is re-merged O(log |state|) times. Equal rows have equal hashes, so a merge is one pass
+over the two hash orders that adds the weights of the rows found in both. Sorting,
+merging and probing are compiled kernels (runtime/native/spine.pyx) over the hash
+arrays; the rows are Arrow columns, gathered once per operation.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import numpy as np
 import polars as pl
 
 from dbspc.compiler.types import SqlType
+from dbspc.runtime.native import spine
 from dbspc.runtime.zset import (
     ROW_HASH_SEED,
     WEIGHT,
@@ -46,6 +49,12 @@ _MERGE_FACTOR = 4
 def _consolidate_frame(frame: pl.DataFrame, types: tuple[SqlType, ...]) -> pl.DataFrame:
     """Sum the weights of equal rows and drop zeros (Z-set normal form)."""
     return ZSet(frame, types).consolidate().frame
+
+
+def _with_weights(frame: pl.DataFrame, weights: np.ndarray) -> pl.DataFrame:
+    """`frame` (a fresh gather, so not shared) with its weight column replaced."""
+    frame.replace_column(frame.width - 1, pl.Series(WEIGHT, weights, dtype=pl.Int64))
+    return frame
 
 
 def _gather_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -70,18 +79,6 @@ def _sorted_unique(values: np.ndarray, presorted: bool = False) -> np.ndarray:
     keep[0] = True
     np.not_equal(v[1:], v[:-1], out=keep[1:])
     return v[keep]
-
-
-def _is_in(values: np.ndarray, members: np.ndarray, presorted: bool = False) -> np.ndarray:
-    """Mask of `values` that occur in `members` (binary search in the sorted members;
-    `values` need not be sorted)."""
-    if members.size == 0 or values.size == 0:
-        return np.zeros(values.size, dtype=bool)
-    m = members if presorted else np.sort(members)
-    pos = np.searchsorted(m, values)
-    np.minimum(pos, m.size - 1, out=pos)
-    found: np.ndarray = m[pos] == values
-    return found
 
 
 # A merge of at least this many rows runs on the merger thread, beside the steps, so
@@ -181,15 +178,40 @@ class Trace:
         return key_hashes if not self._key else self._hash(frame, self._columns)
 
     def _make_run(self, frame: pl.DataFrame) -> _Run | None:
-        """Consolidate `frame` and sort it by key hash; None if nothing is left."""
-        frame = _consolidate_frame(frame, self._types)
+        """Consolidate `frame` into a run sorted by (key hash, row hash); None if nothing
+        is left. Equal rows have equal hashes, so they are neighbours in that order: one
+        compiled sort finds them, and the rows are gathered once."""
         if frame.height == 0:
             return None
-        hashes = self._key_hashes(frame)
-        order = argsort_hashes(hashes)
-        frame = self._ordered(frame[order])
-        hashes = hashes[order]
-        return _Run(hashes, self._row_hashes(frame, hashes), frame)
+        key_hashes = self._key_hashes(frame)
+        row_hashes = self._row_hashes(frame, key_hashes)
+        order, starts = spine.sort_groups(key_hashes, row_hashes)
+        weights = frame.get_column(WEIGHT).to_numpy()
+        if len(starts) == len(order):  # no two rows share both hashes
+            idx = order[weights[order] != 0]
+            return _Run(key_hashes[idx], row_hashes[idx], frame[idx]) if idx.size else None
+        reps = order[starts]
+        first = np.zeros(len(order), dtype=bool)
+        first[starts] = True
+        later = ~first
+        columns = frame.get_columns()[:-1]
+        if not rows_equal(columns, order[later], columns, reps[(np.cumsum(first) - 1)[later]]):
+            return self._run_of_distinct(_consolidate_frame(frame, self._types))  # a hash collision
+        sums = np.add.reduceat(weights[order], starts)
+        keep = sums != 0
+        idx = reps[keep]
+        if not idx.size:
+            return None
+        return _Run(key_hashes[idx], row_hashes[idx], _with_weights(frame[idx], sums[keep]))
+
+    def _run_of_distinct(self, frame: pl.DataFrame) -> _Run | None:
+        """A run of a consolidated frame (rows already distinct, weights non-zero)."""
+        if frame.height == 0:
+            return None
+        key_hashes = self._key_hashes(frame)
+        row_hashes = self._row_hashes(frame, key_hashes)
+        order, _ = spine.sort_groups(key_hashes, row_hashes)
+        return _Run(key_hashes[order], row_hashes[order], frame[order])
 
     # -- updates -------------------------------------------------------------------
 
@@ -200,7 +222,7 @@ class Trace:
         frame = delta.frame
         if frame.dtypes != self._dtypes:
             frame = frame.select([pl.col(name).cast(dtype) for name, dtype in self._schema.items()])
-        run = self._make_run(frame)
+        run = self._make_run(self._ordered(frame))
         if run is None:
             return
         self._adopt()
@@ -260,51 +282,29 @@ class Trace:
     def _merge(self, old: _Run, new: _Run) -> _Run | None:
         """old + new as one consolidated run.
 
-        Only equal full rows consolidate, and they have equal key and row hashes: find
-        the few rows whose key hash occurs in both runs (binary search), narrow them by
-        row hash, group just those and pass the rest through untouched. Both inputs are
-        sorted, so the stable argsort of their concatenation is a linear-time merge of
-        runs, not a full sort.
+        Both runs are sorted by (key hash, row hash) and hold each row once, so a row in
+        both is a pair of equal hashes: the compiled merge interleaves the runs in one
+        pass and lists those pairs. Their rows are checked equal and their weights
+        added; then the rows are gathered once, in the merged order.
         """
-        n_old, n_new = len(old), len(new)
-        uniq = _sorted_unique(new.hashes, presorted=True)
-        lo = np.searchsorted(old.hashes, uniq, side="left")
-        hi = np.searchsorted(old.hashes, uniq, side="right")
-        shared = hi > lo
-        old_idx = _gather_ranges(lo[shared], hi[shared])
-        new_idx = np.flatnonzero(_is_in(new.hashes, uniq[shared], presorted=True))
-        old_rh, new_rh = old.row_hashes[old_idx], new.row_hashes[new_idx]
-        old_idx = old_idx[_is_in(old_rh, new_rh)]
-        new_idx = new_idx[_is_in(new_rh, old_rh)]
-        if old_idx.size == 0:
-            hashes = np.concatenate([old.hashes, new.hashes])
-            order = np.argsort(hashes, kind="stable")
-            frame = pl.concat([old.frame, new.frame], how="vertical")[order]
-            return _Run(hashes[order], np.concatenate([old.row_hashes, new.row_hashes])[order], frame)
-        touched = pl.concat([old.frame[old_idx], new.frame[new_idx]], how="vertical")
-        touched = self._ordered(_consolidate_frame(touched, self._types))
-        t_hashes = self._key_hashes(touched)
-        old_kept = np.ones(n_old, dtype=bool)
-        old_kept[old_idx] = False
-        new_kept = np.ones(n_new, dtype=bool)
-        new_kept[new_idx] = False
-        # Row indexes into concat(old, new, touched), with their hashes.
-        idx = np.concatenate(
-            [
-                np.flatnonzero(old_kept),
-                n_old + np.flatnonzero(new_kept),
-                n_old + n_new + np.arange(touched.height, dtype=np.int64),
-            ]
-        )
-        if idx.size == 0:
+        take, in_old, in_new, slot, simple = spine.merge_plan(old.hashes, old.row_hashes, new.hashes, new.row_hashes)
+        both = pl.concat([old.frame, new.frame], how="vertical")
+        if not simple or (
+            in_old.size and not rows_equal(old.frame.get_columns()[:-1], in_old, new.frame.get_columns()[:-1], in_new)
+        ):
+            return self._make_run(both)  # two different rows with equal hashes: consolidate exactly
+        key_hashes = np.concatenate([old.hashes, new.hashes])
+        row_hashes = np.concatenate([old.row_hashes, new.row_hashes])
+        if not in_old.size:
+            return _Run(key_hashes[take], row_hashes[take], both[take])
+        old_w = old.frame.get_column(WEIGHT).to_numpy()
+        weights = np.concatenate([old_w, new.frame.get_column(WEIGHT).to_numpy()])[take]
+        weights[slot] = old_w[in_old] + new.frame.get_column(WEIGHT).to_numpy()[in_new]
+        keep = weights != 0
+        take = take[keep]
+        if not take.size:
             return None
-        hashes = np.concatenate([old.hashes[old_kept], new.hashes[new_kept], t_hashes])
-        row_hashes = np.concatenate(
-            [old.row_hashes[old_kept], new.row_hashes[new_kept], self._row_hashes(touched, t_hashes)]
-        )
-        order = np.argsort(hashes, kind="stable")
-        frame = pl.concat([old.frame, new.frame, touched], how="vertical")
-        return _Run(hashes[order], row_hashes[order], frame[idx[order]])
+        return _Run(key_hashes[take], row_hashes[take], _with_weights(both[take], weights[keep]))
 
     # -- queries -------------------------------------------------------------------
 
@@ -354,10 +354,7 @@ class Trace:
         wanted = _sorted_unique(sorted_hashes, presorted=True)
         parts: list[pl.DataFrame] = []
         hashes: list[np.ndarray] = []
-        for run in self._runs:
-            lo = np.searchsorted(run.hashes, wanted, side="left")
-            hi = np.searchsorted(run.hashes, wanted, side="right")
-            idx = _gather_ranges(lo, hi)
+        for run, idx in zip(self._runs, spine.probe_runs([r.hashes for r in self._runs], wanted), strict=True):
             if idx.size:
                 parts.append(run.frame[idx])
                 hashes.append(run.hashes[idx])

@@ -1,5 +1,6 @@
 """`pip install .` adds one import name, dbspc: the wheel holds nothing else at its top
-level, and the public API imports from it alone (not from the source checkout)."""
+level, its compiled kernels included, and the public API imports from it alone (not
+from the source checkout)."""
 
 from __future__ import annotations
 
@@ -20,18 +21,23 @@ def test_the_wheel_installs_one_import_name(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stderr
     (wheel,) = tmp_path.glob("dbspc-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert {n.split("/")[0] for n in names} == {"dbspc", wheel.name.split("-py3")[0] + ".dist-info"}
+    name, version = wheel.name.split("-")[:2]
+    assert {n.split("/")[0] for n in names} == {"dbspc", f"{name}-{version}.dist-info"}
     assert "dbspc/runtime/spark/spark_pipeline.py" in names and "dbspc/compiler/compile.py" in names
+    # the compiled kernels are built into the wheel
+    assert any(n.startswith("dbspc/runtime/native/spine.") and n.endswith(".so") for n in names), names
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "dbspc = dbspc.cli:main" in entry
-    # A pure-Python wheel is importable as it is: the API comes from the wheel alone.
+    # Unpacked (as pip installs it), the API comes from the wheel alone.
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
     code = (
         "import sys, dbspc; from dbspc import SparkPipeline, Pipeline; "
         "assert dbspc.__file__.startswith(sys.argv[1]), dbspc.__file__; "
         "assert not {'compiler', 'runtime', 'slt', 'cli'} & set(sys.modules); print('ok')"
     )
     ran = subprocess.run(
-        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(wheel)!r}); exec({code!r})", str(wheel)],
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(site)!r}); exec({code!r})", str(site)],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -7,6 +7,7 @@ from concurrent.futures import Future
 from typing import Any
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -211,3 +212,24 @@ def test_lookup_is_exact_when_every_hash_collides(monkeypatch: Any) -> None:
     t.insert(ZSet.from_rows([(5, "c")], TYPES))
     probe = pl.DataFrame({"s": ["a", None]}, schema={"s": pl.String})
     assert rows_of(t.lookup(probe, ["s"])) == Counter({(1, "a"): 1, (4, "a"): 1, (3, None): 1})
+
+
+@settings(max_examples=40, deadline=None)
+@given(batches=st.lists(batch_st, min_size=1, max_size=8), key=st.sampled_from([(0,), (1,), (0, 1), ()]))
+def test_contents_are_exact_when_hashes_collide(batches: list[list[tuple[tuple[Any, Any], int]]], key: Any) -> None:
+    """With 2-valued hashes, different rows share both the key and the row hash: runs are
+    then built and merged by exact comparison, never by hash alone."""
+    real = pl.DataFrame.hash_rows
+
+    def two_valued(self: pl.DataFrame, seed: int = 0, **kw: Any) -> pl.Series:
+        return real(self, seed) % 2
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pl.DataFrame, "hash_rows", two_valued)
+        t = Trace(TYPES, key)
+        integrated: Counter[tuple[Any, ...]] = Counter()
+        for batch in batches:
+            t.insert(ZSet.from_rows([r for r, _ in batch], TYPES, [w for _, w in batch]))
+            for r, w in batch:
+                integrated[r] += w
+            assert dict(rows_of(t.snapshot().frame)) == {r: w for r, w in integrated.items() if w}

@@ -1,0 +1,174 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# distutils: language = c++
+"""Compiled kernels of the spine (runtime/trace.py): sorting, merging and probing runs.
+
+A run is ordered by (key hash, row hash); both are uint64 arrays beside the run's rows.
+Each kernel is one call per run operation, whatever the number of rows, and works on the
+two hash arrays only: the rows themselves stay Arrow columns, gathered once by the
+caller with the index the kernel returns. The kernels release the GIL, so a merge on
+the merger thread runs beside the step.
+"""
+
+import numpy as np
+
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport free, malloc
+
+cdef extern from *:
+    """
+    #include <algorithm>
+    #include <cstdint>
+    #include <cstring>
+    #include <vector>
+    struct dbspc_kri { uint64_t k, r; int64_t i; };
+    static inline bool dbspc_kri_less(const dbspc_kri& x, const dbspc_kri& y) {
+        if (x.k != y.k) return x.k < y.k;
+        if (x.r != y.r) return x.r < y.r;
+        return x.i < y.i;
+    }
+    /* (k, r, i) triples ordered by k, then r, then i (so the order is deterministic).
+       Bucketed by the top bits of k first (one counting pass), then each bucket sorted:
+       the buckets are small enough to sort in cache. */
+    static void dbspc_sort_kri(dbspc_kri* a, int64_t n) {
+        if (n < 4096) { std::sort(a, a + n, dbspc_kri_less); return; }
+        const int bits = n < (1 << 20) ? 10 : 14;
+        const int64_t nb = (int64_t)1 << bits;
+        std::vector<int64_t> start(nb + 1, 0);
+        for (int64_t i = 0; i < n; i++) start[(a[i].k >> (64 - bits)) + 1]++;
+        for (int64_t b = 0; b < nb; b++) start[b + 1] += start[b];
+        std::vector<dbspc_kri> tmp(a, a + n);
+        std::vector<int64_t> fill(start.begin(), start.end() - 1);
+        for (int64_t i = 0; i < n; i++) a[fill[tmp[i].k >> (64 - bits)]++] = tmp[i];
+        for (int64_t b = 0; b < nb; b++) std::sort(a + start[b], a + start[b + 1], dbspc_kri_less);
+    }
+    """
+    ctypedef struct dbspc_kri:
+        uint64_t k
+        uint64_t r
+        int64_t i
+    void dbspc_sort_kri(dbspc_kri* a, int64_t n) nogil
+
+
+def sort_groups(const uint64_t[::1] kh, const uint64_t[::1] rh):
+    """The run order of rows with key hashes `kh` and row hashes `rh`: (order, starts).
+
+    `order` sorts the rows by (kh, rh, row number); `starts` are the positions in `order`
+    where a new (kh, rh) pair begins. Rows of one group are equal rows unless two rows
+    share both hashes, which the caller checks."""
+    cdef Py_ssize_t n = kh.shape[0], i, g = 0
+    order_a = np.empty(n, np.int64)
+    starts_a = np.empty(n, np.int64)
+    cdef int64_t[::1] order = order_a, starts = starts_a
+    if n == 0:
+        return order_a, starts_a
+    cdef dbspc_kri* t = <dbspc_kri*> malloc(n * sizeof(dbspc_kri))
+    if t == NULL:
+        raise MemoryError()
+    with nogil:
+        for i in range(n):
+            t[i].k = kh[i]
+            t[i].r = rh[i]
+            t[i].i = i
+        dbspc_sort_kri(t, n)
+        for i in range(n):
+            order[i] = t[i].i
+            if i == 0 or t[i].k != t[i - 1].k or t[i].r != t[i - 1].r:
+                starts[g] = i
+                g += 1
+    free(t)
+    return order_a, starts_a[:g]
+
+
+def merge_plan(const uint64_t[::1] akh, const uint64_t[::1] arh, const uint64_t[::1] bkh, const uint64_t[::1] brh):
+    """Merge two runs, each sorted by (kh, rh): (take, pa, pb, slot, simple).
+
+    `take` indexes concat(a, b) in the merged order. A (kh, rh) pair found once in a and
+    once in b is a row that may cancel: it is taken once (a's copy), and listed as
+    pa[j], pb[j] (indexes into a and b) with slot[j] its position in `take`; the caller
+    checks the two rows are equal and adds their weights. `simple` is False when some
+    pair occurs more than once in a run (only on a hash collision): the caller then
+    consolidates the rows itself."""
+    cdef Py_ssize_t na = akh.shape[0], nb = bkh.shape[0], i = 0, j = 0, m = 0, p = 0
+    take_a = np.empty(na + nb, np.int64)
+    pa_a = np.empty(min(na, nb), np.int64)
+    pb_a = np.empty(min(na, nb), np.int64)
+    slot_a = np.empty(min(na, nb), np.int64)
+    cdef int64_t[::1] take = take_a, pa = pa_a, pb = pb_a, slot = slot_a
+    cdef bint simple = True
+    with nogil:
+        while i < na and j < nb:
+            if akh[i] < bkh[j] or (akh[i] == bkh[j] and arh[i] < brh[j]):
+                take[m] = i
+                i += 1
+            elif akh[i] == bkh[j] and arh[i] == brh[j]:
+                if (i + 1 < na and akh[i + 1] == akh[i] and arh[i + 1] == arh[i]) or (
+                    j + 1 < nb and bkh[j + 1] == bkh[j] and brh[j + 1] == brh[j]
+                ):
+                    simple = False
+                    break
+                pa[p] = i
+                pb[p] = j
+                slot[p] = m
+                p += 1
+                take[m] = i
+                i += 1
+                j += 1
+            else:
+                take[m] = na + j
+                j += 1
+            m += 1
+        if simple:
+            while i < na:
+                take[m] = i
+                i += 1
+                m += 1
+            while j < nb:
+                take[m] = na + j
+                j += 1
+                m += 1
+    return take_a[:m], pa_a[:p], pb_a[:p], slot_a[:p], simple
+
+
+def probe_runs(list runs, const uint64_t[::1] wanted):
+    """For each run's sorted key hashes in `runs`, the positions whose hash is one of
+    `wanted` (sorted, distinct): a list of int64 arrays, one per run, ascending."""
+    cdef Py_ssize_t m = wanted.shape[0], n, q, lo, hi, mid, k, total
+    cdef const uint64_t[::1] h
+    cdef int64_t[::1] out
+    cdef uint64_t x
+    found = []
+    for run in runs:
+        h = run
+        n = h.shape[0]
+        buf = np.empty(16, np.int64)
+        out = buf
+        total = 0
+        lo = 0
+        for q in range(m):
+            x = wanted[q]
+            # lower bound of x in h[lo:], galloping from the last position: probes ascend
+            k = 1
+            hi = lo
+            while hi < n and h[hi] < x:
+                lo = hi + 1
+                hi = lo + k
+                k *= 2
+            if hi > n:
+                hi = n
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if h[mid] < x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            while lo < n and h[lo] == x:
+                if total == out.shape[0]:
+                    buf = np.resize(buf, 2 * total)
+                    out = buf
+                out[total] = lo
+                total += 1
+                lo += 1
+            if lo >= n:
+                break
+        found.append(buf[:total])
+    return found

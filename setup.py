@@ -1,0 +1,17 @@
+"""The compiled kernels (runtime/native/*.pyx), built by `pip install`; the rest of the
+package is declared in pyproject.toml."""
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+NATIVE = ["spine"]
+
+setup(
+    ext_modules=cythonize(
+        [
+            Extension(f"dbspc.runtime.native.{name}", [f"runtime/native/{name}.pyx"], extra_compile_args=["-O3"])
+            for name in NATIVE
+        ],
+        language_level=3,
+    ),
+)

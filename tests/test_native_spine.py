@@ -1,0 +1,65 @@
+"""The compiled spine kernels (runtime/native/spine.pyx) against numpy references, on
+random hashes with many repeats (so equal pairs, runs of equal keys and the bucketed
+sort's boundaries all occur)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dbspc.runtime.native import spine
+
+
+def _hashes(rng: np.random.Generator, n: int, distinct: int) -> np.ndarray:
+    # spread over the whole 64 bits: the sort buckets by the top bits
+    return rng.integers(0, distinct, n).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 1000, 5000, 300_000])
+def test_sort_groups_is_the_lexicographic_order(n: int) -> None:
+    rng = np.random.default_rng(n)
+    kh, rh = _hashes(rng, n, max(1, n // 3)), _hashes(rng, n, 3)
+    order, starts = spine.sort_groups(kh, rh)
+    want = np.lexsort((np.arange(n), rh, kh))
+    assert np.array_equal(order, want)
+    pairs = list(zip(kh[want].tolist(), rh[want].tolist(), strict=True))
+    assert starts.tolist() == [i for i in range(n) if i == 0 or pairs[i] != pairs[i - 1]]
+
+
+def _run(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct (kh, rh) pairs, as a consolidated run holds them."""
+    kh, rh = _hashes(rng, n, 40), _hashes(rng, n, 4)
+    pairs = sorted(set(zip(kh.tolist(), rh.tolist(), strict=True)))
+    return np.array([p[0] for p in pairs], np.uint64), np.array([p[1] for p in pairs], np.uint64)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_merge_plan_interleaves_and_pairs_equal_hashes(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    (akh, arh), (bkh, brh) = _run(rng, int(rng.integers(0, 60))), _run(rng, int(rng.integers(0, 60)))
+    take, pa, pb, slot, simple = spine.merge_plan(akh, arh, bkh, brh)
+    assert simple
+    kh, rh = np.concatenate([akh, bkh]), np.concatenate([arh, brh])
+    a_pairs = set(zip(akh.tolist(), arh.tolist(), strict=True))
+    b_pairs = set(zip(bkh.tolist(), brh.tolist(), strict=True))
+    merged = list(zip(kh[take].tolist(), rh[take].tolist(), strict=True))
+    assert merged == sorted(a_pairs | b_pairs)  # each pair once, in order
+    assert {(int(akh[i]), int(arh[i])) for i in pa} == a_pairs & b_pairs
+    assert np.array_equal(akh[pa], bkh[pb]) and np.array_equal(arh[pa], brh[pb])
+    assert np.array_equal(take[slot], pa)
+
+
+def test_merge_plan_reports_a_pair_repeated_inside_a_run() -> None:
+    """Two different rows with both hashes equal (a collision) in one run: not simple."""
+    a = np.array([1, 5, 5], np.uint64), np.array([0, 2, 2], np.uint64)
+    b = np.array([5], np.uint64), np.array([2], np.uint64)
+    assert spine.merge_plan(*a, *b)[4] is False
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_probe_runs_finds_every_position_of_the_wanted_hashes(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    runs = [np.sort(_hashes(rng, int(rng.integers(0, 3000)), 500)) for _ in range(4)]
+    wanted = np.unique(_hashes(rng, 50, 700))
+    for run, found in zip(runs, spine.probe_runs(runs, wanted), strict=True):
+        assert np.array_equal(found, np.flatnonzero(np.isin(run, wanted)))
