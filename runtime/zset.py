@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from dbspc.compiler.types import SqlType
 
@@ -243,6 +244,12 @@ def rows_equal(
     group-by: NULL = NULL, NaN = NaN, -0.0 = 0.0. Plain numeric columns compare in
     numpy; the others through polars."""
     for a, b in zip(left, right, strict=True):
+        if a.dtype == b.dtype and isinstance(a.dtype, pl.Decimal):
+            wa, wb = decimal_words(a), decimal_words(b)
+            if wa is not None and wb is not None:
+                if not _words_equal(wa, left_rows, wb, right_rows):
+                    return False
+                continue
         if a.dtype == b.dtype and a.dtype.is_numeric() and not a.dtype.is_decimal():
             if not (a.null_count() or b.null_count()):
                 va, vb = a.to_numpy(), b.to_numpy()
@@ -254,6 +261,36 @@ def rows_equal(
         if not ga.equals(b.gather(right_rows)):
             return False
     return True
+
+
+def decimal_words(column: pl.Series) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """A DECIMAL column's decimal128 slots as (n, 2) int64 words, viewed in its Arrow
+    buffer (no copy), and its validity (None: no NULLs); None if Arrow holds it otherwise."""
+    array = column.to_arrow()
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if not pa.types.is_decimal128(array.type):
+        return None
+    words = np.frombuffer(array.buffers()[1], dtype=np.int64).reshape(-1, 2)[array.offset : array.offset + len(array)]
+    return words, (column.is_not_null().to_numpy() if column.null_count() else None)
+
+
+def _words_equal(
+    a: tuple[np.ndarray, np.ndarray | None],
+    a_rows: np.ndarray | None,
+    b: tuple[np.ndarray, np.ndarray | None],
+    b_rows: np.ndarray,
+) -> bool:
+    """Slot by slot equality of two decimal columns' words, NULL equal to NULL only (a
+    NULL slot's words are undefined)."""
+    (wa, va), (wb, vb) = a, b
+    wa = wa if a_rows is None else wa[a_rows]
+    same = (wa == wb[b_rows]).all(axis=1)
+    if va is None and vb is None:
+        return bool(same.all())
+    na = np.ones(len(same), dtype=bool) if va is None else (va if a_rows is None else va[a_rows])
+    nb = np.ones(len(same), dtype=bool) if vb is None else vb[b_rows]
+    return bool(((na == nb) & (same | ~na)).all())
 
 
 def sort_key(value: Any) -> tuple[int, Any]:

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.errors import RuntimeSqlError
@@ -40,7 +39,7 @@ from dbspc.compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decima
 from dbspc.runtime.native import spine
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import ROW_HASH_SEED, WEIGHT, ZSet, col_name, pick, polars_dtype, rows_equal
+from dbspc.runtime.zset import ROW_HASH_SEED, WEIGHT, ZSet, col_name, decimal_words, pick, polars_dtype, rows_equal
 
 _N = "__n"  # rows in the group (Σ weights): COUNT(*) and group liveness
 
@@ -146,14 +145,10 @@ def _exact_values(column: pl.Series) -> tuple[np.ndarray, np.ndarray | None] | N
         values = column.fill_null(0).to_numpy() if column.null_count() else column.to_numpy()
         values = values.astype(np.int64, copy=False)
     elif isinstance(dtype, pl.Decimal) and dtype.precision <= 18:
-        array = column.to_arrow()
-        if isinstance(array, pa.ChunkedArray):
-            array = array.combine_chunks()
-        if not pa.types.is_decimal128(array.type):
+        read = decimal_words(column)
+        if read is None:
             return None
-        # decimal128 slots as (low, high) int64 words: below 10^18 the low word is the value
-        words = np.frombuffer(array.buffers()[1], dtype=np.int64)
-        values = words[2 * array.offset : 2 * (array.offset + len(array)) : 2]
+        return read[0][:, 0], read[1]  # below 10^18 the low word is the value
     else:
         return None
     valid = column.is_not_null().to_numpy() if column.null_count() else None
