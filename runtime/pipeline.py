@@ -146,10 +146,13 @@ class Pipeline:
     def _check_deletes(self, table: str, change: ZSet, deletes: pl.DataFrame) -> None:
         # The table's rows with a deleted row's value, plus the deletes: a row left with a
         # negative weight is deleted more often than it is there.
-        cols = change.columns
-        present = self.tables[table].lookup(deletes, cols)
-        after = consolidate_frame(pl.concat([present, deletes], how="vertical")) if present.height else deletes
-        short = after.filter(pl.Series(after.get_column(WEIGHT).to_numpy() < 0))
+        held = self.tables[table].weights_of(deletes)
+        if held is not None:
+            short = deletes.filter(pl.Series(held + deletes.get_column(WEIGHT).to_numpy() < 0))
+        else:  # rows with equal hashes: an exact lookup of the rows present
+            present = self.tables[table].lookup(deletes, change.columns)
+            after = consolidate_frame(pl.concat([present, deletes], how="vertical")) if present.height else deletes
+            short = after.filter(pl.Series(after.get_column(WEIGHT).to_numpy() < 0))
         if short.height:
             row = short.row(0)
             names = self.table_columns(table)

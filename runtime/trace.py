@@ -130,6 +130,8 @@ class Trace:
         self._dtypes = list(self._schema.values())
         self._runs: list[_Run] = []
         self._merging: _Merging | None = None
+        # keyed by the whole row, in column order (a table's trace): the key hash is the row hash
+        self._whole_row = self._key == tuple(range(len(self._types)))
 
     def _ordered(self, frame: pl.DataFrame) -> pl.DataFrame:
         """`frame` with exactly the columns c0.., w, in that order."""
@@ -175,7 +177,7 @@ class Trace:
         return self._hash(frame, self._key_names if self._key else self._columns)
 
     def _row_hashes(self, frame: pl.DataFrame, key_hashes: np.ndarray) -> np.ndarray:
-        return key_hashes if not self._key else self._hash(frame, self._columns)
+        return key_hashes if not self._key or self._whole_row else self._hash(frame, self._columns)
 
     def _make_run(self, frame: pl.DataFrame) -> _Run | None:
         """Consolidate `frame` into a run sorted by (key hash, row hash); None if nothing
@@ -337,6 +339,33 @@ class Trace:
         keys = probe.select(*cast, *[pl.col(src).alias(f"__src{i}") for i, src in enumerate(probe_cols)])
         keys = keys.filter(~pl.any_horizontal(lost)) if lost else keys
         return pick(keys, self._key_names)
+
+    def weights_of(self, rows: pl.DataFrame) -> np.ndarray | None:
+        """The weight held for each of `rows` (c0.. typed as the trace's columns; w and
+        other columns after them are ignored), 0 for a row not there, in one probe of
+        every run: O(|rows| log |state|). For a trace keyed by the whole row. None when
+        two of `rows` share a hash or one shares it with a different stored row: the
+        caller then asks `lookup`, which is exact whatever the hashes."""
+        if not self._whole_row:
+            raise ValueError("weights_of needs a trace keyed by the whole row")
+        n = rows.height
+        out = np.zeros(n, dtype=np.int64)
+        if n == 0 or not self._runs:
+            return out
+        hashes = self._key_hashes(rows)
+        by_hash = argsort_hashes(hashes)
+        sorted_hashes = hashes[by_hash]
+        if n > 1 and bool((sorted_hashes[1:] == sorted_hashes[:-1]).any()):
+            return None
+        columns = rows.get_columns()[: len(self._types)]
+        for run, idx in zip(self._runs, spine.probe_runs([r.hashes for r in self._runs], sorted_hashes), strict=True):
+            if not idx.size:
+                continue
+            row = by_hash[np.searchsorted(sorted_hashes, run.hashes[idx])]
+            if not rows_equal(run.frame.get_columns()[:-1], idx, columns, row):
+                return None
+            np.add.at(out, row, run.frame.get_column(WEIGHT).to_numpy()[idx])
+        return out
 
     def lookup(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> pl.DataFrame:
         """Stored rows (c0.., w; consolidated, no zero weight) whose key equals, null-safely,

@@ -233,3 +233,49 @@ def test_contents_are_exact_when_hashes_collide(batches: list[list[tuple[tuple[A
             for r, w in batch:
                 integrated[r] += w
             assert dict(rows_of(t.snapshot().frame)) == {r: w for r, w in integrated.items() if w}
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_weights_of_rows_of_a_whole_row_trace(collide: bool) -> None:
+    """weights_of reads the weight held for exact rows across runs (NULLs included); when
+    hashes collide it answers None and the caller's exact lookup decides."""
+    real = pl.DataFrame.hash_rows
+
+    def constant(self: pl.DataFrame, seed: int = 0, **kw: Any) -> pl.Series:
+        return real(self, seed) * 0
+
+    with pytest.MonkeyPatch.context() as mp:
+        if collide:
+            mp.setattr(pl.DataFrame, "hash_rows", constant)
+        t = Trace(TYPES, (0, 1))
+        t.insert(ZSet.from_rows([(1, "a"), (2, None), (3, "c")], TYPES, [2, 1, 1]))
+        t.insert(ZSet.from_rows([(1, "a"), (3, "c"), (4, "d")], TYPES, [1, -1, 1]))
+        probe = ZSet.from_rows([(1, "a"), (2, None), (3, "c"), (9, "z"), (4, None)], TYPES).frame
+        got = t.weights_of(probe)
+        if collide:
+            assert got is None
+        else:
+            assert got is not None and got.tolist() == [3, 1, 0, 0, 0]
+    with pytest.raises(ValueError, match="whole row"):
+        Trace(TYPES, (0,)).weights_of(probe)
+
+
+def test_delete_checks_are_exact_when_hashes_collide() -> None:
+    """A table's delete check reads weights through weights_of; with every hash equal it
+    falls back to the exact lookup, and still accepts present rows and refuses others."""
+    from dbspc.compiler.errors import InputError
+    from dbspc.runtime.pipeline import Pipeline
+
+    real = pl.DataFrame.hash_rows
+
+    def constant(self: pl.DataFrame, seed: int = 0, **kw: Any) -> pl.Series:
+        return real(self, seed) * 0
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pl.DataFrame, "hash_rows", constant)
+        p = Pipeline.from_sql("CREATE TABLE t (a INT, b STRING); CREATE VIEW v AS SELECT a FROM t;")
+        p.step({"t": ZSet.from_rows([(1, "x"), (2, None)], TYPES)})
+        with pytest.raises(InputError, match=r"cannot delete 1 row\(s\) from table 't'.*a=1, b='y'"):
+            p.step({"t": ZSet.from_rows([(1, "y"), (2, None)], TYPES, [-1, -1])})
+        out = p.step({"t": ZSet.from_rows([(1, "x"), (2, None)], TYPES, [-1, -1])})
+        assert dict(rows_of(out["v"].frame)) == {(1,): -1, (2,): -1}
