@@ -367,6 +367,44 @@ class Trace:
             np.add.at(out, row, run.frame.get_column(WEIGHT).to_numpy()[idx])
         return out
 
+    def matches(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> tuple[np.ndarray, pl.DataFrame] | None:
+        """Every pair of a probe row and a stored row with equal keys (null-safe): the
+        probe rows' positions, and the stored rows (c0.., w) in the same order. A stored
+        row found in two runs pairs twice (its weights add up downstream). Cost
+        O(|probe| · log|state| + pairs). None when the key is empty, a probe value does
+        not fit the key's type, or different keys share a hash: the caller then joins
+        through `lookup`, which handles each of those."""
+        if not self._key:
+            return None
+        keys = self._probe_keys(probe, probe_cols)
+        if keys.height != probe.height:
+            return None
+        if keys.height == 0 or not self._runs:
+            return np.empty(0, dtype=np.int64), ZSet.empty(self._types).frame
+        key_hashes = self._key_hashes(keys)
+        by_hash = argsort_hashes(key_hashes)
+        sorted_hashes = key_hashes[by_hash]
+        wanted = _sorted_unique(sorted_hashes, presorted=True)
+        probe_keys = keys.get_columns()
+        parts: list[pl.DataFrame] = []
+        positions: list[np.ndarray] = []
+        for run, idx in zip(self._runs, spine.probe_runs([r.hashes for r in self._runs], wanted), strict=True):
+            if not idx.size:
+                continue
+            hashes = run.hashes[idx]
+            lo = np.searchsorted(sorted_hashes, hashes, side="left")
+            hi = np.searchsorted(sorted_hashes, hashes, side="right")
+            stored = np.repeat(idx, hi - lo)
+            probes = by_hash[_gather_ranges(lo, hi)]
+            if not rows_equal([run.frame.get_column(k) for k in self._key_names], stored, probe_keys, probes):
+                return None
+            parts.append(run.frame[stored])
+            positions.append(probes)
+        if not parts:
+            return np.empty(0, dtype=np.int64), ZSet.empty(self._types).frame
+        found = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
+        return np.concatenate(positions), found
+
     def lookup(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> pl.DataFrame:
         """Stored rows (c0.., w; consolidated, no zero weight) whose key equals, null-safely,
         the key of some row of `probe`; `probe_cols` name the probe's key columns in the

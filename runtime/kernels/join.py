@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from dbspc.compiler.circuit import operators as op
@@ -131,6 +132,9 @@ def join_with_trace(
     d_frame = _drop_null_keys(delta.frame, d_names)
     if d_frame.height == 0:
         return ZSet.empty(out_types)
+    pairs = trace.matches(d_frame, d_names)
+    if pairs is not None:
+        return _pairs(d_frame, *pairs, delta_is_left, out_types)
     stored = trace.lookup(d_frame, d_names)
     if stored.height == 0:
         return ZSet.empty(out_types)
@@ -147,6 +151,23 @@ def join_with_trace(
         joined = _equi_join(t_side, d_side, t_on, d_on)
         n_left, n_right = len(trace.types), len(delta.types)
     return _assemble(joined, n_left, n_right, out_types)
+
+
+def _pairs(
+    delta: pl.DataFrame, positions: np.ndarray, stored: pl.DataFrame, delta_is_left: bool, out_types: Sequence[SqlType]
+) -> ZSet:
+    """The joined rows of matched pairs: delta row positions[i] with stored row i (keys
+    already checked equal by the trace); weight = product."""
+    if not len(positions):
+        return ZSet.empty(out_types)
+    rows = delta[positions]
+    left, right = (rows, stored) if delta_is_left else (stored, rows)
+    columns = [*left.get_columns()[:-1], *right.get_columns()[:-1]]
+    weight = left.get_column(WEIGHT).to_numpy() * right.get_column(WEIGHT).to_numpy()
+    frame = pl.DataFrame(
+        [c.alias(col_name(i)) for i, c in enumerate(columns)] + [pl.Series(WEIGHT, weight, dtype=pl.Int64)]
+    )
+    return ZSet.from_frame(frame, out_types).consolidate()
 
 
 @evaluates(op.Join)
