@@ -572,7 +572,9 @@ class IncrementalAggregate:
         an unchanged group cancels out. Nothing is mutated until commit() runs.
         """
         p = self._plan
-        d = ZSet.from_frame(delta.frame, p.input_types).consolidate()
+        d = ZSet.from_frame(delta.frame, p.input_types)
+        if self._msets or self._out is not None:
+            d = d.consolidate()  # linear parts are sums: they need no consolidated input
         first = not self._started
         if d.frame.height == 0 and not (first and p.is_global):
             return ZSet.empty(p.out_types), self._mark_started
