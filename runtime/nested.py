@@ -27,11 +27,11 @@ from dbspc.compiler.circuit.circuit import body_order
 from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
 from dbspc.compiler.types import INT, SqlType
 from dbspc.runtime.kernels.aggregate import aggregate
-from dbspc.runtime.kernels.join import join
+from dbspc.runtime.kernels.join import drop_null_keys, join, join_pairs
 from dbspc.runtime.kernels.linear import plus
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluate_stateless, evaluates
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, group_rows, pick
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, concat_frames, group_rows, pick
 
 ITER = "__iter"
 # Spark's convention: a recursive CTE may recurse 100 levels (spark.sql.cteRecursionLevelLimit)
@@ -153,7 +153,7 @@ class IterationTrace:
                 parts.append(pick(z.frame, z.columns).hstack([iteration, z.frame.get_column(WEIGHT)]))
                 self.depth = max(self.depth, i)
         if parts:
-            frame = pl.concat(parts, how="vertical_relaxed") if len(parts) > 1 else parts[0]
+            frame = concat_frames(parts) if len(parts) > 1 else parts[0]
             self.trace.insert(ZSet(frame, (*self.types, INT)))
 
 
@@ -164,6 +164,37 @@ def _in_iterations(found: pl.DataFrame, column: str, first: int, last: int) -> p
     it = found.get_column(column).to_numpy()
     keep = (it >= first) & (it <= last)
     return found if keep.all() else found[np.flatnonzero(keep)]
+
+
+def _stored_join(
+    delta: ZSet,
+    keys: tuple[int, ...],
+    state: IterationTrace,
+    first: int,
+    last: int,
+    delta_is_left: bool,
+    out_types: tuple[SqlType, ...],
+) -> ZSet:
+    """delta ⋈ (the state's rows of iterations [first, last]), unconsolidated: pairs
+    straight from the trace's probe (Trace.matches), each stored row with its own
+    iteration, so nothing is summed before the join."""
+    if len(delta) == 0 or first > min(last, state.depth) or last < 0:
+        return ZSet.empty(out_types)
+    names = [col_name(k) for k in keys]
+    frame = drop_null_keys(delta.frame, names)  # SQL: a NULL key joins nothing
+    pairs = state.trace.matches(frame, names)
+    if pairs is None:
+        stored = state.rows(ZSet(frame, delta.types), keys, first, last)
+        left, right = (delta, stored) if delta_is_left else (stored, delta)
+        other = state.trace.key
+        return join(left, right, keys if delta_is_left else other, other if delta_is_left else keys, out_types)
+    positions, found = pairs
+    iteration = found.get_column(col_name(len(state.types))).to_numpy()
+    keep = (iteration >= first) & (iteration <= last)
+    if not keep.all():
+        positions, found = positions[keep], found[np.flatnonzero(keep)]
+    found = pick(found, [*(col_name(c) for c in range(len(state.types))), WEIGHT])
+    return join_pairs(frame, positions, found, delta_is_left, out_types, consolidate=False)
 
 
 _RunningSums = dict[tuple[int, int], "_Running"]
@@ -181,8 +212,10 @@ class _Running:
         return self.total if self.total is not None else ZSet.empty(self.types)
 
     def push(self, change: ZSet) -> ZSet:
+        # Not consolidated: every reader of the sum (joins, lookups, the groupings of
+        # distinct and the aggregates' corners) sums equal rows itself.
         self.per_iteration.append(change)
-        self.total = _add(self.before(), change)
+        self.total = _sum(self.before(), change)
         return self.total
 
     def changed(self) -> bool:
@@ -232,7 +265,7 @@ class IncrementalScope:
     def step(self, inputs: list[ZSet]) -> tuple[list[ZSet], Callable[[], None]]:
         running: dict[tuple[int, int], _Running] = {k: _Running(s.types) for k, s in self.states.items()}
         fed = sorted({o.inputs[0] for o in self.scope.body if isinstance(o, op.Delay)})
-        sums = [ZSet.empty(self.scope.body[r].types) for r in self.scope.results]
+        parts: list[list[ZSet]] = [[] for _ in self.scope.results]
         previous: dict[int, ZSet] = {}
         deepest = self.depth()
         i = 0
@@ -240,7 +273,8 @@ class IncrementalScope:
             values: dict[int, ZSet] = {}
             for n in self.order:
                 values[n] = self._evaluate(n, i, values, previous, inputs, running)
-            sums = [_add(s, values[r]) for s, r in zip(sums, self.scope.results, strict=True)]
+            for part, r in zip(parts, self.scope.results, strict=True):
+                part.append(values[r])
             if all(len(values[f]) == 0 for f in fed) and (i >= deepest or not self._work_ahead(i, running)):
                 break
             i += 1
@@ -248,6 +282,8 @@ class IncrementalScope:
                 raise _diverged(self.scope, self.max_iterations)
             previous = values
         self.last_iterations = i + 1
+        types = [self.scope.body[r].types for r in self.scope.results]
+        sums = [ZSet.concat(p, t).consolidate() for p, t in zip(parts, types, strict=True)]
 
         def commit() -> None:
             for key, r in running.items():
@@ -301,13 +337,16 @@ class IncrementalScope:
         ra, rb = running[(n, 0)], running[(n, 1)]
         ca, cb = ra.before(), rb.before()
         lk, rk = o.left_keys, o.right_keys
-        # joins are bilinear, so their inputs need not be consolidated: plain sums will do
+        # joins are bilinear, so their inputs need not be consolidated: plain sums will
+        # do, and a term with a stored side is split into its stored and current parts
         cb_b = _sum(cb, b)
         terms = [
-            join(a, _sum(sb.rows(a, lk, 0, i), cb_b), lk, rk, o.types),
-            join(sa.rows(cb_b, rk, i, i), cb_b, lk, rk, o.types),
-            join(ca, _sum(sb.rows(ca, lk, i, i), b), lk, rk, o.types),
-            join(sa.rows(b, rk, 0, i - 1), b, lk, rk, o.types),
+            _stored_join(a, lk, sb, 0, i, True, o.types),
+            join(a, cb_b, lk, rk, o.types),
+            _stored_join(cb_b, rk, sa, i, i, False, o.types),
+            _stored_join(ca, lk, sb, i, i, True, o.types),
+            join(ca, b, lk, rk, o.types),
+            _stored_join(b, rk, sa, 0, i - 1, False, o.types),
         ]
         ra.push(a)
         rb.push(b)
@@ -341,7 +380,7 @@ class IncrementalScope:
         found = state.matching(touched, tuple(range(len(d.types))), 0, i)
         cols = [col_name(k) for k in range(len(d.types))]
         frames = [after.frame, before.frame, *([found] if found.height else [])]
-        data = pl.concat([pick(f, cols) for f in frames], how="vertical_relaxed")
+        data = concat_frames([pick(f, cols) for f in frames])
         groups = group_rows(data.get_columns())
         # per row of `data`: its weight now, was, in S[≤i] and in S[<i]
         weights = np.zeros((4, data.height), dtype=np.int64)

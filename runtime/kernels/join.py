@@ -34,7 +34,7 @@ def _side(frame: pl.DataFrame, prefix: str, weight: str) -> pl.DataFrame:
     return pick(frame, [*(col_name(i) for i in range(n)), WEIGHT], [*(f"{prefix}{i}" for i in range(n)), weight])
 
 
-def _drop_null_keys(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+def drop_null_keys(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     if not keys or not any(frame.get_column(k).null_count() for k in keys):
         return frame
     return frame.filter(pl.all_horizontal([pl.col(k).is_not_null() for k in keys]))
@@ -106,8 +106,8 @@ def join(
         return ZSet.empty(out_types)
     lk = [f"__l{i}" for i in left_keys]
     rk = [f"__r{j}" for j in right_keys]
-    lf = _drop_null_keys(_side(left.frame, "__l", _LW), lk)
-    rf = _drop_null_keys(_side(right.frame, "__r", _RW), rk)
+    lf = drop_null_keys(_side(left.frame, "__l", _LW), lk)
+    rf = drop_null_keys(_side(right.frame, "__r", _RW), rk)
     return _assemble(_equi_join(lf, rf, lk, rk), n_left, n_right, out_types)
 
 
@@ -129,12 +129,12 @@ def join_with_trace(
     if delta.frame.height == 0 or len(trace) == 0:
         return ZSet.empty(out_types)
     d_names = [col_name(i) for i in delta_keys]
-    d_frame = _drop_null_keys(delta.frame, d_names)
+    d_frame = drop_null_keys(delta.frame, d_names)
     if d_frame.height == 0:
         return ZSet.empty(out_types)
     pairs = trace.matches(d_frame, d_names)
     if pairs is not None:
-        return _pairs(d_frame, *pairs, delta_is_left, out_types)
+        return join_pairs(d_frame, *pairs, delta_is_left, out_types)
     stored = trace.lookup(d_frame, d_names)
     if stored.height == 0:
         return ZSet.empty(out_types)
@@ -153,11 +153,17 @@ def join_with_trace(
     return _assemble(joined, n_left, n_right, out_types)
 
 
-def _pairs(
-    delta: pl.DataFrame, positions: np.ndarray, stored: pl.DataFrame, delta_is_left: bool, out_types: Sequence[SqlType]
+def join_pairs(
+    delta: pl.DataFrame,
+    positions: np.ndarray,
+    stored: pl.DataFrame,
+    delta_is_left: bool,
+    out_types: Sequence[SqlType],
+    consolidate: bool = True,
 ) -> ZSet:
-    """The joined rows of matched pairs: delta row positions[i] with stored row i (keys
-    already checked equal by the trace); weight = product."""
+    """The joined rows of matched pairs (Trace.matches): delta row positions[i] with
+    stored row i, keys already checked equal; weight = product. `consolidate=False`
+    leaves equal rows apart, for a caller that sums terms and consolidates once."""
     if not len(positions):
         return ZSet.empty(out_types)
     rows = delta[positions]
@@ -167,7 +173,8 @@ def _pairs(
     frame = pl.DataFrame(
         [c.alias(col_name(i)) for i, c in enumerate(columns)] + [pl.Series(WEIGHT, weight, dtype=pl.Int64)]
     )
-    return ZSet.from_frame(frame, out_types).consolidate()
+    joined = ZSet.from_frame(frame, out_types)
+    return joined.consolidate() if consolidate else joined
 
 
 @evaluates(op.Join)
