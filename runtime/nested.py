@@ -127,11 +127,12 @@ class IterationTrace:
 
     def matching(self, probe: ZSet, probe_keys: tuple[int, ...], first: int, last: int) -> pl.DataFrame:
         """Stored rows (with their iteration column) whose key matches a row of `probe`
-        and whose iteration lies in [first, last]; nothing is looked up when no stored
-        iteration can qualify."""
+        and whose iteration lies in [first, last], not consolidated (a row may come from
+        several runs); nothing is looked up when no stored iteration can qualify."""
         if len(probe) == 0 or first > min(last, self.depth) or last < 0:
             return pl.DataFrame()
-        found = self.trace.lookup(probe.frame, [col_name(k) for k in probe_keys])  # it deduplicates keys
+        # the lookup deduplicates keys; the callers sum equal rows themselves
+        found = self.trace.lookup(probe.frame, [col_name(k) for k in probe_keys], consolidated=False)
         return _in_iterations(found, col_name(len(self.types)), first, last)
 
     def summed(self, found: pl.DataFrame, first: int, last: int) -> ZSet:

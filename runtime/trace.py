@@ -405,10 +405,12 @@ class Trace:
         found = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
         return np.concatenate(positions), found
 
-    def lookup(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> pl.DataFrame:
+    def lookup(self, probe: pl.DataFrame, probe_cols: Sequence[str], consolidated: bool = True) -> pl.DataFrame:
         """Stored rows (c0.., w; consolidated, no zero weight) whose key equals, null-safely,
         the key of some row of `probe`; `probe_cols` name the probe's key columns in the
         order of the trace's key. Cost O(|probe| · log|state| + matches).
+        `consolidated=False` skips summing a row found in several runs, for callers that
+        group the rows themselves.
         """
         if not self._key:
             return self.snapshot().frame if probe.height else ZSet.empty(self._types).frame
@@ -434,6 +436,6 @@ class Trace:
         candidate_keys = [found.get_column(name) for name in self._key_names]
         if not rows_equal(candidate_keys, None, keys.get_columns(), probe_rows):
             found = found.join(keys, on=self._key_names, how="semi", nulls_equal=True)
-        if len(parts) > 1:
+        if len(parts) > 1 and consolidated:
             found = _consolidate_frame(found, self._types)
         return self._ordered(found)
