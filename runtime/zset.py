@@ -21,6 +21,7 @@ import polars as pl
 import pyarrow as pa
 
 from dbspc.compiler.types import SqlType
+from dbspc.runtime.native import spine
 
 WEIGHT = "w"
 
@@ -203,14 +204,16 @@ def group_rows(columns: Sequence[pl.Series]) -> RowGroups:
     NaN = NaN and -0.0 = 0.0 as in polars' group-by (and the hash); when two different
     rows share a hash, polars' group-by groups them instead, so the grouping is exact."""
     hashes = pl.DataFrame(columns).hash_rows(seed=ROW_HASH_SEED).to_numpy()
-    order = argsort_hashes(hashes)
-    hashes = hashes[order]
-    first = np.empty(len(order), dtype=bool)
-    first[0] = True
-    np.not_equal(hashes[1:], hashes[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
+    if len(hashes) < _PARALLEL_SORT_ROWS:
+        order, starts = spine.sort_groups(hashes, hashes)  # one compiled call
+    else:
+        order = argsort_hashes(hashes)
+        sorted_hashes = hashes[order]
+        starts = np.flatnonzero(np.concatenate([[True], sorted_hashes[1:] != sorted_hashes[:-1]]))
     reps = order[starts]
     if len(starts) < len(order):
+        first = np.zeros(len(order), dtype=bool)
+        first[starts] = True
         later = ~first
         group = np.cumsum(first) - 1
         if not rows_equal(columns, order[later], columns, reps[group[later]]):
