@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dbspc.compiler.circuit import operators as op
-from dbspc.compiler.logical.scalar import Scalar
+from dbspc.compiler.logical.scalar import Col, Scalar
 from dbspc.compiler.types import SqlType
 from dbspc.runtime.expressions import evaluate, evaluate_predicate
 from dbspc.runtime.registry import Context, Value, as_zset, evaluates
-from dbspc.runtime.zset import ZSet
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, pick
 
 
 def map_rows(batch: ZSet, exprs: Sequence[Scalar], out_types: Sequence[SqlType], what: str) -> ZSet:
@@ -26,7 +26,12 @@ def map_rows(batch: ZSet, exprs: Sequence[Scalar], out_types: Sequence[SqlType],
     """
     if len(batch) == 0:
         return ZSet.empty(out_types)
-    frame = evaluate(batch.frame, exprs, what)
+    if all(isinstance(e, Col) for e in exprs):
+        # a pure projection: the columns themselves, without a polars query (~0.3 ms)
+        names = [col_name(e.index) for e in exprs if isinstance(e, Col)]
+        frame = pick(batch.frame, [*names, WEIGHT], [*(col_name(i) for i in range(len(names))), WEIGHT])
+    else:
+        frame = evaluate(batch.frame, exprs, what)
     return ZSet.from_frame(frame, out_types)
 
 
