@@ -13,7 +13,7 @@ import datetime as _dt
 import decimal as _decimal
 import functools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -65,6 +65,8 @@ class ZSet:
 
     frame: pl.DataFrame
     types: tuple[SqlType, ...]
+    # known to be in normal form (each row once, no zero weight): consolidate() is free
+    consolidated: bool = field(default=False, compare=False)
 
     @property
     def columns(self) -> list[str]:
@@ -101,28 +103,35 @@ class ZSet:
 
     def consolidate(self) -> ZSet:
         """Merge equal rows by adding their weights and drop zero weights."""
-        if self.frame.height == 0:
+        if self.frame.height == 0 or self.consolidated:
             return self
         if not self.types:
             total = int(self.frame[WEIGHT].sum())
             frame = pl.DataFrame({WEIGHT: [total]}, schema={WEIGHT: pl.Int64()})
-            return ZSet(frame.filter(pl.col(WEIGHT) != 0), self.types)
-        return ZSet(consolidate_frame(self.frame), self.types)
+            return ZSet(frame.filter(pl.col(WEIGHT) != 0), self.types, True)
+        return ZSet(consolidate_frame(self.frame), self.types, True)
+
+    def _weighted(self, weights: pl.Series) -> pl.DataFrame:
+        """The frame with its weight column replaced (no polars query)."""
+        return pl.DataFrame([weights if c.name == WEIGHT else c for c in self.frame.get_columns()])
 
     def negate(self) -> ZSet:
-        return ZSet(self.frame.with_columns(-pl.col(WEIGHT)), self.types)
+        return ZSet(self._weighted(-self.frame.get_column(WEIGHT)), self.types, self.consolidated)
 
     def scale(self, factor: int) -> ZSet:
-        return ZSet(self.frame.with_columns(pl.col(WEIGHT) * factor), self.types)
+        if factor == 0:
+            return ZSet.empty(self.types)
+        return ZSet(self._weighted(self.frame.get_column(WEIGHT) * factor), self.types, self.consolidated)
 
     @staticmethod
     def concat(parts: Sequence[ZSet], types: Sequence[SqlType]) -> ZSet:
         """The sum of batches, unconsolidated."""
-        frames = [p.frame for p in parts if p.frame.height]
-        if not frames:
+        nonempty = [p for p in parts if p.frame.height]
+        if not nonempty:
             return ZSet.empty(types)
-        if len(frames) == 1:
-            return ZSet(frames[0], tuple(types))
+        if len(nonempty) == 1:
+            return ZSet(nonempty[0].frame, tuple(types), nonempty[0].consolidated)
+        frames = [p.frame for p in nonempty]
         return ZSet(concat_frames(frames), tuple(types))
 
     def is_positive(self) -> bool:

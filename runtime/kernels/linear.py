@@ -42,7 +42,7 @@ def filter_rows(batch: ZSet, predicate: Scalar, what: str) -> ZSet:
     """
     if len(batch) == 0:
         return batch
-    return ZSet(evaluate_predicate(batch.frame, predicate, what), batch.types)
+    return ZSet(evaluate_predicate(batch.frame, predicate, what), batch.types, batch.consolidated)
 
 
 def plus(parts: Sequence[ZSet], types: Sequence[SqlType]) -> ZSet:
