@@ -9,6 +9,7 @@ BIN := $(VENV)/bin
 
 $(BIN)/dbspc: pyproject.toml setup.py $(wildcard runtime/native/*.pyx)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "dbspc needs Python 3.11 or newer")'
+	@command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || { echo "error: dbspc's kernels are compiled at install: a C++ compiler is needed (apt-get install -y g++)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
