@@ -101,7 +101,8 @@ def _orders(ids: np.ndarray, cust: np.ndarray, cents: np.ndarray, w: int) -> pa.
                      "w": np.full(len(ids), w, np.int32)}, schema=ORDER_CHANGE)
 
 
-def generate(root: Path, orders: int, change: int, refreshes: int, moves: int, seed: int = 12) -> Plan:
+def generate(root: Path, orders: int, change: int, refreshes: int, moves: int, seed: int = 12,
+             customers: int = CUSTOMERS, regions: int = REGIONS) -> Plan:
     """Snapshot 0 (the bulk load, also its own first change batch) and `refreshes` change batches.
 
     Each batch deletes change/2 present orders, inserts change/2 new ones and moves `moves`
@@ -112,20 +113,20 @@ def generate(root: Path, orders: int, change: int, refreshes: int, moves: int, s
     root.mkdir(parents=True, exist_ok=True)
     plan = Plan(root, refreshes)
     ids = np.arange(orders, dtype=np.int64)
-    cust = rng.integers(0, CUSTOMERS, orders).astype(np.int32)
+    cust = rng.integers(0, customers, orders).astype(np.int32)
     cents = rng.integers(1, 10_000, orders).astype(np.int64)
-    region = rng.integers(0, REGIONS, CUSTOMERS).astype(np.int32)
-    cids = np.arange(CUSTOMERS, dtype=np.int32)
+    region = rng.integers(0, regions, customers).astype(np.int32)
+    cids = np.arange(customers, dtype=np.int32)
     next_id = orders
     for k in range(refreshes + 1):
         if k == 0:
             od = _orders(ids, cust, cents, 1)
-            cd = pa.table({"id": cids, "region": region, "w": np.ones(CUSTOMERS, np.int32)}, schema=CUSTOMER_CHANGE)
+            cd = pa.table({"id": cids, "region": region, "w": np.ones(customers, np.int32)}, schema=CUSTOMER_CHANGE)
         else:
             gone = rng.choice(len(ids), change // 2, replace=False)
             new_ids = np.arange(next_id, next_id + change // 2, dtype=np.int64)
             next_id += change // 2
-            new_cust = rng.integers(0, CUSTOMERS, change // 2).astype(np.int32)
+            new_cust = rng.integers(0, customers, change // 2).astype(np.int32)
             new_cents = rng.integers(1, 10_000, change // 2).astype(np.int64)
             od = pa.concat_tables([_orders(ids[gone], cust[gone], cents[gone], -1),
                                    _orders(new_ids, new_cust, new_cents, 1)])
@@ -134,8 +135,8 @@ def generate(root: Path, orders: int, change: int, refreshes: int, moves: int, s
             ids = np.concatenate([ids[keep], new_ids])
             cust = np.concatenate([cust[keep], new_cust])
             cents = np.concatenate([cents[keep], new_cents])
-            moved = rng.choice(CUSTOMERS, moves, replace=False).astype(np.int32)
-            to = ((region[moved] + rng.integers(1, REGIONS, moves)) % REGIONS).astype(np.int32)
+            moved = rng.choice(customers, moves, replace=False).astype(np.int32)
+            to = ((region[moved] + rng.integers(1, regions, moves)) % regions).astype(np.int32)
             cd = pa.table({"id": np.concatenate([moved, moved]), "region": np.concatenate([region[moved], to]),
                            "w": np.concatenate([np.full(moves, -1, np.int32), np.ones(moves, np.int32)])},
                           schema=CUSTOMER_CHANGE)

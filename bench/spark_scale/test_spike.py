@@ -29,7 +29,9 @@ def spark() -> Iterator[SparkSession]:
 
 @pytest.fixture(scope="module")
 def plan(tmp_path_factory: pytest.TempPathFactory) -> Plan:
-    return generate(tmp_path_factory.mktemp("data"), orders=3_000, change=400, refreshes=3, moves=200)
+    # Few customers, so that most of them change and (a)'s per-key bulk load stays short.
+    return generate(tmp_path_factory.mktemp("data"), orders=3_000, change=400, refreshes=3, moves=100,
+                    customers=500, regions=20)
 
 
 def test_bucketed_state(spark: SparkSession, plan: Plan, tmp_path: Path) -> None:
