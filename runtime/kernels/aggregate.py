@@ -322,13 +322,13 @@ class _Plan:
 
     def from_trace_frame(self, stored: pl.DataFrame) -> pl.DataFrame:
         """c0.. of the state trace -> internal state columns (Int128 running sums)."""
-        exprs = []
+        columns = []
         for i, (name, t) in enumerate(zip(self.state_names, self.state_types, strict=True)):
-            e = pl.col(col_name(i))
+            c = stored.get_column(col_name(i))
             if i >= len(self.gnames) and t.is_decimal:
-                e = e.cast(pl.Int128)  # scale 0: exact
-            exprs.append(e.alias(name))
-        return stored.select(exprs)
+                c = c.cast(pl.Int128)  # scale 0: exact
+            columns.append(c.alias(name))
+        return pl.DataFrame(columns)
 
     # -- evaluation ----------------------------------------------------------------
 
@@ -347,6 +347,10 @@ class _Plan:
 
     def add_states(self, parts: list[pl.DataFrame]) -> pl.DataFrame:
         """old state + contribution: the state is linear in the input (§7.2)."""
+        if len(parts) == 2 and self.gnames:
+            added = _add_aligned(self, *parts)
+            if added is not None:
+                return added
         frame = pl.concat(parts, how="vertical")
         sums = [pl.col(name).sum().alias(name) for name, _ in self.state_cols]
         return _group_agg(frame, self.gnames, sums)
@@ -465,6 +469,42 @@ class _Plan:
             pl.when(some).then(_unscaled_to_decimal(unscaled, out)),
             (bad, f"decimal overflow in {name}"),
         )
+
+
+def _live(state: pl.DataFrame) -> pl.DataFrame:
+    """The groups of `state` with rows (a gather, not a polars query)."""
+    keep = state.get_column(_N).to_numpy() != 0
+    return state if keep.all() else state[np.flatnonzero(keep)]
+
+
+def _add_aligned(plan: _Plan, old: pl.DataFrame, delta: pl.DataFrame) -> pl.DataFrame | None:
+    """old + delta for state frames whose groups are distinct in each, and every old group
+    also in delta (the old state was looked up by delta's groups): delta's rows, each
+    plus its old row, found by group hash. None (the caller groups) otherwise."""
+    if old.height == 0:
+        return delta
+    old_keys, new_keys = pick(old, plan.gnames), pick(delta, plan.gnames)
+    old_h = old_keys.hash_rows(seed=ROW_HASH_SEED).to_numpy()
+    new_h = new_keys.hash_rows(seed=ROW_HASH_SEED).to_numpy()
+    order = np.argsort(old_h, kind="stable")
+    sorted_h = old_h[order]
+    at = np.minimum(np.searchsorted(sorted_h, new_h), len(sorted_h) - 1)
+    found = sorted_h[at] == new_h
+    if len(np.unique(old_h)) < len(old_h) or int(found.sum()) != old.height:
+        return None  # equal hashes or an old group not in delta
+    rows = order[at[found]]
+    delta_rows = np.flatnonzero(found)
+    if not rows_equal(old_keys.get_columns(), rows, new_keys.get_columns(), delta_rows):
+        return None
+    # old row of each delta row, or the extra all-zero row appended at index old.height
+    which = np.full(delta.height, old.height, dtype=np.int64)
+    which[delta_rows] = rows
+    columns = [delta.get_column(g) for g in plan.gnames]
+    for name, _ in plan.state_cols:
+        before = old.get_column(name)
+        padded = pl.concat([before, pl.Series(name, [0], dtype=before.dtype)]).gather(which)
+        columns.append((delta.get_column(name) + padded).alias(name))
+    return pl.DataFrame(columns)
 
 
 _SIGN = "__sign"
@@ -620,7 +660,7 @@ class IncrementalAggregate:
         state_change = pl.concat(
             [
                 p.to_trace_frame(stored, -1),
-                p.to_trace_frame(new_state.filter(pl.col(_N) != 0), 1),
+                p.to_trace_frame(_live(new_state), 1),
             ],
             how="vertical",
         )
