@@ -10,6 +10,7 @@ raises a `DbspcError` and every table, view and operator state is as it was.
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from dbspc.compiler.circuit import operators as op
@@ -140,7 +141,7 @@ class Pipeline:
                 raise InputError(f"NULL inserted into NOT NULL column(s) {', '.join(cols)} of table '{table}'")
         removing = change.frame.get_column(WEIGHT).to_numpy() < 0
         if removing.any():
-            self._check_deletes(table, change, change.frame.filter(pl.Series(removing)))
+            self._check_deletes(table, change, change.frame[np.flatnonzero(removing)])
         return change
 
     def _check_deletes(self, table: str, change: ZSet, deletes: pl.DataFrame) -> None:
@@ -148,7 +149,7 @@ class Pipeline:
         # negative weight is deleted more often than it is there.
         held = self.tables[table].weights_of(deletes)
         if held is not None:
-            short = deletes.filter(pl.Series(held + deletes.get_column(WEIGHT).to_numpy() < 0))
+            short = deletes[np.flatnonzero(held + deletes.get_column(WEIGHT).to_numpy() < 0)]
         else:  # rows with equal hashes: an exact lookup of the rows present
             present = self.tables[table].lookup(deletes, change.columns)
             after = consolidate_frame(pl.concat([present, deletes], how="vertical")) if present.height else deletes
