@@ -352,3 +352,32 @@ def check_stream(
         expected = aggregate(integrated, group, aggs, out_types, is_global)
         assert norm(total) == norm(expected)
         assert all(w == 1 for _, w in total.to_rows())
+
+
+SUMS = [
+    AggCall("count_star", None, BIGINT),
+    AggCall("count", 2, BIGINT),
+    AggCall("sum", 2, BIGINT),
+    AggCall("sum", 4, decimal(16, 2)),
+    AggCall("count", 5, BIGINT),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.lists(st.tuples(row_st, st.integers(1, 3)), max_size=12),
+    shape=st.sampled_from(["g", "gh", "global", "nogroup"]),
+)
+def test_counts_and_sums_finalize_in_numpy_as_in_polars(rows: list[tuple[Any, int]], shape: str) -> None:
+    """COUNTs and scale-keeping SUMs skip polars' finalize query: same rows and types."""
+    import dbspc.runtime.kernels.aggregate as module
+
+    group = {"g": [0], "gh": [0, 1], "global": [], "nogroup": []}[shape]
+    out_types = [TYPES[c] for c in group] + [a.type for a in SUMS]
+    batch = ZSet.from_rows([r for r, _ in rows], TYPES, [w for _, w in rows])
+    fast = aggregate(batch, group, SUMS, out_types, shape == "global")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(module, "_finalize_sums", lambda *a: None)
+        slow = aggregate(batch, group, SUMS, out_types, shape == "global")
+    assert fast.frame.dtypes == slow.frame.dtypes
+    assert norm(fast) == norm(slow)

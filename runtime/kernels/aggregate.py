@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.errors import RuntimeSqlError
@@ -384,6 +385,9 @@ class _Plan:
 
         Raises RuntimeSqlError on overflow of the result type (Spark ANSI).
         """
+        direct = _finalize_sums(self, state, sign)
+        if direct is not None:
+            return direct
         outputs, checks = self._finalizers()
         weight = pl.lit(1, dtype=pl.Int64) if sign is None else pl.col(sign)
         flags = [check.alias(f"__chk{i}") for i, (check, _) in enumerate(checks)]
@@ -505,6 +509,73 @@ def _add_aligned(plan: _Plan, old: pl.DataFrame, delta: pl.DataFrame) -> pl.Data
         padded = pl.concat([before, pl.Series(name, [0], dtype=before.dtype)]).gather(which)
         columns.append((delta.get_column(name) + padded).alias(name))
     return pl.DataFrame(columns)
+
+
+def _summable(a: _Agg) -> bool:
+    """COUNT(*), COUNT(x), or a SUM whose result keeps its input's scale (Spark: an integer
+    SUM is BIGINT, a DECIMAL(p, s) SUM is DECIMAL(p + 10, s)): a finalize that copies."""
+    fn, t, out = a.call.fn, a.in_type, a.out_type
+    if fn in ("count_star", "count"):
+        return True
+    if fn != "sum" or t is None or a.is_float:
+        return False
+    if t.is_integer:
+        return out.kind == "BIGINT"
+    return t.is_decimal and out.is_decimal and (out.scale or 0) == a.in_scale
+
+
+def _finalize_sums(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl.DataFrame | None:
+    """plan.finalize(state, sign) for COUNTs and scale-keeping SUMs, in numpy: a group's
+    row is its counts and sums as they are. None (the caller's polars query decides, and
+    raises the overflow error) for other aggregates, a sum outside int64, or a result
+    out of its type's range."""
+    if not all(_summable(a) for a in plan.aggs):
+        return None
+    n = state.get_column(_N).to_numpy()
+    rows = None if plan.is_global or bool(n.all()) else np.flatnonzero(n != 0)
+
+    def take(values: np.ndarray) -> np.ndarray:
+        return values if rows is None else values[rows]
+
+    columns = [state.get_column(g) for g in plan.gnames]
+    if rows is not None:
+        columns = [c.gather(rows) for c in columns]
+    for a in plan.aggs:
+        if a.call.fn == "count_star":
+            columns.append(pl.Series(take(n), dtype=pl.Int64))
+            continue
+        k = take(state.get_column(a.k).fill_null(0).to_numpy())
+        if a.call.fn == "count":
+            columns.append(pl.Series(k, dtype=pl.Int64))
+            continue
+        wide = state.get_column(a.s)
+        narrow = wide.cast(pl.Int64, strict=False)
+        if narrow.null_count() != wide.null_count():
+            return None  # a sum beyond int64
+        sums = take(narrow.fill_null(0).to_numpy())
+        some = k > 0
+        out = a.out_type
+        if out.is_decimal:
+            if (out.precision or 38) <= 18 and bool((np.abs(sums[some]) >= 10 ** (out.precision or 38)).any()):
+                return None
+            words = np.stack([sums, sums >> 63], axis=1).ravel()  # decimal128: low, then high word
+            valid = pa.py_buffer(np.packbits(some, bitorder="little"))
+            decimals = pa.Array.from_buffers(
+                pa.decimal128(out.precision or 38, out.scale or 0), len(sums), [valid, pa.py_buffer(words)]
+            )
+            columns.append(pl.Series(decimals))
+        else:
+            column = pl.Series(sums, dtype=pl.Int64)
+            columns.append(column.scatter(np.flatnonzero(~some), None) if not some.all() else column)
+    weight = (
+        pl.Series(np.ones(len(n) if rows is None else len(rows), dtype=np.int64))
+        if sign is None
+        else pl.Series(take(state.get_column(sign).to_numpy()), dtype=pl.Int64)
+    )
+    frame = pl.DataFrame([c.alias(col_name(i)) for i, c in enumerate(columns)] + [weight.alias(WEIGHT)])
+    if frame.dtypes[:-1] != [polars_dtype(t) for t in plan.out_types]:
+        return None
+    return frame
 
 
 _SIGN = "__sign"
