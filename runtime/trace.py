@@ -57,6 +57,24 @@ def _with_weights(frame: pl.DataFrame, weights: np.ndarray) -> pl.DataFrame:
     return frame
 
 
+# Above this many rows polars' multithreaded sort of the two hash columns beats the
+# compiled one (1M rows: ~48 ms against ~80 ms on 2 cores; 100k: ~22 against ~7).
+_PARALLEL_RUN_SORT = 1 << 18
+
+
+def _run_order(key_hashes: np.ndarray, row_hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """spine.sort_groups: the order by (key hash, row hash), and where each pair starts."""
+    if len(key_hashes) < _PARALLEL_RUN_SORT:
+        return spine.sort_groups(key_hashes, row_hashes)
+    pairs = pl.DataFrame({"k": key_hashes, "r": row_hashes})
+    order = pairs.select(pl.arg_sort_by(["k", "r"])).to_series().to_numpy().astype(np.int64)
+    k, r = key_hashes[order], row_hashes[order]
+    first = np.empty(len(order), dtype=bool)
+    first[0] = True
+    first[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
+    return order, np.flatnonzero(first)
+
+
 def _gather_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Concatenation of the index ranges [lo[i], hi[i]) without a Python loop."""
     counts = hi - lo
@@ -187,7 +205,7 @@ class Trace:
             return None
         key_hashes = self._key_hashes(frame)
         row_hashes = self._row_hashes(frame, key_hashes)
-        order, starts = spine.sort_groups(key_hashes, row_hashes)
+        order, starts = _run_order(key_hashes, row_hashes)
         weights = frame.get_column(WEIGHT).to_numpy()
         if len(starts) == len(order):  # no two rows share both hashes
             idx = order[weights[order] != 0]
@@ -212,7 +230,7 @@ class Trace:
             return None
         key_hashes = self._key_hashes(frame)
         row_hashes = self._row_hashes(frame, key_hashes)
-        order, _ = spine.sort_groups(key_hashes, row_hashes)
+        order, _ = _run_order(key_hashes, row_hashes)
         return _Run(key_hashes[order], row_hashes[order], frame[order])
 
     # -- updates -------------------------------------------------------------------

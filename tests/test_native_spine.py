@@ -63,3 +63,17 @@ def test_probe_runs_finds_every_position_of_the_wanted_hashes(seed: int) -> None
     wanted = np.unique(_hashes(rng, 50, 700))
     for run, found in zip(runs, spine.probe_runs(runs, wanted), strict=True):
         assert np.array_equal(found, np.flatnonzero(np.isin(run, wanted)))
+
+
+def test_large_runs_are_ordered_as_the_compiled_sort_orders_them() -> None:
+    """Above _PARALLEL_RUN_SORT rows the trace sorts with polars: the same order and groups."""
+    from dbspc.runtime.trace import _PARALLEL_RUN_SORT, _run_order
+
+    rng = np.random.default_rng(3)
+    n = _PARALLEL_RUN_SORT + 5
+    kh, rh = _hashes(rng, n, n // 4), _hashes(rng, n, 2)
+    order, starts = _run_order(kh, rh)
+    want_order, want_starts = spine.sort_groups(kh, rh)
+    # within a group of equal pairs any order will do
+    assert np.array_equal(kh[order], kh[want_order]) and np.array_equal(rh[order], rh[want_order])
+    assert np.array_equal(starts, want_starts)
