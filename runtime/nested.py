@@ -198,6 +198,9 @@ def _stored_join(
     return join_pairs(frame, positions, found, delta_is_left, out_types, consolidate=False)
 
 
+# Running sums of at least this many rows are consolidated at each iteration.
+_CONSOLIDATE_ROWS = 1 << 14
+
 _RunningSums = dict[tuple[int, int], "_Running"]
 
 
@@ -213,10 +216,13 @@ class _Running:
         return self.total if self.total is not None else ZSet.empty(self.types)
 
     def push(self, change: ZSet) -> ZSet:
-        # Not consolidated: every reader of the sum (joins, lookups, the groupings of
-        # distinct and the aggregates' corners) sums equal rows itself.
+        # Small sums stay unconsolidated (every reader, joins, lookups, the groupings of
+        # distinct and the aggregates' corners, sums equal rows itself), which saves a
+        # fixed-cost call per iteration; large ones, as in a first load, are consolidated
+        # so that the readers do not carry the same row once per iteration.
         self.per_iteration.append(change)
-        self.total = _sum(self.before(), change)
+        total = _sum(self.before(), change)
+        self.total = total.consolidate() if len(total) >= _CONSOLIDATE_ROWS else total
         return self.total
 
     def changed(self) -> bool:
