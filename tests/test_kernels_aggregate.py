@@ -7,7 +7,6 @@ from collections import Counter
 from decimal import Decimal
 from typing import Any
 
-import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +16,7 @@ from dbspc.compiler.logical.aggregate import AggCall
 from dbspc.compiler.types import BIGINT, DOUBLE, INT, STRING, SqlType, array_of, decimal
 from dbspc.runtime.kernels.aggregate import IncrementalAggregate, aggregate
 from dbspc.runtime.zset import ZSet
+from tests.collisions import colliding_hashes
 
 # Input: group g (STRING), group h (INT), int value, double value, decimal value, string value.
 TYPES: list[SqlType] = [STRING, INT, INT, DOUBLE, decimal(6, 2), STRING]
@@ -262,14 +262,7 @@ LINEAR = [a for a in AGGS if a.fn in ("count_star", "count", "sum", "avg") and n
     collide=st.booleans(),
 )
 def test_incremental_linear_equals_full(steps: list[list[tuple[str, Any, int]]], shape: str, collide: bool) -> None:
-    real = pl.DataFrame.hash_rows
-
-    def two_valued(self: pl.DataFrame, seed: int = 0, **kw: Any) -> pl.Series:
-        return real(self, seed) % 2
-
-    with pytest.MonkeyPatch.context() as mp:
-        if collide:
-            mp.setattr(pl.DataFrame, "hash_rows", two_valued)
+    with colliding_hashes(2 if collide else None):
         check_stream(steps, shape, LINEAR, split=True)
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import polars as pl
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +11,7 @@ from dbspc.compiler.types import BIGINT, DOUBLE, INT, STRING, SqlType
 from dbspc.runtime.kernels.join import join, join_with_trace
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import ZSet
+from tests.collisions import colliding_hashes
 
 A_TYPES: list[SqlType] = [INT, STRING]
 B_TYPES: list[SqlType] = [STRING, INT, DOUBLE]
@@ -83,14 +82,7 @@ def test_incremental_join_equals_join_of_integrals(
 ) -> None:
     """Δ(a⋈b) = Δa⋈z⁻¹(I b) + z⁻¹(I a)⋈Δb + Δa⋈Δb, integrated, equals I(a)⋈I(b); also
     when 2-valued hashes make different keys collide in the traces."""
-    real = pl.DataFrame.hash_rows
-
-    def two_valued(self: pl.DataFrame, seed: int = 0, **kw: Any) -> pl.Series:
-        return real(self, seed) % 2
-
-    with pytest.MonkeyPatch.context() as mp:
-        if collide:
-            mp.setattr(pl.DataFrame, "hash_rows", two_valued)
+    with colliding_hashes(2 if collide else None):
         _check_incremental_join(steps, cross)
 
 

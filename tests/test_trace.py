@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from dbspc.compiler.types import BIGINT, INT, STRING, SqlType, decimal
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import ZSet
+from tests.collisions import colliding_hashes
 
 TYPES: list[SqlType] = [INT, STRING]
 
@@ -198,20 +199,15 @@ def test_background_merges_keep_the_contents(monkeypatch: Any) -> None:
     assert t.run_count <= 3 and len(t) == 2
 
 
-def test_lookup_is_exact_when_every_hash_collides(monkeypatch: Any) -> None:
+def test_lookup_is_exact_when_every_hash_collides() -> None:
     """With one hash for every key, candidates are all rows: the equality check must see
     the mismatch and keep only the true (null-safe) matches."""
-    real = pl.DataFrame.hash_rows
-
-    def constant_hash(self: pl.DataFrame, seed: int = 0, **kw: Any) -> pl.Series:
-        return pl.Series([0] * real(self, seed).len(), dtype=pl.UInt64)
-
-    monkeypatch.setattr(pl.DataFrame, "hash_rows", constant_hash)
-    t = Trace(TYPES, (1,))
-    t.insert(ZSet.from_rows([(1, "a"), (2, "b"), (3, None), (4, "a")], TYPES))
-    t.insert(ZSet.from_rows([(5, "c")], TYPES))
-    probe = pl.DataFrame({"s": ["a", None]}, schema={"s": pl.String})
-    assert rows_of(t.lookup(probe, ["s"])) == Counter({(1, "a"): 1, (4, "a"): 1, (3, None): 1})
+    with colliding_hashes(1):
+        t = Trace(TYPES, (1,))
+        t.insert(ZSet.from_rows([(1, "a"), (2, "b"), (3, None), (4, "a")], TYPES))
+        t.insert(ZSet.from_rows([(5, "c")], TYPES))
+        probe = pl.DataFrame({"s": ["a", None]}, schema={"s": pl.String})
+        assert rows_of(t.lookup(probe, ["s"])) == Counter({(1, "a"): 1, (4, "a"): 1, (3, None): 1})
 
 
 @settings(max_examples=40, deadline=None)
@@ -219,13 +215,7 @@ def test_lookup_is_exact_when_every_hash_collides(monkeypatch: Any) -> None:
 def test_contents_are_exact_when_hashes_collide(batches: list[list[tuple[tuple[Any, Any], int]]], key: Any) -> None:
     """With 2-valued hashes, different rows share both the key and the row hash: runs are
     then built and merged by exact comparison, never by hash alone."""
-    real = pl.DataFrame.hash_rows
-
-    def two_valued(self: pl.DataFrame, seed: int = 0, **kw: Any) -> pl.Series:
-        return real(self, seed) % 2
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(pl.DataFrame, "hash_rows", two_valued)
+    with colliding_hashes(2):
         t = Trace(TYPES, key)
         integrated: Counter[tuple[Any, ...]] = Counter()
         for batch in batches:
@@ -239,14 +229,7 @@ def test_contents_are_exact_when_hashes_collide(batches: list[list[tuple[tuple[A
 def test_weights_of_rows_of_a_whole_row_trace(collide: bool) -> None:
     """weights_of reads the weight held for exact rows across runs (NULLs included); when
     hashes collide it answers None and the caller's exact lookup decides."""
-    real = pl.DataFrame.hash_rows
-
-    def constant(self: pl.DataFrame, seed: int = 0, **kw: Any) -> pl.Series:
-        return real(self, seed) * 0
-
-    with pytest.MonkeyPatch.context() as mp:
-        if collide:
-            mp.setattr(pl.DataFrame, "hash_rows", constant)
+    with colliding_hashes(1 if collide else None):
         t = Trace(TYPES, (0, 1))
         t.insert(ZSet.from_rows([(1, "a"), (2, None), (3, "c")], TYPES, [2, 1, 1]))
         t.insert(ZSet.from_rows([(1, "a"), (3, "c"), (4, "d")], TYPES, [1, -1, 1]))
@@ -266,13 +249,7 @@ def test_delete_checks_are_exact_when_hashes_collide() -> None:
     from dbspc.compiler.errors import InputError
     from dbspc.runtime.pipeline import Pipeline
 
-    real = pl.DataFrame.hash_rows
-
-    def constant(self: pl.DataFrame, seed: int = 0, **kw: Any) -> pl.Series:
-        return real(self, seed) * 0
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(pl.DataFrame, "hash_rows", constant)
+    with colliding_hashes(1):
         p = Pipeline.from_sql("CREATE TABLE t (a INT, b STRING); CREATE VIEW v AS SELECT a FROM t;")
         p.step({"t": ZSet.from_rows([(1, "x"), (2, None)], TYPES)})
         with pytest.raises(InputError, match=r"cannot delete 1 row\(s\) from table 't'.*a=1, b='y'"):

@@ -1,0 +1,28 @@
+"""Hash collisions on demand: the traces, joins, aggregates and consolidation order rows
+by 64-bit hashes, and must stay exact when different rows share one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import polars as pl
+import pytest
+
+
+@contextmanager
+def colliding_hashes(values: int | None = 2) -> Iterator[None]:
+    """Within the block, every polars row hash takes one of `values` values (1: all
+    equal; None: hashes as they are)."""
+    if values is None:
+        yield
+        return
+    real = pl.DataFrame.hash_rows
+
+    def reduced(self: pl.DataFrame, seed: int = 0, **kw: Any) -> pl.Series:
+        return real(self, seed) % values
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pl.DataFrame, "hash_rows", reduced)
+        yield
