@@ -150,6 +150,7 @@ class Trace:
         self._merging: _Merging | None = None
         # keyed by the whole row, in column order (a table's trace): the key hash is the row hash
         self._whole_row = self._key == tuple(range(len(self._types)))
+        self._hash_is_row = self._whole_row or not self._key  # one hash array serves both
 
     def _ordered(self, frame: pl.DataFrame) -> pl.DataFrame:
         """`frame` with exactly the columns c0.., w, in that order."""
@@ -169,8 +170,13 @@ class Trace:
         return sum(len(run) for run in self._runs)
 
     def nbytes(self) -> int:
-        """Bytes held: each run's columns (their Arrow size) and its two hash arrays."""
-        return sum(int(run.frame.estimated_size()) + run.hashes.nbytes + run.row_hashes.nbytes for run in self._runs)
+        """Bytes held: each run's columns (their Arrow size) and its hash arrays (one
+        when the key hash is the row hash)."""
+        total = 0
+        for run in self._runs:
+            shared = run.row_hashes is run.hashes
+            total += int(run.frame.estimated_size()) + run.hashes.nbytes + (0 if shared else run.row_hashes.nbytes)
+        return total
 
     def runs(self) -> list[pl.DataFrame]:
         """The consolidated runs, oldest first (for checkpoints that save runs once)."""
@@ -209,7 +215,7 @@ class Trace:
         weights = frame.get_column(WEIGHT).to_numpy()
         if len(starts) == len(order):  # no two rows share both hashes
             idx = order[weights[order] != 0]
-            return _Run(key_hashes[idx], row_hashes[idx], frame[idx]) if idx.size else None
+            return self._run(key_hashes, row_hashes, idx, frame[idx]) if idx.size else None
         reps = order[starts]
         first = np.zeros(len(order), dtype=bool)
         first[starts] = True
@@ -222,7 +228,13 @@ class Trace:
         idx = reps[keep]
         if not idx.size:
             return None
-        return _Run(key_hashes[idx], row_hashes[idx], _with_weights(frame[idx], sums[keep]))
+        return self._run(key_hashes, row_hashes, idx, _with_weights(frame[idx], sums[keep]))
+
+    def _run(self, key_hashes: np.ndarray, row_hashes: np.ndarray, rows: np.ndarray, frame: pl.DataFrame) -> _Run:
+        """A run of `frame` (already gathered) from the hashes of the rows it holds; a trace
+        whose key hash is the row hash keeps one array for both."""
+        keys = key_hashes[rows]
+        return _Run(keys, keys if key_hashes is row_hashes else row_hashes[rows], frame)
 
     def _run_of_distinct(self, frame: pl.DataFrame) -> _Run | None:
         """A run of a consolidated frame (rows already distinct, weights non-zero)."""
@@ -231,7 +243,7 @@ class Trace:
         key_hashes = self._key_hashes(frame)
         row_hashes = self._row_hashes(frame, key_hashes)
         order, _ = _run_order(key_hashes, row_hashes)
-        return _Run(key_hashes[order], row_hashes[order], frame[order])
+        return self._run(key_hashes, row_hashes, order, frame[order])
 
     # -- updates -------------------------------------------------------------------
 
@@ -314,9 +326,9 @@ class Trace:
         ):
             return self._make_run(both)  # two different rows with equal hashes: consolidate exactly
         key_hashes = np.concatenate([old.hashes, new.hashes])
-        row_hashes = np.concatenate([old.row_hashes, new.row_hashes])
+        row_hashes = key_hashes if self._hash_is_row else np.concatenate([old.row_hashes, new.row_hashes])
         if not in_old.size:
-            return _Run(key_hashes[take], row_hashes[take], both[take])
+            return self._run(key_hashes, row_hashes, take, both[take])
         old_w = old.frame.get_column(WEIGHT).to_numpy()
         weights = np.concatenate([old_w, new.frame.get_column(WEIGHT).to_numpy()])[take]
         weights[slot] = old_w[in_old] + new.frame.get_column(WEIGHT).to_numpy()[in_new]
@@ -324,7 +336,7 @@ class Trace:
         take = take[keep]
         if not take.size:
             return None
-        return _Run(key_hashes[take], row_hashes[take], _with_weights(both[take], weights[keep]))
+        return self._run(key_hashes, row_hashes, take, _with_weights(both[take], weights[keep]))
 
     # -- queries -------------------------------------------------------------------
 
