@@ -35,6 +35,8 @@ from dbspc.runtime.zset import (
     ZSet,
     argsort_hashes,
     col_name,
+    groups_hold_equal_rows,
+    hash_groups,
     pick,
     polars_dtype,
     rows_equal,
@@ -55,24 +57,6 @@ def _with_weights(frame: pl.DataFrame, weights: np.ndarray) -> pl.DataFrame:
     """`frame` (a fresh gather, so not shared) with its weight column replaced."""
     frame.replace_column(frame.width - 1, pl.Series(WEIGHT, weights, dtype=pl.Int64))
     return frame
-
-
-# Above this many rows polars' multithreaded sort of the two hash columns beats the
-# compiled one (1M rows: ~48 ms against ~80 ms on 2 cores; 100k: ~22 against ~7).
-_PARALLEL_RUN_SORT = 1 << 18
-
-
-def _run_order(key_hashes: np.ndarray, row_hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """spine.sort_groups: the order by (key hash, row hash), and where each pair starts."""
-    if len(key_hashes) < _PARALLEL_RUN_SORT:
-        return spine.sort_groups(key_hashes, row_hashes)
-    pairs = pl.DataFrame({"k": key_hashes, "r": row_hashes})
-    order = pairs.select(pl.arg_sort_by(["k", "r"])).to_series().to_numpy().astype(np.int64)
-    k, r = key_hashes[order], row_hashes[order]
-    first = np.empty(len(order), dtype=bool)
-    first[0] = True
-    first[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
-    return order, np.flatnonzero(first)
 
 
 def _gather_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -211,21 +195,16 @@ class Trace:
             return None
         key_hashes = self._key_hashes(frame)
         row_hashes = self._row_hashes(frame, key_hashes)
-        order, starts = _run_order(key_hashes, row_hashes)
+        order, starts = hash_groups(key_hashes, row_hashes)
         weights = frame.get_column(WEIGHT).to_numpy()
         if len(starts) == len(order):  # no two rows share both hashes
             idx = order[weights[order] != 0]
             return self._run(key_hashes, row_hashes, idx, frame[idx]) if idx.size else None
-        reps = order[starts]
-        first = np.zeros(len(order), dtype=bool)
-        first[starts] = True
-        later = ~first
-        columns = frame.get_columns()[:-1]
-        if not rows_equal(columns, order[later], columns, reps[(np.cumsum(first) - 1)[later]]):
+        if not groups_hold_equal_rows(frame.get_columns()[:-1], order, starts):
             return self._run_of_distinct(_consolidate_frame(frame, self._types))  # a hash collision
         sums = np.add.reduceat(weights[order], starts)
         keep = sums != 0
-        idx = reps[keep]
+        idx = order[starts][keep]
         if not idx.size:
             return None
         return self._run(key_hashes, row_hashes, idx, _with_weights(frame[idx], sums[keep]))
@@ -242,7 +221,7 @@ class Trace:
             return None
         key_hashes = self._key_hashes(frame)
         row_hashes = self._row_hashes(frame, key_hashes)
-        order, _ = _run_order(key_hashes, row_hashes)
+        order, _ = hash_groups(key_hashes, row_hashes)
         return self._run(key_hashes, row_hashes, order, frame[order])
 
     # -- updates -------------------------------------------------------------------
@@ -370,6 +349,15 @@ class Trace:
         keys = keys.filter(~pl.any_horizontal(lost)) if lost else keys
         return pick(keys, self._key_names)
 
+    def _probe(self, key_hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[tuple[_Run, np.ndarray]]]:
+        """Probe every run for `key_hashes` in one compiled call: the order that sorts the
+        hashes, the sorted hashes, and each run holding any of them with the positions."""
+        by_hash = argsort_hashes(key_hashes)
+        sorted_hashes = key_hashes[by_hash]
+        wanted = _sorted_unique(sorted_hashes, presorted=True)
+        found = spine.probe_runs([r.hashes for r in self._runs], wanted)
+        return by_hash, sorted_hashes, [(run, idx) for run, idx in zip(self._runs, found, strict=True) if idx.size]
+
     def weights_of(self, rows: pl.DataFrame) -> np.ndarray | None:
         """The weight held for each of `rows` (c0.. typed as the trace's columns; w and
         other columns after them are ignored), 0 for a row not there, in one probe of
@@ -382,15 +370,11 @@ class Trace:
         out = np.zeros(n, dtype=np.int64)
         if n == 0 or not self._runs:
             return out
-        hashes = self._key_hashes(rows)
-        by_hash = argsort_hashes(hashes)
-        sorted_hashes = hashes[by_hash]
+        by_hash, sorted_hashes, found = self._probe(self._key_hashes(rows))
         if n > 1 and bool((sorted_hashes[1:] == sorted_hashes[:-1]).any()):
             return None
         columns = rows.get_columns()[: len(self._types)]
-        for run, idx in zip(self._runs, spine.probe_runs([r.hashes for r in self._runs], sorted_hashes), strict=True):
-            if not idx.size:
-                continue
+        for run, idx in found:
             row = by_hash[np.searchsorted(sorted_hashes, run.hashes[idx])]
             if not rows_equal(run.frame.get_columns()[:-1], idx, columns, row):
                 return None
@@ -411,16 +395,11 @@ class Trace:
             return None
         if keys.height == 0 or not self._runs:
             return np.empty(0, dtype=np.int64), ZSet.empty(self._types).frame
-        key_hashes = self._key_hashes(keys)
-        by_hash = argsort_hashes(key_hashes)
-        sorted_hashes = key_hashes[by_hash]
-        wanted = _sorted_unique(sorted_hashes, presorted=True)
+        by_hash, sorted_hashes, found_in = self._probe(self._key_hashes(keys))
         probe_keys = keys.get_columns()
         parts: list[pl.DataFrame] = []
         positions: list[np.ndarray] = []
-        for run, idx in zip(self._runs, spine.probe_runs([r.hashes for r in self._runs], wanted), strict=True):
-            if not idx.size:
-                continue
+        for run, idx in found_in:
             hashes = run.hashes[idx]
             lo = np.searchsorted(sorted_hashes, hashes, side="left")
             hi = np.searchsorted(sorted_hashes, hashes, side="right")
@@ -447,16 +426,9 @@ class Trace:
         keys = self._probe_keys(probe, probe_cols)
         if keys.height == 0 or not self._runs:
             return ZSet.empty(self._types).frame
-        key_hashes = self._key_hashes(keys)
-        by_hash = argsort_hashes(key_hashes)
-        sorted_hashes = key_hashes[by_hash]
-        wanted = _sorted_unique(sorted_hashes, presorted=True)
-        parts: list[pl.DataFrame] = []
-        hashes: list[np.ndarray] = []
-        for run, idx in zip(self._runs, spine.probe_runs([r.hashes for r in self._runs], wanted), strict=True):
-            if idx.size:
-                parts.append(run.frame[idx])
-                hashes.append(run.hashes[idx])
+        by_hash, sorted_hashes, found_in = self._probe(self._key_hashes(keys))
+        parts = [run.frame[idx] for run, idx in found_in]
+        hashes = [run.hashes[idx] for run, idx in found_in]
         if not parts:
             return ZSet.empty(self._types).frame
         found = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]

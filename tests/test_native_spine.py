@@ -66,14 +66,17 @@ def test_probe_runs_finds_every_position_of_the_wanted_hashes(seed: int) -> None
 
 
 def test_large_runs_are_ordered_as_the_compiled_sort_orders_them() -> None:
-    """Above _PARALLEL_RUN_SORT rows the trace sorts with polars: the same order and groups."""
-    from dbspc.runtime.trace import _PARALLEL_RUN_SORT, _run_order
+    """Above _PARALLEL_GROUP_ROWS rows the hashes are sorted with polars: the same order and groups."""
+    from dbspc.runtime.zset import _PARALLEL_GROUP_ROWS, hash_groups
 
     rng = np.random.default_rng(3)
-    n = _PARALLEL_RUN_SORT + 5
+    n = _PARALLEL_GROUP_ROWS + 5
     kh, rh = _hashes(rng, n, n // 4), _hashes(rng, n, 2)
-    order, starts = _run_order(kh, rh)
+    order, starts = hash_groups(kh, rh)
     want_order, want_starts = spine.sort_groups(kh, rh)
     # within a group of equal pairs any order will do
     assert np.array_equal(kh[order], kh[want_order]) and np.array_equal(rh[order], rh[want_order])
     assert np.array_equal(starts, want_starts)
+    order, starts = hash_groups(kh)  # by the key hash alone
+    want_order, want_starts = spine.sort_groups(kh, kh)
+    assert np.array_equal(kh[order], kh[want_order]) and np.array_equal(starts, want_starts)

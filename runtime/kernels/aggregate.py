@@ -37,10 +37,20 @@ from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.errors import RuntimeSqlError
 from dbspc.compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall
 from dbspc.compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
-from dbspc.runtime.native import spine
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import ROW_HASH_SEED, WEIGHT, ZSet, col_name, decimal_words, pick, polars_dtype, rows_equal
+from dbspc.runtime.zset import (
+    ROW_HASH_SEED,
+    WEIGHT,
+    RowGroups,
+    ZSet,
+    col_name,
+    decimal_words,
+    group_rows,
+    pick,
+    polars_dtype,
+    rows_equal,
+)
 
 _N = "__n"  # rows in the group (Σ weights): COUNT(*) and group liveness
 
@@ -158,12 +168,11 @@ def _exact_values(column: pl.Series) -> tuple[np.ndarray, np.ndarray | None] | N
 
 def _linear_sums(plan: _Plan, work: pl.DataFrame) -> pl.DataFrame | None:
     """plan.linear_state(work) without polars' group-by, whose fixed cost (~1 ms a call)
-    dominated a small step: rows grouped by a hash of the group columns in one compiled
-    sort (runtime/native/spine.pyx), each part summed in int64 with np.add.reduceat.
+    dominated a small step: rows grouped by `group_rows` (a hash of the group columns,
+    one compiled sort), each part summed in int64 with np.add.reduceat.
 
     None (the caller uses the group-by) for an empty batch, a value that is not an
-    integer or a DECIMAL of precision <= 18, sums that could leave int64, or two groups
-    with equal hashes."""
+    integer or a DECIMAL of precision <= 18, or sums that could leave int64."""
     n = work.height
     if n == 0:
         return None
@@ -183,29 +192,18 @@ def _linear_sums(plan: _Plan, work: pl.DataFrame) -> pl.DataFrame | None:
             return None
         parts.append((a, values, valid))
     if plan.gnames:
-        groups = pick(work, plan.gnames)
-        hashes = groups.hash_rows(seed=ROW_HASH_SEED).to_numpy()
-        order, starts = spine.sort_groups(hashes, hashes)
-        reps = order[starts]
-        if len(starts) < n:
-            first = np.zeros(n, dtype=bool)
-            first[starts] = True
-            later = ~first
-            columns = groups.get_columns()
-            if not rows_equal(columns, order[later], columns, reps[(np.cumsum(first) - 1)[later]]):
-                return None
-        out = groups[reps]
+        keys = pick(work, plan.gnames)
+        groups = group_rows(keys.get_columns())
+        out = keys[groups.reps]
     else:
-        order, starts = np.arange(n, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        groups = RowGroups(np.arange(n, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
         out = None
-    w = weights[order]
-    columns = [pl.Series(_N, np.add.reduceat(w, starts), dtype=pl.Int64)]
+    columns = [pl.Series(_N, groups.sums(weights), dtype=pl.Int64)]
     for a, values, valid in parts:
-        counted = w if valid is None else w * valid[order]
-        columns.append(pl.Series(a.k, np.add.reduceat(counted, starts), dtype=pl.Int64))
+        counted = weights if valid is None else weights * valid
+        columns.append(pl.Series(a.k, groups.sums(counted), dtype=pl.Int64))
         if a.needs_sum:
-            sums = np.add.reduceat(values[order] * counted, starts)
-            columns.append(pl.Series(a.s, sums, dtype=pl.Int64).cast(pl.Int128))
+            columns.append(pl.Series(a.s, groups.sums(values * counted), dtype=pl.Int64).cast(pl.Int128))
     return pl.DataFrame(columns) if out is None else out.hstack(columns)
 
 
@@ -409,13 +407,11 @@ class _Plan:
         """The output columns c0.. (cast to the output types) and the overflow checks,
         built once per plan."""
         if self._finals is None:
-            names = [*self.gnames]
             exprs: list[pl.Expr] = [pl.col(g) for g in self.gnames]
             checks: list[tuple[pl.Expr, str]] = []
             for a in self.aggs:
                 expr, check = self._output(a)
                 exprs.append(expr)
-                names.append(f"__o{a.index}")
                 if check is not None:
                     checks.append(check)
             outputs = [
