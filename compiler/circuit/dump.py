@@ -28,7 +28,7 @@ def inner_numbering(body: tuple[op.Operator, ...]) -> dict[int, int]:
     return {n: i for i, n in enumerate(body_order(body))}
 
 
-def _head(o: op.Operator) -> str:
+def head(o: op.Operator) -> str:
     params = o.params()
     return o.kind + (f"[{params}]" if params else "")
 
@@ -45,7 +45,7 @@ def _scope_lines(o: op.Scope | op.ScopeIncremental, num: dict[int, int]) -> list
             continue
         args = ", ".join(f"#{inner[s]}" for s in b.inputs)
         note = "  -- feedback" if isinstance(b, op.Delay) else ""
-        lines.append(f"  #{i} = {_head(b)}({args}) : {_types(b)}{note}")
+        lines.append(f"  #{i} = {head(b)}({args}) : {_types(b)}{note}")
     for name, r in zip(o.names, o.results, strict=True):
         lines.append(f"  result {name} = #{inner[r]}  -- integral at the scope's exit")
     return ["{", *lines, "}"]
@@ -58,7 +58,7 @@ def to_text(c: Circuit) -> str:
     for n, i in sorted(num.items(), key=lambda kv: kv[1]):
         o = c[n]
         args = ", ".join(f"%{num[s]}" for s in o.inputs)
-        lines.append(f"%{i} = {_head(o)}({args}) : {_types(o)}")
+        lines.append(f"%{i} = {head(o)}({args}) : {_types(o)}")
         if isinstance(o, (op.Scope, op.ScopeIncremental)):
             lines[-1] += " " + _scope_lines(o, num)[0]
             lines.extend(_scope_lines(o, num)[1:])
