@@ -48,6 +48,7 @@ def spark() -> Iterator[Any]:
     _java_or_fail()
     from pyspark.sql import SparkSession
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # distributed mode runs dbspc in workers
     session = (
         SparkSession.builder.master("local[2]")
         .appName("dbspc-tests")

@@ -182,7 +182,7 @@ class Sinks:
                 frame = pl.concat([self._read_part(view, before.part(bucket)).frame, frame])
             contents = _expand(ZSet(frame, types).consolidate().frame, view)
             if contents.height:
-                store.write_parquet(self.storage, out.part(bucket), _to_table(contents, names, schema))
+                store.write_parquet(self.storage, out.part(bucket), to_table(contents, names, schema))
             return bool(contents.height)
 
         # Parquet decoding and encoding release the GIL: buckets are rewritten side by side.
@@ -232,7 +232,7 @@ class Sinks:
             pl.lit(int(stamp * 1_000_000), dtype=pl.Int64()).cast(pl.Datetime("us")).alias(COMMIT_TIMESTAMP),
         )
         store.write_parquet(
-            self.storage, staged_change_file(view, k), _to_table(logged, names, change_schema(names, types))
+            self.storage, staged_change_file(view, k), to_table(logged, names, change_schema(names, types))
         )
 
     def promote_changes(self, refresh_id: int) -> None:
@@ -323,7 +323,7 @@ def _expand(frame: pl.DataFrame, view: str) -> pl.DataFrame:
     return frame.drop(WEIGHT)[np.repeat(np.arange(len(weights)), weights)]
 
 
-def _to_table(frame: pl.DataFrame, names: Sequence[str], schema: pa.Schema) -> pa.Table:
+def to_table(frame: pl.DataFrame, names: Sequence[str], schema: pa.Schema) -> pa.Table:
     """Positional columns c0.. (plus any named extras) as the table's Arrow schema."""
     columns = frame.columns
     renamed = [names[i] if i < len(names) else c for i, c in enumerate(columns)]

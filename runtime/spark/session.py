@@ -10,6 +10,8 @@ values print the same everywhere. With `metastore`, the catalog is a Hive metast
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -21,6 +23,8 @@ def local_session(
     cores: int = 2,
     metastore: str | Path | None = None,
 ) -> SparkSession:
+    # distributed pipelines run dbspc in Spark's Python workers: this interpreter
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master(f"local[{cores}]")
         .appName(app)

@@ -1,0 +1,116 @@
+"""The state of one stage in one bucket, kept on storage every executor sees and cached
+in the Python worker that last ran it.
+
+Layout under the state directory (a path every executor reads and writes):
+
+    COMMITTED.json               {"refresh": k}: the driver's commit point
+    s<stage>/b<bucket>/m<k>.json  the bucket's state after refresh k: its trace parts and meta
+    s<stage>/b<bucket>/state/...  the parts (checkpoint.StateStore: a refresh writes only
+                                  runs that are new since the bucket's previous save)
+
+A task of refresh k starts from the bucket's newest manifest at or below the committed
+refresh (a bucket no change reached keeps an older one). It may run more than once
+(Spark retries a task, or a failed refresh is run again): files are named by k, so a
+rerun rewrites the same names, and nothing counts until the driver commits k.
+
+The cache keeps, per worker process, the executor of each (stage, bucket) it ran and the
+refresh its state is at; a task whose starting manifest is that refresh reads nothing.
+Otherwise (another worker ran the bucket last, or the cached state is of a refresh that
+never committed) it reloads from the manifest.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dbspc.runtime.distributed.plan import Plan
+from dbspc.runtime.distributed.stage import StageExecutor
+from dbspc.runtime.refresh import files
+from dbspc.runtime.refresh.checkpoint import Manifest, StateStore
+
+COMMITTED = "COMMITTED.json"
+_MANIFEST = re.compile(r"^m(\d{8})\.json$")
+
+
+def committed(root: Path) -> int:
+    path = root / COMMITTED
+    return int(files.read_json(path)["refresh"]) if path.exists() else 0
+
+
+def commit(root: Path, refresh: int) -> None:
+    files.write_json(root / COMMITTED, {"refresh": refresh})
+
+
+def bucket_dir(root: Path, stage: int, bucket: int) -> Path:
+    return root / f"s{stage}" / f"b{bucket}"
+
+
+def newest_manifest(where: Path, upto: int) -> int:
+    """The newest refresh at or below `upto` with a manifest here (0: none)."""
+    found = 0
+    if where.is_dir():
+        for p in where.iterdir():
+            m = _MANIFEST.match(p.name)
+            if m and found < int(m.group(1)) <= upto:
+                found = int(m.group(1))
+    return found
+
+
+@dataclass
+class Bucket:
+    executor: StageExecutor
+    store: StateStore
+    at: int  # the refresh its in-memory state reflects
+    bytes_read: int = 0  # state read from storage by the last load
+
+
+# Per Python worker: (state root, stage, bucket) -> what it holds. Workers are reused
+# across tasks (spark.python.worker.reuse, on by default), so this outlives a task.
+_CACHE: dict[tuple[str, int, int], Bucket] = {}
+
+
+def open_bucket(root: Path, plan: Plan, stage: int, bucket: int, buckets: int, base: int) -> Bucket:
+    """The bucket's executor with its state as of committed refresh `base`."""
+    where = bucket_dir(root, stage, bucket)
+    start = newest_manifest(where, base)
+    key = (str(root), stage, bucket)
+    cached = _CACHE.get(key)
+    if cached is not None and cached.at == start:
+        cached.bytes_read = 0
+        return cached
+    executor = StageExecutor(plan, stage, bucket, buckets)
+    store = StateStore(where)
+    read = 0
+    if start:
+        record = files.read_json(where / f"m{start:08d}.json")
+        parts: dict[str, list[str]] = record["state"]
+        read = sum((where / rel).stat().st_size for rel in (r for v in parts.values() for r in v))
+        store.load(_as_manifest(start, parts), executor.traces())
+        executor.restored(record["meta"])
+    opened = Bucket(executor, store, start, read)
+    _CACHE[key] = opened
+    return opened
+
+
+def save_bucket(root: Path, stage: int, bucket: int, opened: Bucket, refresh: int) -> int:
+    """Write the bucket's state after `refresh` (new runs only); returns bytes written."""
+    where = bucket_dir(root, stage, bucket)
+    section, known = opened.store.save(refresh, opened.executor.traces())
+    written = sum((where / rel).stat().st_size for v in section.values() for rel in v if f"r{refresh:08d}." in rel)
+    files.write_json(where / f"m{refresh:08d}.json", {"state": section, "meta": opened.executor.meta()})
+    opened.store.known = known
+    opened.at = refresh
+    return written
+
+
+def forget(root: Path, stage: int, bucket: int) -> None:
+    """Drop a cached bucket whose step failed half-way (its memory may be ahead)."""
+    _CACHE.pop((str(root), stage, bucket), None)
+
+
+def _as_manifest(refresh: int, parts: dict[str, list[str]]) -> Manifest:
+    empty: dict[str, Any] = {}
+    return Manifest(refresh, "", empty, state=parts)

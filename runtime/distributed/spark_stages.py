@@ -1,0 +1,227 @@
+"""A compiled circuit run on Spark's executors, one Spark job per stage (issue 12).
+
+    stages = SparkStages(spark, compiled.circuit, "/shared/state/sales", buckets=8)
+    result = stages.refresh({"orders": orders_changes_df})   # DataFrames, never collected
+    result.deltas["revenue"]                                   # the view's delta, a DataFrame
+
+A change DataFrame holds the table's columns in order, then an integer weight (+1 an
+insert, -1 a delete). Between stages, rows travel as Arrow IPC blobs in rows
+`(ch, bucket, data)`: one blob per producing task, channel and target bucket, so a
+shuffle moves a stage's whole output in a few large rows and every task decodes its
+bucket's batches in one call per blob. A stage is `groupBy("bucket").applyInArrow`:
+per bucket, the StageExecutor of plan.py's stage, with its state from bucket_state.py,
+evaluated by the runtime's kernels. Its output (the next stages' channels and the
+views' deltas) is written as parquet under `x/r<k>/s<stage>`, so no stage is computed
+twice when several later ones read it.
+
+The driver plans jobs and switches COMMITTED.json; it holds no state and no rows.
+A refresh is committed when every stage's job succeeded: a failure before leaves the
+committed refresh in force, and the next refresh repeats it (bucket_state.py).
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import reduce
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.distributed import bucket_state
+from dbspc.runtime.distributed.buckets import split
+from dbspc.runtime.distributed.plan import Part, Plan, plan
+from dbspc.runtime.refresh import files
+from dbspc.runtime.refresh.schema import quote, spark_schema
+from dbspc.runtime.refresh.sinks import table_schema, to_table
+from dbspc.runtime.refresh.sources import naive_utc
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name
+
+BLOB = "ch INT, bucket INT, data BINARY"
+_BLOB_ARROW = pa.schema([("ch", pa.int32()), ("bucket", pa.int32()), ("data", pa.binary())])
+HEARTBEAT = -1  # a row that makes a bucket's task run with no input
+# operators whose output can change with no input: every bucket runs every refresh
+_CLOCKED = (op.Differentiate, op.Delta0)
+
+
+def output_tag(view_index: int) -> int:
+    """The channel number under which a stage emits a view's delta."""
+    return -2 - view_index
+
+
+def encode(z: ZSet) -> bytes:
+    buffer = io.BytesIO()
+    z.frame.write_ipc(buffer, compression="uncompressed")
+    return buffer.getvalue()
+
+
+def decode(data: bytes, types: tuple[SqlType, ...]) -> ZSet:
+    return ZSet(pl.read_ipc(io.BytesIO(data)), types)
+
+
+def blobs(rows: list[tuple[int, int, bytes]]) -> pa.RecordBatch:
+    cols = list(zip(*rows, strict=True)) if rows else [[], [], []]
+    return pa.RecordBatch.from_arrays([pa.array(c, t.type) for c, t in zip(cols, _BLOB_ARROW, strict=True)],
+                                      schema=_BLOB_ARROW)
+
+
+@dataclass
+class Refreshed:
+    refresh: int
+    deltas: dict[str, DataFrame]  # each view's delta: its columns plus `w`
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class SparkStages:
+    def __init__(self, spark: SparkSession, circuit: Circuit, state: str | Path, buckets: int = 8) -> None:
+        self.spark = spark
+        self.plan: Plan = plan(circuit)
+        self.root = Path(state).resolve()
+        self.buckets = buckets
+        self.views = sorted(circuit.outputs().items(), key=lambda kv: kv[0])
+        self.view_names: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def committed(self) -> int:
+        return bucket_state.committed(self.root)
+
+    def refresh(self, changes: dict[str, DataFrame]) -> Refreshed:
+        """Apply one change DataFrame per table; commit; return each view's delta."""
+        base = self.committed
+        k = base + 1
+        self._forget_uncommitted(base)
+        out = self.root / "x" / f"r{k:08d}"
+        timings: dict[str, float] = {}
+        made: list[str] = []
+        for stage in self.plan.stages:
+            started = time.perf_counter()
+            wanted = sorted(set(stage.inputs.values()))
+            parts = [self._source_blobs(ch, changes) for ch in wanted]
+            inputs = [p for p in parts if p is not None]
+            if made:
+                inputs.append(self.spark.read.parquet(*made).where(F.col("ch").isin(wanted)))
+            inputs.append(self._heartbeats(stage.index))
+            task = _stage_task(self.plan, stage.index, str(self.root), base, k, self.buckets, self.views)
+            path = str(out / f"s{stage.index}")
+            reduce(DataFrame.unionByName, inputs).groupBy("bucket").applyInArrow(task, BLOB).write.mode(
+                "overwrite"
+            ).parquet(path)
+            made.append(path)
+            timings[f"stage {stage.index}"] = time.perf_counter() - started
+        bucket_state.commit(self.root, k)
+        self._drop_exchanges(keep=k - 1)
+        return Refreshed(k, self._deltas(made), timings)
+
+    # -- the pieces of a refresh ---------------------------------------------------------
+
+    def _source_blobs(self, ch: int, changes: dict[str, DataFrame]) -> DataFrame | None:
+        channel = self.plan.channels[ch]
+        o = self.plan.circuit[channel.node]
+        if not isinstance(o, op.Source) or o.name not in changes:
+            return None
+        assert channel.to is not None  # rows read from a table are always moved
+        fn = _encode_source(ch, channel.to, o.types, self.buckets)
+        return changes[o.name].mapInArrow(fn, BLOB)
+
+    def _heartbeats(self, stage: int) -> DataFrame:
+        nodes = self.plan.stages[stage - 1].nodes
+        clocked = any(isinstance(self.plan.circuit[n], _CLOCKED) and not self.plan.single(n) for n in nodes)
+        buckets = range(self.buckets) if clocked else range(1)
+        rows = [(HEARTBEAT, b, b"") for b in buckets]
+        return self.spark.createDataFrame(rows, BLOB)
+
+    def _deltas(self, made: list[str]) -> dict[str, DataFrame]:
+        deltas = {}
+        for i, (name, n) in enumerate(self.views):
+            types = self.plan.circuit[n].types
+            names = self.view_names.get(name) or tuple(f"c{j}" for j in range(len(types)))
+            schema = table_schema([*names, WEIGHT], [*types, SqlType("BIGINT")])
+            ddl = spark_schema([quote(c) for c in (*names, WEIGHT)], [*types, SqlType("BIGINT")], f"view '{name}'")
+            rows = self.spark.read.parquet(*made).where(F.col("ch") == output_tag(i))
+            deltas[name] = rows.mapInArrow(_decode_view(types, names, schema), ddl)
+        return deltas
+
+    def _forget_uncommitted(self, base: int) -> None:
+        """Bucket manifests of refreshes after `base` never committed: a bucket that no
+        change reaches in this attempt must not start from them next time."""
+        for stage_dir in self.root.glob("s*"):
+            for bucket in stage_dir.glob("b*"):
+                for m in bucket.glob("m*.json"):
+                    if m.stem[1:].isdigit() and int(m.stem[1:]) > base:
+                        files.remove(m)
+
+    def _drop_exchanges(self, keep: int) -> None:
+        """Exchange files of refreshes before `keep` (the last one's deltas stay readable)."""
+        for d in (self.root / "x").glob("r*"):
+            if d.name[1:].isdigit() and int(d.name[1:]) < keep:
+                files.remove(d)
+
+
+# -- what runs on the executors ------------------------------------------------------------
+
+
+def _encode_source(
+    ch: int, to: Part, types: tuple[SqlType, ...], buckets: int
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            frame = pl.from_arrow(batch)
+            assert isinstance(frame, pl.DataFrame)
+            frame = frame.rename(dict(zip(frame.columns, [*(col_name(i) for i in range(len(types))), WEIGHT],
+                                          strict=True)))
+            z = ZSet.from_frame(naive_utc(frame, types), types)
+            yield blobs([(ch, b, encode(part)) for b, part in sorted(split(z, to, 0, buckets).items())])
+
+    return run
+
+
+def _stage_task(
+    plan: Plan, stage: int, root: str, base: int, refresh: int, buckets: int, views: list[tuple[str, int]]
+) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:
+    tags = {name: output_tag(i) for i, (name, _) in enumerate(views)}
+
+    def run(key: tuple[pa.Scalar, ...], table: pa.Table) -> pa.Table:
+        b = int(key[0].as_py())
+        where = Path(root)
+        received: dict[int, list[ZSet]] = {}
+        for ch, data in zip(table.column("ch").to_pylist(), table.column("data").to_pylist(), strict=True):
+            if ch >= 0:  # one blob per producing task: a few rows, not the data's rows
+                received.setdefault(ch, []).append(decode(data, plan.circuit[plan.channels[ch].node].types))
+        inputs = {ch: ZSet.concat(parts, parts[0].types) for ch, parts in received.items()}
+        opened = bucket_state.open_bucket(where, plan, stage, b, buckets, base)
+        try:
+            result = opened.executor.run(inputs)
+            for commit in result.commits:
+                commit()
+            opened.executor.steps += 1
+            bucket_state.save_bucket(where, stage, b, opened, refresh)
+        except BaseException:
+            bucket_state.forget(where, stage, b)
+            raise
+        rows = [(ch, target, encode(z)) for ch, moved in result.moved.items() for target, z in moved.items() if len(z)]
+        rows += [(tags[name], b, encode(z)) for name, z in result.outputs.items() if len(z)]
+        return pa.Table.from_batches([blobs(rows)])
+
+    return run
+
+
+def _decode_view(
+    types: tuple[SqlType, ...], names: tuple[str, ...], schema: pa.Schema
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for data in batch.column("data").to_pylist():
+                z = decode(data, types)
+                yield from to_table(z.frame, names, schema).to_batches()
+
+    return run
