@@ -22,8 +22,9 @@ committed refresh in force, and the next refresh repeats it (bucket_state.py).
 from __future__ import annotations
 
 import io
+import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
 from pathlib import Path
@@ -35,6 +36,7 @@ from pyspark.sql import functions as F
 
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.errors import DbspcError, InputError
 from dbspc.compiler.types import SqlType
 from dbspc.runtime.distributed import bucket_state
 from dbspc.runtime.distributed.buckets import split
@@ -47,7 +49,9 @@ from dbspc.runtime.zset import WEIGHT, ZSet, col_name
 
 BLOB = "ch INT, bucket INT, data BINARY"
 _BLOB_ARROW = pa.schema([("ch", pa.int32()), ("bucket", pa.int32()), ("data", pa.binary())])
+WEIGHT_COLUMN = "_dbspc_weight"  # a delta's weight, beside the view's own columns
 HEARTBEAT = -1  # a row that makes a bucket's task run with no input
+_MARK = "<<dbspc-error>>"  # brackets a dbspc error's message inside Spark's task failure
 # operators whose output can change with no input: every bucket runs every refresh
 _CLOCKED = (op.Differentiate, op.Delta0)
 
@@ -68,26 +72,34 @@ def decode(data: bytes, types: tuple[SqlType, ...]) -> ZSet:
 
 
 def blobs(rows: list[tuple[int, int, bytes]]) -> pa.RecordBatch:
-    cols = list(zip(*rows, strict=True)) if rows else [[], [], []]
-    return pa.RecordBatch.from_arrays([pa.array(c, t.type) for c, t in zip(cols, _BLOB_ARROW, strict=True)],
-                                      schema=_BLOB_ARROW)
+    arrays = [pa.array([r[i] for r in rows], f.type) for i, f in enumerate(_BLOB_ARROW)]
+    return pa.RecordBatch.from_arrays(arrays, schema=_BLOB_ARROW)
 
 
 @dataclass
 class Refreshed:
     refresh: int
-    deltas: dict[str, DataFrame]  # each view's delta: its columns plus `w`
+    deltas: dict[str, DataFrame]  # each view's delta: its columns plus WEIGHT_COLUMN
     timings: dict[str, float] = field(default_factory=dict)
 
 
 class SparkStages:
-    def __init__(self, spark: SparkSession, circuit: Circuit, state: str | Path, buckets: int = 8) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        circuit: Circuit,
+        state: str | Path,
+        buckets: int = 8,
+        columns: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
+        """`state`: a directory every executor reads and writes (a shared file system);
+        `columns`: each view's column names (else c0, c1, ...)."""
         self.spark = spark
         self.plan: Plan = plan(circuit)
         self.root = Path(state).resolve()
         self.buckets = buckets
         self.views = sorted(circuit.outputs().items(), key=lambda kv: kv[0])
-        self.view_names: dict[str, tuple[str, ...]] = {}
+        self.columns = {name: tuple(cols) for name, cols in (columns or {}).items()}
 
     @property
     def committed(self) -> int:
@@ -111,9 +123,7 @@ class SparkStages:
             inputs.append(self._heartbeats(stage.index))
             task = _stage_task(self.plan, stage.index, str(self.root), base, k, self.buckets, self.views)
             path = str(out / f"s{stage.index}")
-            reduce(DataFrame.unionByName, inputs).groupBy("bucket").applyInArrow(task, BLOB).write.mode(
-                "overwrite"
-            ).parquet(path)
+            _write(reduce(DataFrame.unionByName, inputs).groupBy("bucket").applyInArrow(task, BLOB), path)
             made.append(path)
             timings[f"stage {stage.index}"] = time.perf_counter() - started
         bucket_state.commit(self.root, k)
@@ -142,9 +152,10 @@ class SparkStages:
         deltas = {}
         for i, (name, n) in enumerate(self.views):
             types = self.plan.circuit[n].types
-            names = self.view_names.get(name) or tuple(f"c{j}" for j in range(len(types)))
-            schema = table_schema([*names, WEIGHT], [*types, SqlType("BIGINT")])
-            ddl = spark_schema([quote(c) for c in (*names, WEIGHT)], [*types, SqlType("BIGINT")], f"view '{name}'")
+            names = self.columns.get(name) or tuple(f"c{j}" for j in range(len(types)))
+            with_weight = [*types, SqlType("BIGINT")]
+            schema = _small_lists(table_schema([*names, WEIGHT_COLUMN], with_weight))
+            ddl = spark_schema([quote(c) for c in (*names, WEIGHT_COLUMN)], with_weight, f"view '{name}'")
             rows = self.spark.read.parquet(*made).where(F.col("ch") == output_tag(i))
             deltas[name] = rows.mapInArrow(_decode_view(types, names, schema), ddl)
         return deltas
@@ -163,6 +174,26 @@ class SparkStages:
         for d in (self.root / "x").glob("r*"):
             if d.name[1:].isdigit() and int(d.name[1:]) < keep:
                 files.remove(d)
+
+
+def _small_lists(schema: pa.Schema) -> pa.Schema:
+    """Arrow batches handed to Spark hold ARRAY columns as `list` (Spark refuses `large_list`)."""
+
+    def small(t: pa.DataType) -> pa.DataType:
+        return pa.list_(small(t.value_type)) if pa.types.is_large_list(t) or pa.types.is_list(t) else t
+
+    return pa.schema([pa.field(f.name, small(f.type)) for f in schema])
+
+
+def _write(df: DataFrame, path: str) -> None:
+    """Run a stage's job; a dbspc error raised in a task is raised here as itself."""
+    try:
+        df.write.mode("overwrite").parquet(path)
+    except Exception as e:
+        found = re.search(f"{_MARK}(.*?){_MARK}", str(e), flags=re.DOTALL)
+        if found is None:
+            raise
+        raise InputError(found.group(1)) from None
 
 
 # -- what runs on the executors ------------------------------------------------------------
@@ -205,6 +236,9 @@ def _stage_task(
                 commit()
             opened.executor.steps += 1
             bucket_state.save_bucket(where, stage, b, opened, refresh)
+        except DbspcError as e:  # bad input (an overflow, a cast): name it, not a worker traceback
+            bucket_state.forget(where, stage, b)
+            raise RuntimeError(f"{_MARK}{e.message}{_MARK}") from None
         except BaseException:
             bucket_state.forget(where, stage, b)
             raise
@@ -222,6 +256,6 @@ def _decode_view(
         for batch in batches:
             for data in batch.column("data").to_pylist():
                 z = decode(data, types)
-                yield from to_table(z.frame, names, schema).to_batches()
+                yield from to_table(z.frame.rename({WEIGHT: WEIGHT_COLUMN}), names, schema).to_batches()
 
     return run

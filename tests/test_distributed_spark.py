@@ -1,0 +1,139 @@
+"""The distributed mode on Spark (runtime/distributed/spark_stages.py), on the shared
+local session: after every refresh each view's delta equals the driver's Pipeline's,
+for every operator kind (the program of test_random_streams.py), under random inserts
+and deletes; a refresh that fails changes nothing; a restart from the state on storage
+continues exactly. tests/test_distributed_cluster.py runs the same on two executor JVMs.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import tempfile
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from dbspc.compiler.errors import InputError
+from dbspc.runtime.distributed.spark_stages import SparkStages
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.zset import ZSet
+from tests.test_random_streams import Step, as_zsets, change_streams, compiled
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+Row = tuple[Any, ...]
+
+ORDERS = """
+CREATE TABLE customers (id INT, region STRING);
+CREATE TABLE orders (id BIGINT, customer_id INT, amount DECIMAL(10,2));
+CREATE VIEW revenue AS
+  SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total, MAX(o.amount) AS top
+  FROM orders o JOIN customers c ON o.customer_id = c.id GROUP BY c.region;
+CREATE VIEW regions AS SELECT DISTINCT region FROM customers;
+CREATE VIEW big AS SELECT customer_id, SUM(id) AS ids FROM orders GROUP BY customer_id;
+"""
+
+
+def frame(spark: Any, p: Pipeline, table: str, changes: list[tuple[Row, int]]) -> Any:
+    cols = [f"`{c}` {t.sql()}" for c, t in zip(p.table_columns(table), p.table_types(table), strict=True)]
+    return spark.createDataFrame([(*r, w) for r, w in changes], ", ".join([*cols, "_weight BIGINT"]))
+
+
+def collected(df: Any) -> list[Row]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def expected(delta: ZSet) -> list[Row]:
+    return sorted(((*r, w) for r, w in delta.to_rows()), key=repr)
+
+
+def order_changes(rng: random.Random, present: dict[int, Row], next_id: list[int], size: int) -> list[tuple[Row, int]]:
+    changes: list[tuple[Row, int]] = []
+    for key in rng.sample(sorted(present), min(size // 4, len(present))):
+        changes.append((present.pop(key), -1))
+    for _ in range(size):
+        next_id[0] += 1
+        row = (next_id[0], rng.randrange(12), Decimal(rng.randrange(100_000)) / 100)
+        present[next_id[0]] = row
+        changes.append((row, 1))
+    return changes
+
+
+def customer_changes(rng: random.Random, present: dict[int, Row]) -> list[tuple[Row, int]]:
+    changes: list[tuple[Row, int]] = []
+    for cid in rng.sample(range(14), 4):
+        if cid in present:
+            changes.append((present.pop(cid), -1))
+        if rng.random() < 0.7:
+            present[cid] = (cid, rng.choice(["north", "south", "east", "west", None]))
+            changes.append((present[cid], 1))
+    return changes
+
+
+def test_a_join_under_a_group_by_refreshes_like_the_driver(spark: Any, tmp_path: Path) -> None:
+    driver = Pipeline.from_sql(ORDERS)
+    columns = {v: driver.view_columns(v) for v in driver.view_names()}
+    stages = SparkStages(spark, driver.circuit, tmp_path / "state", buckets=4, columns=columns)
+    rng = random.Random(7)
+    orders: dict[int, Row] = {}
+    customers: dict[int, Row] = {}
+    next_id = [0]
+    for refresh in range(1, 5):
+        step = {"orders": order_changes(rng, orders, next_id, 40), "customers": customer_changes(rng, customers)}
+        result = stages.refresh({t: frame(spark, driver, t, ch) for t, ch in step.items()})
+        want = driver.step(
+            {t: ZSet.from_rows([r for r, _ in ch], driver.table_types(t), [w for _, w in ch]) for t, ch in step.items()}
+        )
+        assert result.refresh == refresh == stages.committed
+        for view, delta in want.items():
+            assert collected(result.deltas[view]) == expected(delta), f"refresh {refresh}, view {view}"
+            assert result.deltas[view].columns == [*driver.view_columns(view), "_dbspc_weight"]
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+@given(stream=change_streams(max_steps=3))
+def test_every_operator_kind_refreshes_like_the_driver(spark: Any, stream: list[Step]) -> None:
+    """Joins (equi, theta, cross), set operations, DISTINCT, every aggregate, windows and
+    top-k, over random inserts and deletes (streams of test_random_streams)."""
+    driver = Pipeline(compiled(True))
+    stages = SparkStages(spark, driver.circuit, tempfile.mkdtemp(prefix="dbspc-dist-"), buckets=3)
+    for number, step in enumerate(stream, start=1):
+        result = stages.refresh({t: frame(spark, driver, t, ch) for t, ch in step.items()})
+        want = driver.step(as_zsets(driver, step))
+        for view, delta in want.items():
+            assert collected(result.deltas[view]) == expected(delta), f"refresh {number}, view {view}"
+    shutil.rmtree(stages.root)
+
+
+def test_a_failed_refresh_changes_nothing_and_a_restart_continues_from_storage(spark: Any, tmp_path: Path) -> None:
+    program = """
+    CREATE TABLE t (k INT, v BIGINT);
+    CREATE VIEW s AS SELECT k, SUM(v) AS total, COUNT(*) AS n FROM t GROUP BY k;
+    """
+    driver = Pipeline.from_sql(program)
+    stages = SparkStages(spark, driver.circuit, tmp_path / "state", buckets=2)
+    first = [((k, 2**62), 1) for k in range(4)]
+    stages.refresh({"t": frame(spark, driver, "t", first)})
+    driver.step({"t": ZSet.from_rows([r for r, _ in first], driver.table_types("t"))})
+    overflow = [((1, 2**62), 1)]  # 2^62 + 2^62 overflows BIGINT: Spark's ANSI error
+    with pytest.raises(InputError, match="overflow"):
+        stages.refresh({"t": frame(spark, driver, "t", overflow)})
+    assert stages.committed == 1
+    # a new driver over a copy of the state: every bucket is read back from storage
+    moved = tmp_path / "moved"
+    shutil.copytree(tmp_path / "state", moved)
+    restarted = SparkStages(spark, driver.circuit, moved, buckets=2)
+    later = [((1, 5), 1), ((2, 2**62), -1), ((9, 1), 1)]
+    result = restarted.refresh({"t": frame(spark, driver, "t", later)})
+    want = driver.step(
+        {"t": ZSet.from_rows([r for r, _ in later], driver.table_types("t"), [w for _, w in later])}
+    )
+    assert result.refresh == 2
+    assert collected(result.deltas["s"]) == expected(want["s"])
+    # k=1 and k=2 retracted; k=1 and k=9 inserted
+    assert Counter(r[-1] for r in collected(result.deltas["s"])) == Counter({1: 2, -1: 2})
