@@ -33,7 +33,8 @@ demo: setup check-java
 	$(BIN)/python examples/spark_demo.py
 
 # Each part runs on its own and reports its wall time at the end (.ci/timed): the developer
-# loop is `pytest -m "not slow"`; the conformance files are many small tests spread over both
+# loop is `pytest -m "not slow and not cluster"`; the cluster tests start their own two-executor
+# Spark cluster (one SparkContext per process, so never beside the spark tests); the conformance files are many small tests spread over both
 # xdist workers as they free up (--dist load).
 PYTEST := $(BIN)/python -m pytest
 export TEST_TIMES := $(VENV)/test-times.tsv
@@ -43,8 +44,9 @@ test: setup check-java check-browser
 	@.ci/timed ruff $(BIN)/ruff check setup.py compiler runtime slt dbspc/__init__.py dbspc/cli.py dbspc/pytest_plugin.py cli.py tests bench examples docs/gen_reference.py
 	@.ci/timed mypy $(BIN)/mypy -p dbspc
 	@.ci/timed docs $(BIN)/mkdocs build --strict --quiet
-	@.ci/timed "pytest fast" $(PYTEST) -n 2 -m "not slow and not spark" tests
+	@.ci/timed "pytest fast" $(PYTEST) -n 2 -m "not slow and not spark and not cluster" tests
 	@.ci/timed "pytest spark" $(PYTEST) -m "spark" tests
+	@.ci/timed "pytest cluster" $(PYTEST) -m "cluster" tests
 	@.ci/timed "pytest slow (conformance)" $(PYTEST) -n 2 --dist load -m "slow and not spark" tests
 	@.ci/timed --report
 
