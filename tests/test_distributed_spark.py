@@ -137,3 +137,15 @@ def test_a_failed_refresh_changes_nothing_and_a_restart_continues_from_storage(s
     assert collected(result.deltas["s"]) == expected(want["s"])
     # k=1 and k=2 retracted; k=1 and k=9 inserted
     assert Counter(r[-1] for r in collected(result.deltas["s"])) == Counter({1: 2, -1: 2})
+
+
+def test_each_task_reports_what_it_read_computed_and_holds(spark: Any, tmp_path: Path) -> None:
+    driver = Pipeline.from_sql(ORDERS)
+    stages = SparkStages(spark, driver.circuit, tmp_path / "state", buckets=2)
+    rng, orders, next_id = random.Random(2), {}, [0]
+    result = stages.refresh({"orders": frame(spark, driver, "orders", order_changes(rng, orders, next_id, 50))})
+    facts = result.metrics(spark)
+    assert {(m["stage"], m["bucket"]) for m in facts} >= {(1, 0), (1, 1)}
+    assert sum(m["input_rows"] for m in facts if m["stage"] == 1) >= 50
+    assert sum(m["state_rows"] for m in facts) > 0 and all(m["state_read_bytes"] == 0 for m in facts)
+    assert all(m["state_written_bytes"] > 0 for m in facts if m["state_rows"])

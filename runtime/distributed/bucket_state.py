@@ -64,7 +64,8 @@ class Bucket:
     executor: StageExecutor
     store: StateStore
     at: int  # the refresh its in-memory state reflects
-    bytes_read: int = 0  # state read from storage by the last load
+    bytes_read: int = 0  # state read from storage by the last open
+    cached: bool = False  # the last open found it in this worker's memory
 
 
 # Per Python worker: (state root, stage, bucket) -> what it holds. Workers are reused
@@ -79,7 +80,7 @@ def open_bucket(root: Path, plan: Plan, stage: int, bucket: int, buckets: int, b
     key = (str(root), stage, bucket)
     cached = _CACHE.get(key)
     if cached is not None and cached.at == start:
-        cached.bytes_read = 0
+        cached.bytes_read, cached.cached = 0, True
         return cached
     executor = StageExecutor(plan, stage, bucket, buckets)
     store = StateStore(where)

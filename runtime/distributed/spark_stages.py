@@ -22,12 +22,15 @@ committed refresh in force, and the next refresh repeats it (bucket_state.py).
 from __future__ import annotations
 
 import io
+import json
+import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pyarrow as pa
@@ -50,7 +53,8 @@ from dbspc.runtime.zset import WEIGHT, ZSet, col_name
 BLOB = "ch INT, bucket INT, data BINARY"
 _BLOB_ARROW = pa.schema([("ch", pa.int32()), ("bucket", pa.int32()), ("data", pa.binary())])
 WEIGHT_COLUMN = "_dbspc_weight"  # a delta's weight, beside the view's own columns
-HEARTBEAT = -1  # a row that makes a bucket's task run with no input
+HEARTBEAT = -1  # in a stage's input: a row that makes a bucket's task run with no input
+METRICS = -1  # in a stage's output: a task's facts (JSON), read by Refreshed.metrics()
 _MARK = "<<dbspc-error>>"  # brackets a dbspc error's message inside Spark's task failure
 # operators whose output can change with no input: every bucket runs every refresh
 _CLOCKED = (op.Differentiate, op.Delta0)
@@ -80,7 +84,15 @@ def blobs(rows: list[tuple[int, int, bytes]]) -> pa.RecordBatch:
 class Refreshed:
     refresh: int
     deltas: dict[str, DataFrame]  # each view's delta: its columns plus WEIGHT_COLUMN
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage's job
+    stage_files: list[str] = field(default_factory=list)
+
+    def metrics(self, spark: SparkSession) -> list[dict[str, Any]]:
+        """What each task did (one small Spark read): per stage and bucket, seconds loading
+        state, computing and writing it, state bytes read and written, state held, and
+        the Python worker (pid) that ran it."""
+        rows = spark.read.parquet(*self.stage_files).where(F.col("ch") == METRICS).select("data").collect()
+        return sorted((json.loads(bytes(r["data"])) for r in rows), key=lambda m: (m["stage"], m["bucket"]))
 
 
 class SparkStages:
@@ -128,7 +140,7 @@ class SparkStages:
             timings[f"stage {stage.index}"] = time.perf_counter() - started
         bucket_state.commit(self.root, k)
         self._drop_exchanges(keep=k - 1)
-        return Refreshed(k, self._deltas(made), timings)
+        return Refreshed(k, self._deltas(made), timings, made)
 
     # -- the pieces of a refresh ---------------------------------------------------------
 
@@ -229,13 +241,16 @@ def _stage_task(
             if ch >= 0:  # one blob per producing task: a few rows, not the data's rows
                 received.setdefault(ch, []).append(decode(data, plan.circuit[plan.channels[ch].node].types))
         inputs = {ch: ZSet.concat(parts, parts[0].types) for ch, parts in received.items()}
+        started = time.perf_counter()
         opened = bucket_state.open_bucket(where, plan, stage, b, buckets, base)
+        loaded = time.perf_counter()
         try:
             result = opened.executor.run(inputs)
             for commit in result.commits:
                 commit()
             opened.executor.steps += 1
-            bucket_state.save_bucket(where, stage, b, opened, refresh)
+            computed = time.perf_counter()
+            written = bucket_state.save_bucket(where, stage, b, opened, refresh)
         except DbspcError as e:  # bad input (an overflow, a cast): name it, not a worker traceback
             bucket_state.forget(where, stage, b)
             raise RuntimeError(f"{_MARK}{e.message}{_MARK}") from None
@@ -244,6 +259,22 @@ def _stage_task(
             raise
         rows = [(ch, target, encode(z)) for ch, moved in result.moved.items() for target, z in moved.items() if len(z)]
         rows += [(tags[name], b, encode(z)) for name, z in result.outputs.items() if len(z)]
+        sizes = opened.executor.state_sizes()
+        facts = {
+            "stage": stage,
+            "bucket": b,
+            "pid": os.getpid(),
+            "input_rows": sum(len(z) for z in inputs.values()),
+            "load_s": loaded - started,
+            "compute_s": computed - loaded,
+            "write_s": time.perf_counter() - computed,
+            "cached": opened.cached,
+            "state_read_bytes": opened.bytes_read,
+            "state_written_bytes": written,
+            "state_rows": sum(r for r, _ in sizes.values()),
+            "state_bytes": sum(n for _, n in sizes.values()),
+        }
+        rows.append((METRICS, b, json.dumps(facts).encode()))
         return pa.Table.from_batches([blobs(rows)])
 
     return run
