@@ -1,6 +1,6 @@
 """Both scale-out prototypes against Spark SQL recomputing the view, after every refresh, on small data.
 
-    cd /work/wt-scale && PYTHONPATH=$PWD /work/main/.venv/bin/python -m pytest -q bench/spark_scale/test_spike.py
+    cd /work/wt-scale && PYTHONPATH=$PWD /work/main/.venv/bin/python -m pytest -q bench/scale_spike/test_spike.py
 Set SPIKE_MASTER=local-cluster[2,1,1024] to run it on two executor JVMs (default local[2]).
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from bench.spark_scale import design_b
-from bench.spark_scale.common import Plan, generate, integrate, recompute, session
+from bench.scale_spike import design_b
+from bench.scale_spike.common import Plan, generate, integrate, recompute, session
 
 pytestmark = pytest.mark.cluster
 BUCKETS = 4
@@ -55,7 +55,7 @@ def test_bucketed_state_survives_a_failed_refresh(spark: SparkSession, plan: Pla
 
 
 def test_keyed_state_streaming(spark: SparkSession, plan: Plan, tmp_path: Path) -> None:
-    from bench.spark_scale import design_a
+    from bench.scale_spike import design_a
 
     pipe = design_a.Pipeline(spark, tmp_path)
     for k in range(plan.refreshes + 1):

@@ -1,6 +1,6 @@
 """The tables of docs/scale-out.md from a raw output of run.py (its JSON lines).
 
-    PYTHONPATH=$PWD /work/main/.venv/bin/python -m bench.spark_scale.report bench/results/spark_scale-<date>.txt
+    PYTHONPATH=$PWD /work/main/.venv/bin/python -m bench.scale_spike.report bench/results/spark_scale-<date>.txt
 """
 
 from __future__ import annotations

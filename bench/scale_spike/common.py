@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import sys
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
 ROOT = Path(__file__).resolve().parents[2]
-PYTHON = "/work/main/.venv/bin/python"
+PYTHON = sys.executable  # the executors run this interpreter
 # transformWithStateInPandas needs protobuf, which the project's venv lacks; the spike installs it beside
 # the worktree (pip install --target .spike-deps "protobuf>=6.33.5,<7") rather than into the shared venv.
 DEPS = ROOT / ".spike-deps"

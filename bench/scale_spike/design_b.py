@@ -24,7 +24,7 @@ from pyspark import TaskContext
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from bench.spark_scale.buckets import Spec, commit, committed, load, state_bytes, update
+from bench.scale_spike.buckets import Spec, commit, committed, load, state_bytes, update
 
 ORDERS = Spec("orders", ["customer_id", "id", "amount"], ["w"],
               {"customer_id": pl.Int32, "id": pl.Int64, "amount": pl.Int64, "w": pl.Int64})

@@ -1,6 +1,6 @@
 """Measures both scale-out prototypes and Spark SQL's recompute on one cluster, in one run.
 
-    cd /work/wt-scale && PYTHONPATH=$PWD /work/main/.venv/bin/python -m bench.spark_scale.run \\
+    cd /work/wt-scale && PYTHONPATH=$PWD /work/main/.venv/bin/python -m bench.scale_spike.run \\
         --master 'local-cluster[2,1,1024]' --orders 1000000 5000000 --change 10000 --refreshes 5
 
 Per size: the inputs are generated in a child process (so the harness's arrays never count in the
@@ -24,8 +24,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from bench.spark_scale import design_a, design_b
-from bench.spark_scale.common import (
+from bench.scale_spike import design_a, design_b
+from bench.scale_spike.common import (
     PYTHON,
     ROOT,
     Plan,
@@ -133,7 +133,7 @@ def main() -> None:
     plans = {}
     for size in args.orders:
         t = time.perf_counter()
-        code = ("import sys; from pathlib import Path; from bench.spark_scale.common import generate; "
+        code = ("import sys; from pathlib import Path; from bench.scale_spike.common import generate; "
                 "generate(Path(sys.argv[1]), *map(int, sys.argv[2:]))")
         subprocess.run([PYTHON, "-c", code, str(work / f"data{size}"), str(size), str(args.change),
                         str(args.refreshes), str(args.moves)], check=True, cwd=ROOT)

@@ -1,0 +1,166 @@
+"""Distributed mode against Spark SQL's recompute, on a multi-process cluster, in one run (issue 12).
+
+    .venv/bin/python bench/spark_scale.py --orders 10000000 50000000 --change 10000 --refreshes 3
+
+The view (a join under a GROUP BY):
+
+    SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total
+    FROM orders o JOIN customers c ON o.customer_id = c.id GROUP BY c.region
+
+compiled by dbspc and run by runtime/distributed/spark_stages.py on `local-cluster[2,1,1024]` (two
+executor JVMs of one core; the driver capped at spark.driver.memory=1g). Per size, the inputs are
+generated in a child process (the harness's arrays never count in the driver); the first refresh is
+the bulk load (the whole tables as the change); then each refresh applies one change batch (half
+deletes of present orders, half inserts, and 100 customers moving region) and writes the view's
+delta as parquet. Spark SQL's baseline recomputes the view over the same snapshot and rewrites it
+(parquet), on the same cluster, in the same run; it is also the oracle: the integrated deltas must
+equal it after every refresh.
+
+Per refresh: wall time, each stage's job, the tasks' summed load/compute/write seconds, shuffle bytes
+(Spark's REST API), state bytes read from storage (cache misses) and written, state held per
+executor's Python workers, and the driver Python process's peak RSS. One JSON line per refresh, then
+a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.scale_spike.common import Plan, diff, peak_rss_mb, session, stage_bytes  # noqa: E402
+from dbspc.compiler.compile import compile_sql  # noqa: E402
+from dbspc.runtime.distributed.spark_stages import WEIGHT_COLUMN, SparkStages  # noqa: E402
+
+VIEW_SQL = """SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total
+FROM orders o JOIN customers c ON o.customer_id = c.id GROUP BY c.region"""
+PROGRAM = f"""
+CREATE TABLE orders (id BIGINT, customer_id INT, amount DECIMAL(10,2));
+CREATE TABLE customers (id INT, region INT);
+CREATE VIEW revenue AS {VIEW_SQL};
+"""
+
+
+def recompute(spark: SparkSession, plan: Plan, k: int, out: Path) -> tuple[dict[Any, tuple[int, Any]], float]:
+    """Spark SQL: the view over snapshot k, rewritten as parquet; returns it and the seconds."""
+    t = time.perf_counter()
+    spark.read.parquet(str(plan.orders(k))).createOrReplaceTempView("orders")
+    spark.read.parquet(str(plan.customers(k))).createOrReplaceTempView("customers")
+    spark.sql(VIEW_SQL).write.mode("overwrite").parquet(str(out))
+    seconds = time.perf_counter() - t
+    rows = spark.read.parquet(str(out)).collect()
+    return {r["region"]: (r["n"], r["total"]) for r in rows}, seconds
+
+
+def change_frames(spark: SparkSession, plan: Plan, k: int) -> dict[str, Any]:
+    """The change batch as the tables' columns plus a weight (the spike's files: w is last)."""
+    return {
+        "orders": spark.read.parquet(str(plan.orders_delta(k))).select("id", "customer_id", "amount", "w"),
+        "customers": spark.read.parquet(str(plan.customers_delta(k))).select("id", "region", "w"),
+    }
+
+
+def run_size(spark: SparkSession, orders: int, args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
+    data = work / f"data-{orders}"
+    shutil.rmtree(work / f"state-{orders}", ignore_errors=True)  # a fresh start: the first refresh is the load
+    gen = (
+        "from pathlib import Path; from bench.scale_spike.common import generate; "
+        f"generate(Path({str(data)!r}), {orders}, {args.change}, {args.refreshes}, {args.moves})"
+    )
+    subprocess.run([sys.executable, "-c", gen], check=True, cwd=ROOT)
+    plan = Plan(data, args.refreshes)
+    compiled = compile_sql(PROGRAM)
+    stages = SparkStages(spark, compiled.circuit, work / f"state-{orders}", buckets=args.buckets,
+                         columns={"revenue": ("region", "n", "total")})
+    integrated: dict[tuple[Any, ...], int] = defaultdict(int)
+    rows = []
+    for k in range(args.refreshes + 1):
+        before = stage_bytes(spark)
+        t = time.perf_counter()
+        result = stages.refresh(change_frames(spark, plan, k))
+        refreshed = time.perf_counter()
+        delta = result.deltas["revenue"]
+        delta.write.mode("overwrite").parquet(str(work / f"delta-{orders}-{k}"))
+        wall = time.perf_counter() - t
+        moved = diff(stage_bytes(spark), before)
+        facts = result.metrics(spark)
+        for r in spark.read.parquet(str(work / f"delta-{orders}-{k}")).collect():
+            integrated[(r["region"], r["n"], r["total"])] += r[WEIGHT_COLUMN]
+        answer, sql_s = recompute(spark, plan, k, work / f"sql-{orders}")
+        ours = {key[0]: (key[1], key[2]) for key, w in integrated.items() if w}
+        per_worker: dict[int, int] = defaultdict(int)
+        for m in facts:
+            per_worker[m["pid"]] += m["state_bytes"]
+        row = {
+            "orders": orders,
+            "refresh": "load" if k == 0 else k,
+            "wall_s": round(wall, 2),
+            "refresh_s": round(refreshed - t, 2),
+            "stages_s": [round(v, 2) for v in result.timings.values()],
+            "load_s": round(sum(m["load_s"] for m in facts), 2),
+            "compute_s": round(sum(m["compute_s"] for m in facts), 2),
+            "write_s": round(sum(m["write_s"] for m in facts), 2),
+            "spark_sql_s": round(sql_s, 2),
+            "shuffle_mb": round(moved.get("shuffleWriteBytes", 0) / 2**20, 2),
+            "state_read_mb": round(sum(m["state_read_bytes"] for m in facts) / 2**20, 1),
+            "state_written_mb": round(sum(m["state_written_bytes"] for m in facts) / 2**20, 1),
+            "cached": f"{sum(m['cached'] for m in facts)}/{len(facts)}",
+            "state_mb_per_worker": sorted(round(v / 2**20) for v in per_worker.values()),
+            "driver_py_mb": round(peak_rss_mb()),
+            "correct": ours == answer and all(w in (0, 1) for w in integrated.values()),
+        }
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+        if not row["correct"]:
+            wrong = sorted(set(ours.items()) ^ set(answer.items()), key=repr)[:6]
+            raise SystemExit(f"refresh {k} at {orders} orders differs from Spark SQL, e.g. {wrong}")
+    shutil.rmtree(data, ignore_errors=True)
+    return rows
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    cols = list(rows[0])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---:|" * len(cols)]
+    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--master", default="local-cluster[2,1,1024]")
+    ap.add_argument("--orders", type=int, nargs="+", default=[10_000_000, 50_000_000])
+    ap.add_argument("--change", type=int, default=10_000)
+    ap.add_argument("--moves", type=int, default=100)
+    ap.add_argument("--refreshes", type=int, default=3)
+    ap.add_argument("--buckets", type=int, default=16)
+    ap.add_argument("--work", default=None, help="scratch directory (default: a temporary one)")
+    args = ap.parse_args()
+    spark = session(args.master, "dbspc-spark-scale", args.buckets)
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    work = Path(args.work or tempfile.mkdtemp(prefix="dbspc-scale-"))
+    rows: list[dict[str, Any]] = []
+    try:
+        for n in args.orders:
+            rows += run_size(spark, n, args, work)
+    finally:
+        spark.stop()
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+    print()
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
