@@ -65,10 +65,20 @@ def output_tag(view_index: int) -> int:
     return -2 - view_index
 
 
+_BLOB_ROWS = 1 << 17  # rows per blob: a JVM holds a few blobs at once in its heap
+_ROW_GROUP_BYTES = 16 << 20  # parquet row groups of exchange files, for the same reason
+
+
 def encode(z: ZSet) -> bytes:
     buffer = io.BytesIO()
-    z.frame.write_ipc(buffer, compression="uncompressed")
+    z.frame.write_ipc(buffer, compression="lz4")
     return buffer.getvalue()
+
+
+def pieces(ch: int, bucket: int, z: ZSet) -> list[tuple[int, int, bytes]]:
+    """Blob rows of a batch: one per _BLOB_ROWS rows."""
+    n = len(z)
+    return [(ch, bucket, encode(ZSet(z.frame.slice(i, _BLOB_ROWS), z.types))) for i in range(0, n, _BLOB_ROWS)]
 
 
 def decode(data: bytes, types: tuple[SqlType, ...]) -> ZSet:
@@ -200,7 +210,7 @@ def _small_lists(schema: pa.Schema) -> pa.Schema:
 def _write(df: DataFrame, path: str) -> None:
     """Run a stage's job; a dbspc error raised in a task is raised here as itself."""
     try:
-        df.write.mode("overwrite").parquet(path)
+        df.write.mode("overwrite").option("parquet.block.size", _ROW_GROUP_BYTES).parquet(path)
     except Exception as e:
         found = re.search(f"{_MARK}(.*?){_MARK}", str(e), flags=re.DOTALL)
         if found is None:
@@ -223,7 +233,7 @@ def _encode_source(
             frame = frame.rename(dict(zip(frame.columns, [*(col_name(i) for i in range(len(types))), WEIGHT],
                                           strict=True)))
             z = ZSet.from_frame(naive_utc(frame, types), types)
-            yield blobs([(ch, b, encode(part)) for b, part in sorted(split(z, to, 0, buckets).items())])
+            yield blobs([row for b, part in sorted(split(z, to, 0, buckets).items()) for row in pieces(ch, b, part)])
 
     return run
 
@@ -257,8 +267,9 @@ def _stage_task(
         except BaseException:
             bucket_state.forget(where, stage, b)
             raise
-        rows = [(ch, target, encode(z)) for ch, moved in result.moved.items() for target, z in moved.items() if len(z)]
-        rows += [(tags[name], b, encode(z)) for name, z in result.outputs.items() if len(z)]
+        moved = result.moved.items()
+        rows = [row for ch, by_bucket in moved for target, z in by_bucket.items() for row in pieces(ch, target, z)]
+        rows += [row for name, z in result.outputs.items() for row in pieces(tags[name], b, z)]
         sizes = opened.executor.state_sizes()
         facts = {
             "stage": stage,
