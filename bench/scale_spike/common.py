@@ -60,6 +60,7 @@ def session(master: str, app: str, partitions: int) -> SparkSession:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(partitions))
         .config("spark.sql.adaptive.enabled", "false")  # keep one task per bucket: AQE would coalesce them
+        .config("spark.locality.wait", "0")  # a bucket's task runs at once wherever a core is free
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.streaming.stateStore.providerClass",
                 "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")

@@ -27,6 +27,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import reduce
 from pathlib import Path
@@ -122,52 +123,96 @@ class SparkStages:
         self.buckets = buckets
         self.views = sorted(circuit.outputs().items(), key=lambda kv: kv[0])
         self.columns = {name: tuple(cols) for name, cols in (columns or {}).items()}
+        self._bucket_labels: list[int] | None = None
 
     @property
     def committed(self) -> int:
         return bucket_state.committed(self.root)
 
     def refresh(self, changes: dict[str, DataFrame]) -> Refreshed:
-        """Apply one change DataFrame per table; commit; return each view's delta."""
+        """Apply one change DataFrame per table; commit; return each view's delta.
+
+        One Spark job per stage, each writing its output (the later stages' channels,
+        the views' deltas, the tasks' facts) as parquet that the later jobs read: a
+        stage is computed once even when several later stages read it. (One job for
+        the whole refresh, with each stage's output persisted instead, made a plan that
+        grows with the product of the stages' fan-outs.)"""
         base = self.committed
         k = base + 1
         self._forget_uncommitted(base)
+        labels = self._labels()
         out = self.root / "x" / f"r{k:08d}"
         timings: dict[str, float] = {}
         made: list[str] = []
         for stage in self.plan.stages:
             started = time.perf_counter()
             wanted = sorted(set(stage.inputs.values()))
-            parts = [self._source_blobs(ch, changes) for ch in wanted]
+            parts = [self._source_blobs(ch, changes, labels) for ch in wanted]
             inputs = [p for p in parts if p is not None]
             if made:
                 inputs.append(self.spark.read.parquet(*made).where(F.col("ch").isin(wanted)))
-            inputs.append(self._heartbeats(stage.index))
-            task = _stage_task(self.plan, stage.index, str(self.root), base, k, self.buckets, self.views)
+            inputs.append(self._heartbeats(stage.index, labels))
+            task = _stage_task(self.plan, stage.index, str(self.root), base, k, labels, self.views)
             path = str(out / f"s{stage.index}")
-            _write(reduce(DataFrame.unionByName, inputs).groupBy("bucket").applyInArrow(task, BLOB), path)
+            with self._own_shuffles():
+                _write(reduce(DataFrame.unionByName, inputs).groupBy("bucket").applyInArrow(task, BLOB), path)
             made.append(path)
             timings[f"stage {stage.index}"] = time.perf_counter() - started
         bucket_state.commit(self.root, k)
         self._drop_exchanges(keep=k - 1)
         return Refreshed(k, self._deltas(made), timings, made)
 
+    def _labels(self) -> list[int]:
+        """Per bucket, the value of the `bucket` column that Spark's hash partitioning
+        sends to shuffle partition b: with as many partitions as buckets, each bucket is
+        one task, so the state spreads over the executors' workers."""
+        if self._bucket_labels is None:
+            b = self.buckets
+            rows = (
+                self.spark.range(64 * b)
+                .selectExpr("CAST(id AS INT) AS x", f"pmod(hash(CAST(id AS INT)), {b}) AS p")
+                .groupBy("p")
+                .agg(F.min("x").alias("x"))
+                .collect()
+            )
+            found = {int(r["p"]): int(r["x"]) for r in rows}
+            self._bucket_labels = [found[p] for p in range(b)]
+        return self._bucket_labels
+
+    @contextmanager
+    def _own_shuffles(self) -> Iterator[None]:
+        """One shuffle partition per bucket for a stage's job (restored after it). AQE,
+        if the session has it on, may still coalesce the partitions of a small change
+        into a few tasks: fewer Python tasks, but a bucket then moves between workers
+        more often (a cache miss reads it from storage)."""
+        conf = self.spark.conf
+        key = "spark.sql.shuffle.partitions"
+        before = conf.get(key, None)
+        conf.set(key, str(self.buckets))
+        try:
+            yield
+        finally:
+            if before is None:
+                conf.unset(key)
+            else:
+                conf.set(key, before)
+
     # -- the pieces of a refresh ---------------------------------------------------------
 
-    def _source_blobs(self, ch: int, changes: dict[str, DataFrame]) -> DataFrame | None:
+    def _source_blobs(self, ch: int, changes: dict[str, DataFrame], labels: list[int]) -> DataFrame | None:
         channel = self.plan.channels[ch]
         o = self.plan.circuit[channel.node]
         if not isinstance(o, op.Source) or o.name not in changes:
             return None
         assert channel.to is not None  # rows read from a table are always moved
-        fn = _encode_source(ch, channel.to, o.types, self.buckets)
+        fn = _encode_source(ch, channel.to, o.types, labels)
         return changes[o.name].mapInArrow(fn, BLOB)
 
-    def _heartbeats(self, stage: int) -> DataFrame:
+    def _heartbeats(self, stage: int, labels: list[int]) -> DataFrame:
         nodes = self.plan.stages[stage - 1].nodes
         clocked = any(isinstance(self.plan.circuit[n], _CLOCKED) and not self.plan.single(n) for n in nodes)
         buckets = range(self.buckets) if clocked else range(1)
-        rows = [(HEARTBEAT, b, b"") for b in buckets]
+        rows = [(HEARTBEAT, labels[b], b"") for b in buckets]
         return self.spark.createDataFrame(rows, BLOB)
 
     def _deltas(self, made: list[str]) -> dict[str, DataFrame]:
@@ -222,7 +267,7 @@ def _write(df: DataFrame, path: str) -> None:
 
 
 def _encode_source(
-    ch: int, to: Part, types: tuple[SqlType, ...], buckets: int
+    ch: int, to: Part, types: tuple[SqlType, ...], labels: list[int]
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -233,18 +278,21 @@ def _encode_source(
             frame = frame.rename(dict(zip(frame.columns, [*(col_name(i) for i in range(len(types))), WEIGHT],
                                           strict=True)))
             z = ZSet.from_frame(naive_utc(frame, types), types)
-            yield blobs([row for b, part in sorted(split(z, to, 0, buckets).items()) for row in pieces(ch, b, part)])
+            moved = sorted(split(z, to, 0, len(labels)).items())
+            yield blobs([row for b, part in moved for row in pieces(ch, labels[b], part)])
 
     return run
 
 
 def _stage_task(
-    plan: Plan, stage: int, root: str, base: int, refresh: int, buckets: int, views: list[tuple[str, int]]
+    plan: Plan, stage: int, root: str, base: int, refresh: int, labels: list[int], views: list[tuple[str, int]]
 ) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:
     tags = {name: output_tag(i) for i, (name, _) in enumerate(views)}
+    buckets = len(labels)
+    bucket_of_label = {label: b for b, label in enumerate(labels)}
 
     def run(key: tuple[pa.Scalar, ...], table: pa.Table) -> pa.Table:
-        b = int(key[0].as_py())
+        b = bucket_of_label[int(key[0].as_py())]
         where = Path(root)
         received: dict[int, list[ZSet]] = {}
         for ch, data in zip(table.column("ch").to_pylist(), table.column("data").to_pylist(), strict=True):
@@ -268,8 +316,8 @@ def _stage_task(
             bucket_state.forget(where, stage, b)
             raise
         moved = result.moved.items()
-        rows = [row for ch, by_bucket in moved for target, z in by_bucket.items() for row in pieces(ch, target, z)]
-        rows += [row for name, z in result.outputs.items() for row in pieces(tags[name], b, z)]
+        rows = [row for ch, by_bucket in moved for t, z in by_bucket.items() for row in pieces(ch, labels[t], z)]
+        rows += [row for name, z in result.outputs.items() for row in pieces(tags[name], labels[b], z)]
         sizes = opened.executor.state_sizes()
         facts = {
             "stage": stage,
@@ -285,7 +333,7 @@ def _stage_task(
             "state_rows": sum(r for r, _ in sizes.values()),
             "state_bytes": sum(n for _, n in sizes.values()),
         }
-        rows.append((METRICS, b, json.dumps(facts).encode()))
+        rows.append((METRICS, labels[b], json.dumps(facts).encode()))
         return pa.Table.from_batches([blobs(rows)])
 
     return run
