@@ -22,7 +22,7 @@ from dbspc.compiler.errors import InternalCompilerError
 from dbspc.compiler.types import SqlType
 from dbspc.runtime.registry import Context, Value, evaluates
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, pick
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, pick, take
 
 _LW = "__lw"
 _RW = "__rw"
@@ -166,7 +166,7 @@ def join_pairs(
     leaves equal rows apart, for a caller that sums terms and consolidates once."""
     if not len(positions):
         return ZSet.empty(out_types)
-    rows = delta[positions]
+    rows = take(delta, positions)
     left, right = (rows, stored) if delta_is_left else (stored, rows)
     columns = [*left.get_columns()[:-1], *right.get_columns()[:-1]]
     weight = left.get_column(WEIGHT).to_numpy() * right.get_column(WEIGHT).to_numpy()
