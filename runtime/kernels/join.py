@@ -201,8 +201,8 @@ def join_with_trace(
     if pairs is not None:
         if not distinct:
             return join_pairs(d_frame, *pairs, delta_is_left, out_types)
-        joined = join_pairs(d_frame, *pairs, delta_is_left, out_types, consolidate=False)
-        return ZSet(joined.frame, joined.types, consolidated=True)
+        paired = join_pairs(d_frame, *pairs, delta_is_left, out_types, consolidate=False)
+        return ZSet(paired.frame, paired.types, consolidated=True)
     stored = trace.lookup(d_frame, d_names)
     if stored.height == 0:
         return ZSet.empty(out_types)
