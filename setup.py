@@ -4,7 +4,7 @@ package is declared in pyproject.toml."""
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-NATIVE = ["spine"]
+NATIVE = ["rowhash", "spine"]
 
 setup(
     ext_modules=cythonize(

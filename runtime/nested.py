@@ -31,7 +31,7 @@ from dbspc.runtime.kernels.join import drop_null_keys, join, join_pairs
 from dbspc.runtime.kernels.linear import plus
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluate_stateless, evaluates
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, concat_frames, group_rows, pick
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, concat_frames, group_rows, pick, take
 
 ITER = "__iter"
 # Spark's convention: a recursive CTE may recurse 100 levels (spark.sql.cteRecursionLevelLimit)
@@ -164,7 +164,7 @@ def _in_iterations(found: pl.DataFrame, column: str, first: int, last: int) -> p
         return found
     it = found.get_column(column).to_numpy()
     keep = (it >= first) & (it <= last)
-    return found if keep.all() else found[np.flatnonzero(keep)]
+    return found if keep.all() else take(found, np.flatnonzero(keep))
 
 
 def _stored_join(
@@ -193,7 +193,7 @@ def _stored_join(
     iteration = found.get_column(col_name(len(state.types))).to_numpy()
     keep = (iteration >= first) & (iteration <= last)
     if not keep.all():
-        positions, found = positions[keep], found[np.flatnonzero(keep)]
+        positions, found = positions[keep], take(found, np.flatnonzero(keep))
     found = pick(found, [*(col_name(c) for c in range(len(state.types))), WEIGHT])
     return join_pairs(frame, positions, found, delta_is_left, out_types, consolidate=False)
 
@@ -402,7 +402,7 @@ class IncrementalScope:
         now, was, s_i, s_prev = groups.sums(weights)
         out = (s_i + now > 0).astype(np.int64) - (s_i > 0) - (s_prev + was > 0) + (s_prev > 0)
         keep = out != 0
-        frame = data[groups.reps[keep]].hstack([pl.Series(WEIGHT, out[keep], dtype=pl.Int64)])
+        frame = take(data, groups.reps[keep]).hstack([pl.Series(WEIGHT, out[keep], dtype=pl.Int64)])
         return ZSet.from_frame(frame, d.types)
 
     def _aggregate(self, n: int, o: op.AggregateNested, i: int, args: list[ZSet], running: _RunningSums) -> ZSet:

@@ -23,7 +23,7 @@ from dbspc.compiler.types import SqlType
 from dbspc.runtime.executor import Executor
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, consolidate_frame
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, consolidate_frame, take
 
 
 class Pipeline:
@@ -141,7 +141,7 @@ class Pipeline:
                 raise InputError(f"NULL inserted into NOT NULL column(s) {', '.join(cols)} of table '{table}'")
         removing = change.frame.get_column(WEIGHT).to_numpy() < 0
         if removing.any():
-            self._check_deletes(table, change, change.frame[np.flatnonzero(removing)])
+            self._check_deletes(table, change, take(change.frame, np.flatnonzero(removing)))
         return change
 
     def _check_deletes(self, table: str, change: ZSet, deletes: pl.DataFrame) -> None:
@@ -149,7 +149,7 @@ class Pipeline:
         # negative weight is deleted more often than it is there.
         held = self.tables[table].weights_of(deletes)
         if held is not None:
-            short = deletes[np.flatnonzero(held + deletes.get_column(WEIGHT).to_numpy() < 0)]
+            short = take(deletes, np.flatnonzero(held + deletes.get_column(WEIGHT).to_numpy() < 0))
         else:  # rows with equal hashes: an exact lookup of the rows present
             present = self.tables[table].lookup(deletes, change.columns)
             after = consolidate_frame(pl.concat([present, deletes], how="vertical")) if present.height else deletes

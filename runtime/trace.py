@@ -30,18 +30,19 @@ import polars as pl
 from dbspc.compiler.types import SqlType
 from dbspc.runtime.native import spine
 from dbspc.runtime.zset import (
-    ROW_HASH_SEED,
     WEIGHT,
     ZSet,
     argsort_hashes,
     col_name,
     groups_hold_equal_rows,
     hash_groups,
+    hash_rows,
     pick,
     polars_dtype,
     rows_equal,
     schema_of,
 )
+from dbspc.runtime.zset import take as take_frame  # `take` names merge plans here
 
 # Merge the newest run into the previous one while the previous is at most this many
 # times larger: run sizes then grow geometrically towards the oldest run.
@@ -106,6 +107,7 @@ class _Run:
     hashes: np.ndarray  # uint64 key hashes, ascending
     row_hashes: np.ndarray  # uint64 hashes of the full rows (to find rows that may cancel)
     frame: pl.DataFrame  # c0.., w in the same order
+    fences: np.ndarray  # every spine.FENCE_STEP-th key hash: what a probe searches first
 
     def __len__(self) -> int:
         return self.frame.height
@@ -154,12 +156,13 @@ class Trace:
         return sum(len(run) for run in self._runs)
 
     def nbytes(self) -> int:
-        """Bytes held: each run's columns (their Arrow size) and its hash arrays (one
-        when the key hash is the row hash)."""
+        """Bytes held: each run's columns (their Arrow size), its hash arrays (one when
+        the key hash is the row hash) and its fences."""
         total = 0
         for run in self._runs:
             shared = run.row_hashes is run.hashes
             total += int(run.frame.estimated_size()) + run.hashes.nbytes + (0 if shared else run.row_hashes.nbytes)
+            total += run.fences.nbytes
         return total
 
     def runs(self) -> list[pl.DataFrame]:
@@ -176,7 +179,7 @@ class Trace:
         if not names:
             # A zero-column select would have height 0, so size from the frame itself.
             return np.zeros(frame.height, dtype=np.uint64)
-        return np.asarray(pick(frame, names).hash_rows(seed=ROW_HASH_SEED).to_numpy(), dtype=np.uint64)
+        return hash_rows([frame.get_column(n) for n in names])
 
     def _key_hashes(self, frame: pl.DataFrame) -> np.ndarray:
         """uint64 hashes of the key columns (named and typed as the trace's) of `frame`:
@@ -199,7 +202,7 @@ class Trace:
         weights = frame.get_column(WEIGHT).to_numpy()
         if len(starts) == len(order):  # no two rows share both hashes
             idx = order[weights[order] != 0]
-            return self._run(key_hashes, row_hashes, idx, frame[idx]) if idx.size else None
+            return self._run(key_hashes, row_hashes, idx, take_frame(frame, idx)) if idx.size else None
         if not groups_hold_equal_rows(frame.get_columns()[:-1], order, starts):
             return self._run_of_distinct(_consolidate_frame(frame, self._types))  # a hash collision
         sums = np.add.reduceat(weights[order], starts)
@@ -207,13 +210,13 @@ class Trace:
         idx = order[starts][keep]
         if not idx.size:
             return None
-        return self._run(key_hashes, row_hashes, idx, _with_weights(frame[idx], sums[keep]))
+        return self._run(key_hashes, row_hashes, idx, _with_weights(take_frame(frame, idx), sums[keep]))
 
     def _run(self, key_hashes: np.ndarray, row_hashes: np.ndarray, rows: np.ndarray, frame: pl.DataFrame) -> _Run:
         """A run of `frame` (already gathered) from the hashes of the rows it holds; a trace
         whose key hash is the row hash keeps one array for both."""
         keys = key_hashes[rows]
-        return _Run(keys, keys if key_hashes is row_hashes else row_hashes[rows], frame)
+        return _Run(keys, keys if key_hashes is row_hashes else row_hashes[rows], frame, spine.fences(keys))
 
     def _run_of_distinct(self, frame: pl.DataFrame) -> _Run | None:
         """A run of a consolidated frame (rows already distinct, weights non-zero)."""
@@ -222,7 +225,7 @@ class Trace:
         key_hashes = self._key_hashes(frame)
         row_hashes = self._row_hashes(frame, key_hashes)
         order, _ = hash_groups(key_hashes, row_hashes)
-        return self._run(key_hashes, row_hashes, order, frame[order])
+        return self._run(key_hashes, row_hashes, order, take_frame(frame, order))
 
     # -- updates -------------------------------------------------------------------
 
@@ -307,7 +310,7 @@ class Trace:
         key_hashes = np.concatenate([old.hashes, new.hashes])
         row_hashes = key_hashes if self._hash_is_row else np.concatenate([old.row_hashes, new.row_hashes])
         if not in_old.size:
-            return self._run(key_hashes, row_hashes, take, both[take])
+            return self._run(key_hashes, row_hashes, take, take_frame(both, take))
         old_w = old.frame.get_column(WEIGHT).to_numpy()
         weights = np.concatenate([old_w, new.frame.get_column(WEIGHT).to_numpy()])[take]
         weights[slot] = old_w[in_old] + new.frame.get_column(WEIGHT).to_numpy()[in_new]
@@ -315,7 +318,7 @@ class Trace:
         take = take[keep]
         if not take.size:
             return None
-        return self._run(key_hashes, row_hashes, take, _with_weights(both[take], weights[keep]))
+        return self._run(key_hashes, row_hashes, take, _with_weights(take_frame(both, take), weights[keep]))
 
     # -- queries -------------------------------------------------------------------
 
@@ -351,11 +354,13 @@ class Trace:
 
     def _probe(self, key_hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[tuple[_Run, np.ndarray]]]:
         """Probe every run for `key_hashes` in one compiled call: the order that sorts the
-        hashes, the sorted hashes, and each run holding any of them with the positions."""
+        hashes, the sorted hashes, and each run holding any of them with the positions.
+        Each probe searches the run's fences (cache-resident) and then one block of the
+        run: ~2 cache misses a key where a search of a 1M-row run's hashes takes ~10."""
         by_hash = argsort_hashes(key_hashes)
         sorted_hashes = key_hashes[by_hash]
         wanted = _sorted_unique(sorted_hashes, presorted=True)
-        found = spine.probe_runs([r.hashes for r in self._runs], wanted)
+        found = spine.probe_fenced([r.hashes for r in self._runs], [r.fences for r in self._runs], wanted)
         return by_hash, sorted_hashes, [(run, idx) for run, idx in zip(self._runs, found, strict=True) if idx.size]
 
     def weights_of(self, rows: pl.DataFrame) -> np.ndarray | None:
@@ -407,12 +412,70 @@ class Trace:
             probes = by_hash[_gather_ranges(lo, hi)]
             if not rows_equal([run.frame.get_column(k) for k in self._key_names], stored, probe_keys, probes):
                 return None
-            parts.append(run.frame[stored])
+            parts.append(take_frame(run.frame, stored))
             positions.append(probes)
         if not parts:
             return np.empty(0, dtype=np.int64), ZSet.empty(self._types).frame
         found = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
         return np.concatenate(positions), found
+
+    def _gather_found(self, found_in: list[tuple[_Run, np.ndarray]]) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
+        """The rows at the probed positions of every run, one frame, with their key and row
+        hashes (as stored in the runs: nothing is hashed again)."""
+        parts = [take_frame(run.frame, idx) for run, idx in found_in]
+        key_hashes = [run.hashes[idx] for run, idx in found_in]
+        if len(parts) == 1:
+            kh = key_hashes[0]
+            return parts[0], kh, kh if self._hash_is_row else found_in[0][0].row_hashes[found_in[0][1]]
+        kh = np.concatenate(key_hashes)
+        rh = kh if self._hash_is_row else np.concatenate([run.row_hashes[idx] for run, idx in found_in])
+        return pl.concat(parts, how="vertical"), kh, rh
+
+    def _consolidate_found(
+        self, found: pl.DataFrame, kh: np.ndarray, rh: np.ndarray
+    ) -> tuple[pl.DataFrame, np.ndarray] | None:
+        """Rows found in several runs, consolidated by their stored hashes (one compiled
+        sort; equal rows have equal hashes): the rows and their key hashes. None when two
+        different rows share both hashes."""
+        order, starts = hash_groups(kh, rh)
+        if not groups_hold_equal_rows(found.get_columns()[:-1], order, starts):
+            return None
+        sums = np.add.reduceat(found.get_column(WEIGHT).to_numpy()[order], starts)
+        keep = sums != 0
+        rows = order[starts][keep]
+        return _with_weights(take_frame(found, rows), sums[keep]), kh[rows]
+
+    def lookup_aligned(
+        self, keys: Sequence[pl.Series], key_hashes: np.ndarray
+    ) -> tuple[pl.DataFrame, np.ndarray] | None:
+        """For distinct keys (columns typed as the trace's key, hashed by `hash_rows`): the
+        consolidated stored rows with one of them, and for each key the position of its
+        stored row, or -1. For callers that keep one row per key (an aggregate's groups).
+        None (the caller uses `lookup`) when the types differ, two keys share a hash, a key
+        has more than one stored row, or rows share hashes."""
+        if not self._key or [c.dtype for c in keys] != self._key_dtypes:
+            return None
+        at = np.full(len(key_hashes), -1, dtype=np.int64)
+        if not len(key_hashes) or not self._runs:
+            return ZSet.empty(self._types).frame, at
+        by_hash, sorted_hashes, found_in = self._probe(key_hashes)
+        if bool((sorted_hashes[1:] == sorted_hashes[:-1]).any()):
+            return None
+        if not found_in:
+            return ZSet.empty(self._types).frame, at
+        found, kh, rh = self._gather_found(found_in)
+        if len(found_in) > 1:
+            consolidated = self._consolidate_found(found, kh, rh)
+            if consolidated is None:
+                return None
+            found, kh = consolidated
+        probe = by_hash[np.searchsorted(sorted_hashes, kh)]
+        at[probe] = np.arange(len(probe))
+        if int((at >= 0).sum()) != len(probe):
+            return None  # two stored rows for one key
+        if not rows_equal([found.get_column(k) for k in self._key_names], None, keys, probe):
+            return None
+        return found, at
 
     def lookup(self, probe: pl.DataFrame, probe_cols: Sequence[str], consolidated: bool = True) -> pl.DataFrame:
         """Stored rows (c0.., w; consolidated, no zero weight) whose key equals, null-safely,
@@ -427,17 +490,17 @@ class Trace:
         if keys.height == 0 or not self._runs:
             return ZSet.empty(self._types).frame
         by_hash, sorted_hashes, found_in = self._probe(self._key_hashes(keys))
-        parts = [run.frame[idx] for run, idx in found_in]
-        hashes = [run.hashes[idx] for run, idx in found_in]
-        if not parts:
+        if not found_in:
             return ZSet.empty(self._types).frame
-        found = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
+        found, kh, rh = self._gather_found(found_in)
         # Equal hashes need not mean equal keys: check each candidate against a probe key
         # of its hash; on a collision, keep exactly the (null-safe) matches by a semi-join.
-        probe_rows = by_hash[np.searchsorted(sorted_hashes, np.concatenate(hashes))]
+        probe_rows = by_hash[np.searchsorted(sorted_hashes, kh)]
         candidate_keys = [found.get_column(name) for name in self._key_names]
-        if not rows_equal(candidate_keys, None, keys.get_columns(), probe_rows):
+        exact = rows_equal(candidate_keys, None, keys.get_columns(), probe_rows)
+        if not exact:
             found = found.join(keys, on=self._key_names, how="semi", nulls_equal=True)
-        if len(parts) > 1 and consolidated:
-            found = _consolidate_frame(found, self._types)
+        if len(found_in) > 1 and consolidated:
+            by_hashes = self._consolidate_found(found, kh, rh) if exact else None
+            found = by_hashes[0] if by_hashes is not None else _consolidate_frame(found, self._types)
         return self._ordered(found)

@@ -10,10 +10,13 @@ from typing import Any
 import polars as pl
 import pytest
 
+from dbspc.runtime import zset
+
 
 @contextmanager
 def colliding_hashes(values: int | None = 2) -> Iterator[None]:
-    """Within the block, every polars row hash takes one of `values` values (1: all
+    """Within the block, every row hash (runtime/zset.py `hash_rows`, and polars'
+    hash_rows for the operators that still use it) takes one of `values` values (1: all
     equal; None: hashes as they are)."""
     if values is None:
         yield
@@ -25,4 +28,5 @@ def colliding_hashes(values: int | None = 2) -> Iterator[None]:
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(pl.DataFrame, "hash_rows", reduced)
+        mp.setattr(zset, "_collide", values)
         yield

@@ -374,3 +374,72 @@ def test_counts_and_sums_finalize_in_numpy_as_in_polars(rows: list[tuple[Any, in
         slow = aggregate(batch, group, SUMS, out_types, shape == "global")
     assert fast.frame.dtypes == slow.frame.dtypes
     assert norm(fast) == norm(slow)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    steps=st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=6),
+    shape=st.sampled_from(["g", "gh"]),
+    collide=st.sampled_from([None, 2, 1]),
+)
+def test_incremental_counts_and_sums_on_arrays(
+    steps: list[list[tuple[str, Any, int]]], shape: str, collide: int | None
+) -> None:
+    """COUNTs and scale-keeping SUMs by group step on int64 arrays (_step_linear), probing
+    the state by group hash; with colliding hashes they fall back to the general path."""
+    with colliding_hashes(collide):
+        check_stream(steps, shape, SUMS, split=True)
+
+
+def test_counts_and_sums_step_on_arrays_and_agree_with_the_general_path() -> None:
+    import dbspc.runtime.kernels.aggregate as module
+
+    types = [STRING, INT, decimal(6, 2)]
+    aggs = [AggCall("count_star", None, BIGINT), AggCall("count", 1, BIGINT), AggCall("sum", 2, decimal(16, 2))]
+    out_types = [STRING, BIGINT, BIGINT, decimal(16, 2)]
+    batches = [
+        ([("a", 1, Decimal("1.25")), ("b", None, None), ("a", 2, None)], [1, 1, 1]),
+        ([("a", 1, Decimal("1.25")), ("b", 3, Decimal("-2.00"))], [-1, 2]),
+        ([("b", None, None), ("c", None, Decimal("0.01"))], [1, 1]),  # b: COUNT(*) changes only
+        ([("b", None, None), ("b", None, None)], [-1, 1]),  # nothing changes: no rows out
+        ([("b", 3, Decimal("-2.00")), ("b", None, None)], [-2, -2]),  # b disappears
+    ]
+    fast = IncrementalAggregate(types, [0], aggs, out_types, False)
+    slow = IncrementalAggregate(types, [0], aggs, out_types, False)
+    taken = 0
+    real = IncrementalAggregate._step_linear
+
+    def counted(self: IncrementalAggregate, work: Any) -> Any:
+        nonlocal taken
+        result = real(self, work)
+        taken += result is not None
+        return result
+
+    for rows, weights in batches:
+        batch = ZSet.from_rows(rows, types, weights)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(module.IncrementalAggregate, "_step_linear", counted)
+            got, commit = fast.step(batch)
+        commit()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(module.IncrementalAggregate, "_step_linear", lambda self, work: None)
+            want, commit = slow.step(batch)
+        commit()
+        assert got.frame.dtypes == want.frame.dtypes
+        assert got.to_rows() == want.to_rows()
+    assert taken == len(batches)
+    assert fast._state.snapshot().to_rows() == slow._state.snapshot().to_rows()
+
+
+def test_counts_and_sums_beyond_int64_take_the_exact_path() -> None:
+    types = [STRING, BIGINT]
+    agg = IncrementalAggregate(types, [0], [AggCall("sum", 1, BIGINT)], [STRING, BIGINT], False)
+    out, commit = agg.step(ZSet.from_rows([("a", 2**62)], types))
+    commit()
+    size = agg.state_rows()
+    with pytest.raises(RuntimeSqlError, match="integer overflow in SUM"):
+        agg.step(ZSet.from_rows([("a", 2**62)], types))
+    assert agg.state_rows() == size
+    out, commit = agg.step(ZSet.from_rows([("a", -(2**62)), ("a", 5)], types))
+    commit()
+    assert out.to_rows() == [(("a", 5), 1), (("a", 2**62), -1)]

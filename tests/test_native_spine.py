@@ -65,6 +65,19 @@ def test_probe_runs_finds_every_position_of_the_wanted_hashes(seed: int) -> None
         assert np.array_equal(found, np.flatnonzero(np.isin(run, wanted)))
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_fenced_probes_find_what_the_plain_probe_finds(seed: int) -> None:
+    """Runs of every size around the fence step, with hashes repeated across blocks."""
+    rng = np.random.default_rng(seed)
+    sizes = [0, 1, spine.FENCE_STEP - 1, spine.FENCE_STEP, spine.FENCE_STEP + 1, int(rng.integers(0, 5000))]
+    runs = [np.sort(_hashes(rng, n, int(rng.integers(1, 400)))) for n in sizes]
+    wanted = np.unique(_hashes(rng, 80, 500))
+    found = spine.probe_fenced(runs, [spine.fences(r) for r in runs], wanted)
+    for run, got, want in zip(runs, found, spine.probe_runs(runs, wanted), strict=True):
+        assert np.array_equal(got, want)
+        assert np.array_equal(got, np.flatnonzero(np.isin(run, wanted)))
+
+
 def test_large_runs_are_ordered_as_the_compiled_sort_orders_them() -> None:
     """Above _PARALLEL_GROUP_ROWS rows the hashes are sorted with polars: the same order and groups."""
     from dbspc.runtime.zset import _PARALLEL_GROUP_ROWS, hash_groups

@@ -26,6 +26,7 @@ from dbspc.runtime.oracle import assert_same_rows, duckdb_views, spark_views
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.script import ScriptRun, run_script
 from dbspc.runtime.zset import ZSet
+from tests.collisions import colliding_hashes
 from tests.test_goldens import check_golden
 
 REPO = Path(__file__).resolve().parent.parent
@@ -278,21 +279,14 @@ def _without(p: Pipeline, views: tuple[str, ...]) -> Pipeline:
 
 
 @pytest.mark.parametrize("path", CASES[:4], ids=[p.stem for p in CASES[:4]])
-def test_distinct_grouping_is_exact_when_every_hash_collides(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_distinct_grouping_is_exact_when_every_hash_collides(path: Path) -> None:
     """Rows are grouped by a row hash (runtime/zset.py group_rows); when two different
     rows share one it groups with polars instead. With one hash for every row, the
     outputs must be the same as with real hashes."""
-    import polars as pl
-
     text = path.read_text()
     fast = run_script(text)
-    real = pl.DataFrame.hash_rows
-
-    def constant_hash(self: pl.DataFrame, seed: int = 0, **kw: object) -> pl.Series:
-        return pl.Series([0] * real(self, seed).len(), dtype=pl.UInt64)
-
-    monkeypatch.setattr(pl.DataFrame, "hash_rows", constant_hash)
-    slow = run_script(text)
+    with colliding_hashes(1):
+        slow = run_script(text)
     for number, (a, b) in enumerate(zip(fast.outputs, slow.outputs, strict=True), start=1):
         for view in a:
             assert_same_rows(a[view], b[view], f"{path.stem} step {number} {view}", exact=True)

@@ -40,16 +40,18 @@ from dbspc.compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decima
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import (
-    ROW_HASH_SEED,
     WEIGHT,
     RowGroups,
     ZSet,
     col_name,
     decimal_words,
     group_rows,
+    hash_rows,
     pick,
     polars_dtype,
     rows_equal,
+    take,
+    take_series,
 )
 
 _N = "__n"  # rows in the group (Σ weights): COUNT(*) and group liveness
@@ -166,18 +168,32 @@ def _exact_values(column: pl.Series) -> tuple[np.ndarray, np.ndarray | None] | N
     return values, valid
 
 
-def _linear_sums(plan: _Plan, work: pl.DataFrame) -> pl.DataFrame | None:
-    """plan.linear_state(work) without polars' group-by, whose fixed cost (~1 ms a call)
-    dominated a small step: rows grouped by `group_rows` (a hash of the group columns,
-    one compiled sort), each part summed in int64 with np.add.reduceat.
+@dataclass(frozen=True, slots=True)
+class _Sums:
+    """The linear parts of some groups as int64 arrays, one slot per group: rows (n), and
+    per linear aggregate (by index) its non-NULL count (k) and unscaled sum (s)."""
 
-    None (the caller uses the group-by) for an empty batch, a value that is not an
-    integer or a DECIMAL of precision <= 18, or sums that could leave int64."""
+    n: np.ndarray
+    k: dict[int, np.ndarray]
+    s: dict[int, np.ndarray]
+
+
+# Sums stay below this, so that adding two of them never leaves int64.
+_SUM_BOUND = 1 << 62
+
+
+def _linear_arrays(plan: _Plan, work: pl.DataFrame) -> tuple[RowGroups, _Sums] | None:
+    """The batch's rows grouped by the group columns (`group_rows`: a hash of the group
+    columns, one compiled sort) and each group's linear parts summed in int64 with
+    np.add.reduceat. None for an empty batch, a value that is not an integer or a DECIMAL
+    of precision <= 18, or sums that could leave int64."""
     n = work.height
     if n == 0:
         return None
     weights = work.get_column(WEIGHT).to_numpy()
     w_max = max(int(weights.max()), -int(weights.min()))
+    if w_max * n >= _SUM_BOUND:
+        return None
     parts: list[tuple[_Agg, np.ndarray, np.ndarray | None]] = []
     for a in plan.aggs:
         if not a.linear or a.call.fn == "count_star":
@@ -188,23 +204,38 @@ def _linear_sums(plan: _Plan, work: pl.DataFrame) -> pl.DataFrame | None:
             return None
         values, valid = read
         v_max = max(int(values.max()), -int(values.min())) if a.needs_sum else 0
-        if v_max * w_max * n >= 1 << 62:  # the int64 sums could overflow: polars sums in Int128
+        if v_max * w_max * n >= _SUM_BOUND:  # the int64 sums could overflow: polars sums in Int128
             return None
         parts.append((a, values, valid))
     if plan.gnames:
-        keys = pick(work, plan.gnames)
-        groups = group_rows(keys.get_columns())
-        out = keys[groups.reps]
+        groups = group_rows([work.get_column(g) for g in plan.gnames])
     else:
         groups = RowGroups(np.arange(n, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
-        out = None
-    columns = [pl.Series(_N, groups.sums(weights), dtype=pl.Int64)]
+    sums = _Sums(groups.sums(weights), {}, {})
     for a, values, valid in parts:
         counted = weights if valid is None else weights * valid
-        columns.append(pl.Series(a.k, groups.sums(counted), dtype=pl.Int64))
+        sums.k[a.index] = groups.sums(counted)
         if a.needs_sum:
-            columns.append(pl.Series(a.s, groups.sums(values * counted), dtype=pl.Int64).cast(pl.Int128))
-    return pl.DataFrame(columns) if out is None else out.hstack(columns)
+            sums.s[a.index] = groups.sums(values * counted)
+    return groups, sums
+
+
+def _linear_sums(plan: _Plan, work: pl.DataFrame) -> pl.DataFrame | None:
+    """plan.linear_state(work) without polars' group-by, whose fixed cost (~1 ms a call)
+    dominated a small step (see `_linear_arrays`; None when it is)."""
+    summed = _linear_arrays(plan, work)
+    if summed is None:
+        return None
+    groups, sums = summed
+    columns = [pl.Series(_N, sums.n, dtype=pl.Int64)]
+    for a in plan.aggs:
+        if a.index in sums.k:
+            columns.append(pl.Series(a.k, sums.k[a.index], dtype=pl.Int64))
+        if a.index in sums.s:
+            columns.append(pl.Series(a.s, sums.s[a.index], dtype=pl.Int64).cast(pl.Int128))
+    if not plan.gnames:
+        return pl.DataFrame(columns)
+    return take(pick(work, plan.gnames), groups.reps).hstack(columns)
 
 
 def _moment(fn: str, value: pl.Expr, weight: pl.Expr) -> pl.Expr:
@@ -474,7 +505,7 @@ class _Plan:
 def _live(state: pl.DataFrame) -> pl.DataFrame:
     """The groups of `state` with rows (a gather, not a polars query)."""
     keep = state.get_column(_N).to_numpy() != 0
-    return state if keep.all() else state[np.flatnonzero(keep)]
+    return state if keep.all() else take(state, np.flatnonzero(keep))
 
 
 def _add_aligned(plan: _Plan, old: pl.DataFrame, delta: pl.DataFrame) -> pl.DataFrame | None:
@@ -484,8 +515,8 @@ def _add_aligned(plan: _Plan, old: pl.DataFrame, delta: pl.DataFrame) -> pl.Data
     if old.height == 0:
         return delta
     old_keys, new_keys = pick(old, plan.gnames), pick(delta, plan.gnames)
-    old_h = old_keys.hash_rows(seed=ROW_HASH_SEED).to_numpy()
-    new_h = new_keys.hash_rows(seed=ROW_HASH_SEED).to_numpy()
+    old_h = hash_rows(old_keys.get_columns())
+    new_h = hash_rows(new_keys.get_columns())
     order = np.argsort(old_h, kind="stable")
     sorted_h = old_h[order]
     at = np.minimum(np.searchsorted(sorted_h, new_h), len(sorted_h) - 1)
@@ -502,7 +533,7 @@ def _add_aligned(plan: _Plan, old: pl.DataFrame, delta: pl.DataFrame) -> pl.Data
     columns = [delta.get_column(g) for g in plan.gnames]
     for name, _ in plan.state_cols:
         before = old.get_column(name)
-        padded = pl.concat([before, pl.Series(name, [0], dtype=before.dtype)]).gather(which)
+        padded = take_series(pl.concat([before, pl.Series(name, [0], dtype=before.dtype)]), which)
         columns.append((delta.get_column(name) + padded).alias(name))
     return pl.DataFrame(columns)
 
@@ -535,7 +566,7 @@ def _finalize_sums(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl.Dat
 
     columns = [state.get_column(g) for g in plan.gnames]
     if rows is not None:
-        columns = [c.gather(rows) for c in columns]
+        columns = [take_series(c, rows) for c in columns]
     for a in plan.aggs:
         if a.call.fn == "count_star":
             columns.append(pl.Series(take(n), dtype=pl.Int64))
@@ -551,18 +582,10 @@ def _finalize_sums(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl.Dat
         sums = take(narrow.fill_null(0).to_numpy())
         some = k > 0
         out = a.out_type
-        if out.is_decimal:
-            if (out.precision or 38) <= 18 and bool((np.abs(sums[some]) >= 10 ** (out.precision or 38)).any()):
-                return None
-            words = np.stack([sums, sums >> 63], axis=1).ravel()  # decimal128: low, then high word
-            valid = pa.py_buffer(np.packbits(some, bitorder="little"))
-            decimals = pa.Array.from_buffers(
-                pa.decimal128(out.precision or 38, out.scale or 0), len(sums), [valid, pa.py_buffer(words)]
-            )
-            columns.append(pl.Series(decimals))
-        else:
-            column = pl.Series(sums, dtype=pl.Int64)
-            columns.append(column.scatter(np.flatnonzero(~some), None) if not some.all() else column)
+        column = _sum_column(sums, some, out)
+        if column is None:
+            return None
+        columns.append(column)
     weight = (
         pl.Series(np.ones(len(n) if rows is None else len(rows), dtype=np.int64))
         if sign is None
@@ -572,6 +595,26 @@ def _finalize_sums(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl.Dat
     if frame.dtypes[:-1] != [polars_dtype(t) for t in plan.out_types]:
         return None
     return frame
+
+
+def _sum_column(sums: np.ndarray, some: np.ndarray, out: SqlType) -> pl.Series | None:
+    """A SUM's output column from int64 unscaled sums (NULL where `some` is False): BIGINT,
+    or DECIMAL built on its decimal128 words. None for a decimal out of its precision
+    (the polars finalize then raises the overflow error)."""
+    if not out.is_decimal:
+        column = pl.Series(sums, dtype=pl.Int64)
+        return column.scatter(np.flatnonzero(~some), None) if not some.all() else column
+    if (out.precision or 38) <= 18 and bool((np.abs(sums[some]) >= 10 ** (out.precision or 38)).any()):
+        return None
+    return _decimal_column(sums, some, out.precision or 38, out.scale or 0)
+
+
+def _decimal_column(values: np.ndarray, valid: np.ndarray | None, precision: int, scale: int) -> pl.Series:
+    """DECIMAL(precision, scale) from int64 unscaled values, on their decimal128 words."""
+    words = np.stack([values, values >> 63], axis=1).ravel()  # decimal128: low, then high word
+    validity = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    decimals = pa.Array.from_buffers(pa.decimal128(precision, scale), len(values), [validity, pa.py_buffer(words)])
+    return pl.Series(decimals)
 
 
 _SIGN = "__sign"
@@ -642,6 +685,8 @@ class IncrementalAggregate:
         floating = any(a.call.fn in ("sum", "avg") and a.is_float for a in p.aggs)
         self._out: Trace | None = Trace(p.out_types, gkey) if floating else None
         self._started = False
+        # COUNTs and scale-keeping SUMs by group: a step can run on int64 arrays (_step_linear)
+        self._linear_only = bool(p.gnames) and not p.mset_aggs and all(_summable(a) for a in p.aggs)
 
     def state_rows(self) -> int:
         out = len(self._out) if self._out is not None else 0
@@ -686,6 +731,10 @@ class IncrementalAggregate:
         if d.frame.height == 0 and not (first and p.is_global):
             return ZSet.empty(p.out_types), self._mark_started
         work = p.work(d.frame)
+        if self._linear_only:
+            fast = self._step_linear(work)
+            if fast is not None:
+                return fast
         keys = work  # the lookups read its group columns and deduplicate them
 
         stored = p.from_trace_frame(self._fetch(self._state, keys))
@@ -745,6 +794,139 @@ class IncrementalAggregate:
 
     def _mark_started(self) -> None:
         self._started = True
+
+    def _step_linear(self, work: pl.DataFrame) -> tuple[ZSet, Callable[[], None]] | None:
+        """`step` for COUNTs and scale-keeping SUMs by group, on int64 arrays: the batch's
+        groups summed (one hash of the group columns, one compiled sort), their stored
+        rows found by those hashes in one probe of the state, old + new added per group,
+        and the output rows (old -1, new +1; an unchanged row cancels) and the state's
+        change built from the arrays. No polars query. None (the general path decides,
+        and raises any overflow) for values or sums beyond int64, a result out of its
+        type, or hashes shared by different groups."""
+        p = self._plan
+        summed = _linear_arrays(p, work)
+        if summed is None:
+            return None
+        groups, delta = summed
+        assert groups.hashes is not None
+        keys = [take_series(work.get_column(g), groups.reps) for g in p.gnames]
+        aligned = self._state.lookup_aligned(keys, groups.hashes[groups.reps])
+        if aligned is None:
+            return None
+        stored, at = aligned
+        old = _stored_sums(p, stored, at)
+        if old is None:
+            return None
+        new = _Sums(old.n + delta.n, {i: old.k[i] + k for i, k in delta.k.items()}, {})
+        new.s.update({i: old.s[i] + s for i, s in delta.s.items()})
+        unchanged = delta.n == 0
+        for part in [*delta.k.values(), *delta.s.values()]:
+            unchanged &= part == 0
+        had = (at >= 0) & ~unchanged
+        live = (new.n != 0) & ~unchanged
+
+        # Output rows: a group's row before (-1) and after (+1), from its sums alone; a
+        # group whose row did not change (a COUNT(x) of NULLs added, say) cancels out.
+        same = had & live
+        old_cols, new_cols = _output_arrays(p, old), _output_arrays(p, new)
+        for (vo, ko), (vn, kn) in zip(old_cols, new_cols, strict=True):
+            same &= (ko == kn) & ((vo == vn) | ~ko)
+        gone, born = np.flatnonzero(had & ~same), np.flatnonzero(live & ~same)
+        rows = np.concatenate([gone, born])
+        columns = [take_series(k, rows) for k in keys]
+        for a, (vo, ko), (vn, kn) in zip(p.aggs, old_cols, new_cols, strict=True):
+            values = np.concatenate([vo[gone], vn[born]])
+            valid = np.concatenate([ko[gone], kn[born]])
+            if a.call.fn in ("count_star", "count"):
+                columns.append(pl.Series(values, dtype=pl.Int64))
+                continue
+            column = _sum_column(values, valid, a.out_type)
+            if column is None:
+                return None
+            columns.append(column)
+        sign = np.concatenate([np.full(len(gone), -1, dtype=np.int64), np.ones(len(born), dtype=np.int64)])
+        out = pl.DataFrame([c.alias(col_name(i)) for i, c in enumerate(columns)] + [pl.Series(WEIGHT, sign)])
+        if out.dtypes[:-1] != [polars_dtype(t) for t in p.out_types]:
+            return None
+
+        # The state's change: the touched groups' stored rows out, their new rows in.
+        retract = at[had]
+        state = [take_series(k, np.flatnonzero(live)) for k in keys]
+        state.append(pl.Series(new.n[live], dtype=pl.Int64))
+        for a in p.aggs:
+            if a.index in new.k:
+                state.append(pl.Series(new.k[a.index][live], dtype=pl.Int64))
+            if a.index in new.s:
+                state.append(_decimal_column(new.s[a.index][live], None, 38, 0))
+        born_state = pl.DataFrame(
+            [c.alias(col_name(i)) for i, c in enumerate(state)]
+            + [pl.Series(WEIGHT, np.ones(int(live.sum()), dtype=np.int64))]
+        )
+        gone_state = take(stored, retract)  # a fresh frame: its weights can be replaced in place
+        gone_state.replace_column(gone_state.width - 1, pl.Series(WEIGHT, np.full(len(retract), -1, dtype=np.int64)))
+        change = pl.concat([gone_state, born_state], how="vertical")
+        trace = self._state
+
+        def commit() -> None:
+            trace.insert(ZSet(change, tuple(p.state_types)))
+            self._started = True
+
+        return ZSet(out, p.out_types, consolidated=True), commit
+
+
+def _stored_sums(plan: _Plan, stored: pl.DataFrame, at: np.ndarray) -> _Sums | None:
+    """The stored linear parts of each group (`at`: its stored row, or -1 for none, which
+    reads as zeros) as int64 arrays. None when a stored row's weight is not 1 or a sum is
+    beyond the bound that keeps old + new inside int64."""
+    m = len(at)
+    has = at >= 0
+    src = at[has]
+    if stored.height and not bool((stored.get_column(WEIGHT).to_numpy() == 1).all()):
+        return None
+
+    def aligned(values: np.ndarray) -> np.ndarray:
+        out = np.zeros(m, dtype=np.int64)
+        out[has] = values[src]
+        return out
+
+    g = len(plan.gnames)
+    names = [name for name, _ in plan.state_cols]
+    column = {name: stored.get_column(col_name(g + i)) for i, name in enumerate(names)}
+    if any(c.null_count() for c in column.values()):
+        return None
+    sums = _Sums(aligned(column[_N].to_numpy()), {}, {})
+    for a in plan.aggs:
+        if not a.linear or a.call.fn == "count_star":
+            continue
+        sums.k[a.index] = aligned(column[a.k].to_numpy())
+        if a.needs_sum:
+            read = decimal_words(column[a.s])
+            if read is None:
+                return None
+            words = read[0]
+            low = words[:, 0]
+            if not bool((words[:, 1] == low >> 63).all()) or bool((np.abs(low) >= _SUM_BOUND).any()):
+                return None
+            sums.s[a.index] = aligned(low)
+    if any(bool((np.abs(v) >= _SUM_BOUND).any()) for v in [sums.n, *sums.k.values()]):
+        return None
+    return sums
+
+
+def _output_arrays(plan: _Plan, sums: _Sums) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each aggregate's output per group from its sums, as (int64 values, validity):
+    COUNT(*) is n, COUNT(x) is k, a SUM is s (unscaled at its output scale), NULL
+    without a non-NULL value."""
+    always = np.ones(len(sums.n), dtype=bool)
+    out = []
+    for a in plan.aggs:
+        if a.call.fn == "count_star":
+            out.append((sums.n, always))
+        elif a.call.fn == "count":
+            out.append((sums.k[a.index], always))
+        else:
+            out.append((sums.s[a.index], sums.k[a.index] > 0))
+    return out
 
 
 @evaluates(op.Aggregate)

@@ -172,3 +172,78 @@ def probe_runs(list runs, const uint64_t[::1] wanted):
                 break
         found.append(buf[:total])
     return found
+
+
+# One fence every FENCE_STEP hashes of a run: the fences of a 1M-row run are 128 KB, so a
+# probe searches them in cache and then reads one block of the run, where a binary search
+# of the whole run would miss the cache at each of its last ~10 steps.
+cdef enum:
+    _STEP = 64
+FENCE_STEP = _STEP
+
+
+def fences(const uint64_t[::1] h):
+    """Every FENCE_STEP-th hash of a sorted run (h[0], h[64], ...): its probe index."""
+    return np.asarray(h[::FENCE_STEP]).copy()
+
+
+def probe_fenced(list runs, list run_fences, const uint64_t[::1] wanted):
+    """probe_runs through each run's fences (`fences(run)`): the same positions."""
+    cdef Py_ssize_t m = wanted.shape[0], n, nf, q, lo, hi, mid, k, total, f, cap
+    cdef const uint64_t[::1] h
+    cdef const uint64_t[::1] fe
+    cdef int64_t[::1] out
+    cdef uint64_t x
+    found = []
+    for run, fence in zip(runs, run_fences):
+        h = run
+        fe = fence
+        n = h.shape[0]
+        nf = fe.shape[0]
+        cap = max(16, min(n, 2 * m))
+        buf = np.empty(cap, np.int64)
+        out = buf
+        total = 0
+        f = 0
+        with nogil:
+            for q in range(m):
+                x = wanted[q]
+                # the first fence >= x, galloping from the last one (probes ascend)
+                k = 1
+                hi = f
+                while hi < nf and fe[hi] < x:
+                    f = hi + 1
+                    hi = f + k
+                    k *= 2
+                if hi > nf:
+                    hi = nf
+                while f < hi:
+                    mid = (f + hi) >> 1
+                    if fe[mid] < x:
+                        f = mid + 1
+                    else:
+                        hi = mid
+                # the run's first hash >= x lies in ((f - 1) * STEP, f * STEP]
+                lo = (f - 1) * _STEP + 1 if f > 0 else 0
+                hi = f * _STEP if f * _STEP < n else n
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if h[mid] < x:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                while lo < n and h[lo] == x:
+                    if total == cap:
+                        with gil:
+                            buf = np.resize(buf, 2 * cap)
+                            out = buf
+                        cap *= 2
+                    out[total] = lo
+                    total += 1
+                    lo += 1
+                if lo >= n:
+                    break
+                if f > 0:
+                    f -= 1  # the next probe may start in this block again
+        found.append(buf[:total])
+    return found
