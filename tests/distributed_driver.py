@@ -26,6 +26,7 @@ CREATE VIEW revenue AS
   SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total, MAX(o.amount) AS top
   FROM orders o JOIN customers c ON o.customer_id = c.id GROUP BY c.region;
 CREATE VIEW regions AS SELECT DISTINCT region FROM customers;
+CREATE VIEW per_customer AS SELECT customer_id, SUM(id) AS ids FROM orders GROUP BY customer_id;
 """
 
 

@@ -23,21 +23,14 @@ from dbspc.compiler.errors import InputError
 from dbspc.runtime.distributed.spark_stages import SparkStages
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.zset import ZSet
+from tests.distributed_driver import PROGRAM as ORDERS
 from tests.test_random_streams import Step, as_zsets, change_streams, compiled
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 Row = tuple[Any, ...]
 
-ORDERS = """
-CREATE TABLE customers (id INT, region STRING);
-CREATE TABLE orders (id BIGINT, customer_id INT, amount DECIMAL(10,2));
-CREATE VIEW revenue AS
-  SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total, MAX(o.amount) AS top
-  FROM orders o JOIN customers c ON o.customer_id = c.id GROUP BY c.region;
-CREATE VIEW regions AS SELECT DISTINCT region FROM customers;
-CREATE VIEW big AS SELECT customer_id, SUM(id) AS ids FROM orders GROUP BY customer_id;
-"""
+
 
 
 def frame(spark: Any, p: Pipeline, table: str, changes: list[tuple[Row, int]]) -> Any:
@@ -162,7 +155,6 @@ def test_a_driver_killed_mid_refresh_resumes_exactly(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from tests.distributed_driver import PROGRAM
 
     rng, orders, customers, next_id = random.Random(4), {}, {}, [0]
     steps: list[dict[str, list[tuple[Row, int]]]] = []
@@ -185,7 +177,7 @@ def test_a_driver_killed_mid_refresh_resumes_exactly(tmp_path: Path) -> None:
     assert child.returncode == -signal.SIGKILL
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
-    driver = Pipeline.from_sql(PROGRAM)
+    driver = Pipeline.from_sql(ORDERS)
     reported = 0
     for k, step in enumerate(steps, start=1):
         want = driver.step(

@@ -129,51 +129,6 @@ def merge_plan(const uint64_t[::1] akh, const uint64_t[::1] arh, const uint64_t[
     return take_a[:m], pa_a[:p], pb_a[:p], slot_a[:p], simple
 
 
-def probe_runs(list runs, const uint64_t[::1] wanted):
-    """For each run's sorted key hashes in `runs`, the positions whose hash is one of
-    `wanted` (sorted, distinct): a list of int64 arrays, one per run, ascending."""
-    cdef Py_ssize_t m = wanted.shape[0], n, q, lo, hi, mid, k, total
-    cdef const uint64_t[::1] h
-    cdef int64_t[::1] out
-    cdef uint64_t x
-    found = []
-    for run in runs:
-        h = run
-        n = h.shape[0]
-        buf = np.empty(16, np.int64)
-        out = buf
-        total = 0
-        lo = 0
-        for q in range(m):
-            x = wanted[q]
-            # lower bound of x in h[lo:], galloping from the last position: probes ascend
-            k = 1
-            hi = lo
-            while hi < n and h[hi] < x:
-                lo = hi + 1
-                hi = lo + k
-                k *= 2
-            if hi > n:
-                hi = n
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if h[mid] < x:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            while lo < n and h[lo] == x:
-                if total == out.shape[0]:
-                    buf = np.resize(buf, 2 * total)
-                    out = buf
-                out[total] = lo
-                total += 1
-                lo += 1
-            if lo >= n:
-                break
-        found.append(buf[:total])
-    return found
-
-
 # One fence every FENCE_STEP hashes of a run: the fences of a 1M-row run are 128 KB, so a
 # probe searches them in cache and then reads one block of the run, where a binary search
 # of the whole run would miss the cache at each of its last ~10 steps.
@@ -188,7 +143,9 @@ def fences(const uint64_t[::1] h):
 
 
 def probe_fenced(list runs, list run_fences, const uint64_t[::1] wanted):
-    """probe_runs through each run's fences (`fences(run)`): the same positions."""
+    """For each run's sorted key hashes in `runs`, the positions whose hash is one of
+    `wanted` (sorted, distinct), found through the run's fences (`fences(run)`): a list
+    of int64 arrays, one per run, ascending."""
     cdef Py_ssize_t m = wanted.shape[0], n, nf, q, lo, hi, mid, k, total, f, cap
     cdef const uint64_t[::1] h
     cdef const uint64_t[::1] fe
