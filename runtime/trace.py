@@ -229,6 +229,31 @@ class Trace:
 
     # -- updates -------------------------------------------------------------------
 
+    def restore_runs(self, frames: Sequence[pl.DataFrame]) -> bool:
+        """Refill an empty trace with runs saved by `runs()` (oldest first), adopting each
+        as it is: only its hashes are computed again, no sort or merge (a restart, or a
+        bucket read back on another worker). False, with nothing changed, if a frame is
+        not in this trace's run order (saved with another hash function, say): the
+        caller then inserts the frames."""
+        if self._runs:
+            raise ValueError("restore_runs fills an empty trace")
+        runs = []
+        for frame in frames:
+            if frame.height == 0:
+                continue
+            if frame.dtypes != self._dtypes:
+                frame = frame.select([pl.col(name).cast(dtype) for name, dtype in self._schema.items()])
+            frame = self._ordered(frame)
+            keys = self._key_hashes(frame)
+            rows = self._row_hashes(frame, keys)
+            later, earlier = keys[1:], keys[:-1]
+            ordered = (later > earlier) | ((later == earlier) & (rows[1:] >= rows[:-1]))
+            if not ordered.all() or not frame.get_column(WEIGHT).to_numpy().all():
+                return False
+            runs.append(_Run(keys, rows, frame, spine.fences(keys)))
+        self._runs = runs
+        return True
+
     def insert(self, delta: ZSet) -> None:
         """state := state + delta (the integrator's step, DBSP §2: I = Σ)."""
         if delta.frame.height == 0:

@@ -256,3 +256,27 @@ def test_delete_checks_are_exact_when_hashes_collide() -> None:
             p.step({"t": ZSet.from_rows([(1, "y"), (2, None)], TYPES, [-1, -1])})
         out = p.step({"t": ZSet.from_rows([(1, "x"), (2, None)], TYPES, [-1, -1])})
         assert dict(rows_of(out["v"].frame)) == {(1,): -1, (2,): -1}
+
+
+@pytest.mark.parametrize("key", [(0,), (0, 1), ()])
+def test_saved_runs_are_adopted_as_they_are(key: tuple[int, ...]) -> None:
+    """restore_runs(runs()) gives the same runs and answers, with no sort or merge; a
+    frame not in run order is refused and the trace left empty."""
+    types = (INT, STRING)
+    t = Trace(types, key)
+    for i in range(6):
+        t.insert(ZSet.from_rows([(k % 7, f"s{k}") for k in range(i * 50, i * 50 + 40 + i)], types))
+    t.settle()
+    back = Trace(types, key)
+    assert back.restore_runs(t.runs())
+    assert [f.height for f in back.runs()] == [f.height for f in t.runs()]
+    assert back.snapshot().to_rows() == t.snapshot().to_rows()
+    probe = pl.DataFrame({"c0": [3, 5]}, schema={"c0": pl.Int32})
+    if key == (0,):
+        assert sorted(back.lookup(probe, ["c0"]).rows()) == sorted(t.lookup(probe, ["c0"]).rows())
+    back.insert(ZSet.from_rows([(3, "s3")], types, [-1]))
+    t.insert(ZSet.from_rows([(3, "s3")], types, [-1]))
+    assert back.snapshot().to_rows() == t.snapshot().to_rows()
+    shuffled = [f.reverse() for f in t.runs()]
+    fresh = Trace(types, key)
+    assert not fresh.restore_runs(shuffled) and len(fresh) == 0

@@ -176,8 +176,9 @@ class StateStore:
         for name, parts in manifest.state.items():
             trace = traces[name]
             frames = [files.read_ipc(self.root / rel) for rel in parts]
-            for frame in frames:
-                trace.insert(ZSet(frame, trace.types))
+            if not trace.restore_runs(frames):  # parts in another run order: rebuild them
+                for frame in frames:
+                    trace.insert(ZSet(frame, trace.types))
             # Each insert makes one run and a merge removes one: as many runs as parts
             # (of the same sizes) means no merge happened and run i holds part i.
             restored = trace_parts(trace)
