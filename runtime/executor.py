@@ -56,14 +56,7 @@ class Executor:
         values: dict[int, Value] = {}
         commits: list[Callable[[], None]] = []
         for n in self.order:
-            o = self.circuit[n]
-            args = [values[i] for i in o.inputs]
-            if self.before_operator is not None:
-                self.before_operator(o, args)
-            ctx = Context(
-                n, self.names.get(n, "view"), self.states.get(n), commits, inputs, self.max_iterations, self.iterations
-            )
-            values[n] = self.evaluators[n].evaluate(ctx, o, args)
+            values[n] = self.evaluate(n, [values[i] for i in self.circuit[n].inputs], commits, inputs)
         for commit in commits:
             commit()
         self.steps += 1
@@ -73,6 +66,16 @@ class Executor:
             if isinstance(o, op.Output):
                 outputs[o.name] = as_zset(values[n]).consolidate()
         return outputs
+
+    def evaluate(self, n: int, args: list[Value], commits: list[Callable[[], None]], sources: dict[str, ZSet]) -> Value:
+        """Node `n`'s value from its inputs' values, through the evaluator table; its state
+        changes are appended to `commits`."""
+        o = self.circuit[n]
+        if self.before_operator is not None:
+            self.before_operator(o, args)
+        what = self.names.get(n, "view")
+        ctx = Context(n, what, self.states.get(n), commits, sources, self.max_iterations, self.iterations)
+        return self.evaluators[n].evaluate(ctx, o, args)
 
     def traces(self) -> dict[str, Trace]:
         """All operator state by stable names (node ids are deterministic per program)."""

@@ -48,15 +48,29 @@ def bucket_dir(root: Path, stage: int, bucket: int) -> Path:
     return root / f"s{stage}" / f"b{bucket}"
 
 
-def newest_manifest(where: Path, upto: int) -> int:
-    """The newest refresh at or below `upto` with a manifest here (0: none)."""
-    found = 0
+def _manifests(where: Path) -> list[tuple[int, Path]]:
+    """The bucket manifests in `where`, by the refresh each is of."""
+    found = []
     if where.is_dir():
         for p in where.iterdir():
             m = _MANIFEST.match(p.name)
-            if m and found < int(m.group(1)) <= upto:
-                found = int(m.group(1))
+            if m:
+                found.append((int(m.group(1)), p))
     return found
+
+
+def newest_manifest(where: Path, upto: int) -> int:
+    """The newest refresh at or below `upto` with a manifest here (0: none)."""
+    return max((k for k, _ in _manifests(where) if k <= upto), default=0)
+
+
+def forget_uncommitted(root: Path, base: int) -> None:
+    """Delete bucket manifests of refreshes after `base`, which never committed: a bucket
+    that no change reaches in the next attempt must not start from them later."""
+    for where in root.glob("s*/b*"):
+        for k, path in _manifests(where):
+            if k > base:
+                files.remove(path)
 
 
 @dataclass

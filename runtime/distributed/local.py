@@ -59,8 +59,9 @@ class BucketedExecutor:
                     outputs.setdefault(name, []).append(z)
         for commit in commits:
             commit()
+        live = circuit.live()
         return {
-            name: ZSet.concat(parts, circuit[n].types).consolidate()
+            name: ZSet.concat(outputs.get(name, []), circuit[n].types).consolidate()
             for name, n in circuit.outputs().items()
-            if n in circuit.live() and (parts := outputs.get(name, [ZSet.empty(circuit[n].types)]))
+            if n in live
         }

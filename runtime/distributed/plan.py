@@ -213,8 +213,6 @@ class Stage:
 class Plan:
     circuit: Circuit
     part: dict[int, Part]  # each live node's output partitioning
-    exchanges: dict[tuple[int, int], Part]  # (node, port) -> the partitioning moved to
-    stages_of: dict[int, list[int]]  # sources: [0], not run in any stage
     stages: list[Stage]
     channels: list[Channel]
 
@@ -266,10 +264,9 @@ def plan(circuit: Circuit) -> Plan:
         for port, want in enumerate(need.ports):
             src = o.inputs[port]
             if isinstance(circuit[src], op.Source):
-                # a source's rows are read from storage: always moved, to the need, or to what the
-    # operators after it will need (one shuffle instead of two), or by row
-                wished = want or wishes.get((n, port)) or whole_row(len(circuit[src].types))
-                exchanges[(n, port)] = wished
+                # a source's rows are read from storage: always moved, to the need, or to what
+                # the operators after it will need (one shuffle instead of two), or by row
+                exchanges[(n, port)] = want or wishes.get((n, port)) or whole_row(len(circuit[src].types))
                 have[port] = exchanges[(n, port)]
         if need.together:
             _co_partition(circuit, n, need, have, traces, exchanges)
@@ -283,7 +280,7 @@ def plan(circuit: Circuit) -> Plan:
         # rows that all came from bucket 0 stay there, whatever the operator's key
         final = [exchanges.get((n, p), have[p]) for p in range(len(o.inputs))]
         single = bool(final) and all(f == SINGLE for f in final)
-        part[n] = SINGLE if single else fn(o, final).out if o.inputs else need.out
+        part[n] = SINGLE if single else fn(o, final).out
         if isinstance(o, op.Integrate) or (isinstance(o, op.Delay) and o.inputs[0] in traces):
             traces.add(n)
     stages_of = _levels(circuit, order, exchanges, traces)
@@ -395,4 +392,4 @@ def _stages(
                     if made > 0:
                         stages[made - 1].outputs.append(index[ch])
                 stage.inputs[(n, port)] = index[ch]
-    return Plan(circuit, part, exchanges, stages_of, stages, channels)
+    return Plan(circuit, part, stages, channels)

@@ -139,7 +139,7 @@ class SparkStages:
         grows with the product of the stages' fan-outs.)"""
         base = self.committed
         k = base + 1
-        self._forget_uncommitted(base)
+        bucket_state.forget_uncommitted(self.root, base)
         labels = self._labels()
         out = self.root / "x" / f"r{k:08d}"
         timings: dict[str, float] = {}
@@ -226,15 +226,6 @@ class SparkStages:
             rows = self.spark.read.parquet(*made).where(F.col("ch") == output_tag(i))
             deltas[name] = rows.mapInArrow(_decode_view(types, names, schema), ddl)
         return deltas
-
-    def _forget_uncommitted(self, base: int) -> None:
-        """Bucket manifests of refreshes after `base` never committed: a bucket that no
-        change reaches in this attempt must not start from them next time."""
-        for stage_dir in self.root.glob("s*"):
-            for bucket in stage_dir.glob("b*"):
-                for m in bucket.glob("m*.json"):
-                    if m.stem[1:].isdigit() and int(m.stem[1:]) > base:
-                        files.remove(m)
 
     def _drop_exchanges(self, keep: int) -> None:
         """Exchange files of refreshes before `keep` (the last one's deltas stay readable)."""

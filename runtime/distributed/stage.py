@@ -18,7 +18,7 @@ from dbspc.runtime.distributed.buckets import split
 from dbspc.runtime.distributed.plan import Plan
 from dbspc.runtime.executor import Executor
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
-from dbspc.runtime.registry import Context, Value, as_zset
+from dbspc.runtime.registry import Value, as_zset
 from dbspc.runtime.zset import ZSet
 
 
@@ -65,9 +65,7 @@ class StageExecutor(Executor):
                     args.append(inputs.get(ch) or ZSet.empty(circuit[src].types))
                 else:
                     args.append(values[src] if src in values else ZSet.empty(circuit[src].types))
-            what = self.names.get(n, "view")
-            ctx = Context(n, what, self.states.get(n), result.commits, {}, self.max_iterations, self.iterations)
-            values[n] = self.evaluators[n].evaluate(ctx, o, args)
+            values[n] = self.evaluate(n, args, result.commits, {})
             if isinstance(o, op.Output):
                 result.outputs[o.name] = as_zset(values[n]).consolidate()
         for ch in stage.outputs:
