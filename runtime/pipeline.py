@@ -10,9 +10,6 @@ raises a `DbspcError` and every table, view and operator state is as it was.
 
 from __future__ import annotations
 
-import numpy as np
-import polars as pl
-
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit
 from dbspc.compiler.compile import Compiled, compile_sql
@@ -22,8 +19,9 @@ from dbspc.compiler.frontend.program import Program
 from dbspc.compiler.types import SqlType
 from dbspc.runtime.executor import Executor
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
+from dbspc.runtime.table_checks import checked, table_trace
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, consolidate_frame, take
+from dbspc.runtime.zset import ZSet
 
 
 class Pipeline:
@@ -34,9 +32,7 @@ class Pipeline:
         self.executor = Executor(self.circuit, _operator_views(self.circuit), max_iterations)
         # The integrated inputs: validate deletes, answer DELETE ... WHERE, and feed the
         # lifted circuit in --non-incremental mode.
-        self.tables: dict[str, Trace] = {
-            name: Trace(t.types, tuple(range(len(t.types)))) for name, t in self.program.tables.items()
-        }
+        self.tables: dict[str, Trace] = {name: table_trace(t) for name, t in self.program.tables.items()}
         self._previous: dict[str, ZSet] = {}
         self.steps = 0
 
@@ -128,43 +124,7 @@ class Pipeline:
         schema = self.program.tables.get(table)
         if schema is None:
             raise InputError(f"table '{table}' does not exist")
-        if change.types != schema.types:
-            got = ", ".join(t.sql() for t in change.types)
-            want = ", ".join(f"{c.name} {c.type.sql()}" for c in schema.columns)
-            raise InputError(f"change for table '{table}' has columns ({got}); the table has ({want})")
-        change = change.consolidate()
-        not_null = [col_name(i) for i, c in enumerate(schema.columns) if not c.nullable]
-        if any(change.frame.get_column(c).null_count() for c in not_null):
-            bad = change.frame.filter(pl.col(WEIGHT) > 0).filter(pl.any_horizontal(pl.col(not_null).is_null()))
-            if bad.height:
-                cols = [c.name for c in schema.columns if not c.nullable]
-                raise InputError(f"NULL inserted into NOT NULL column(s) {', '.join(cols)} of table '{table}'")
-        removing = change.frame.get_column(WEIGHT).to_numpy() < 0
-        if removing.any():
-            self._check_deletes(table, change, take(change.frame, np.flatnonzero(removing)))
-        return change
-
-    def _check_deletes(self, table: str, change: ZSet, deletes: pl.DataFrame) -> None:
-        # The table's rows with a deleted row's value, plus the deletes: a row left with a
-        # negative weight is deleted more often than it is there.
-        held = self.tables[table].weights_of(deletes)
-        if held is not None:
-            short = take(deletes, np.flatnonzero(held + deletes.get_column(WEIGHT).to_numpy() < 0))
-        else:  # rows with equal hashes: an exact lookup of the rows present
-            present = self.tables[table].lookup(deletes, change.columns)
-            after = consolidate_frame(pl.concat([present, deletes], how="vertical")) if present.height else deletes
-            short = after.filter(pl.Series(after.get_column(WEIGHT).to_numpy() < 0))
-        if short.height:
-            row = short.row(0)
-            names = self.table_columns(table)
-            shown = ", ".join(f"{n}={_show(v)}" for n, v in zip(names, row[: len(names)], strict=True))
-            raise InputError(
-                f"cannot delete {short.height} row(s) from table '{table}' that are not there, e.g. ({shown})"
-            )
-
-
-def _show(v: object) -> str:
-    return "NULL" if v is None else repr(v)
+        return checked(schema, self.tables[table], change)
 
 
 def _operator_views(circuit: Circuit) -> dict[int, str]:

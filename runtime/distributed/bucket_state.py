@@ -22,14 +22,14 @@ never committed) it reloads from the manifest.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
-from dbspc.runtime.distributed.plan import Plan
-from dbspc.runtime.distributed.stage import StageExecutor
 from dbspc.runtime.refresh import files
 from dbspc.runtime.refresh.checkpoint import Manifest, StateStore
+from dbspc.runtime.trace import Trace
 
 COMMITTED = "COMMITTED.json"
 _MANIFEST = re.compile(r"^m(\d{8})\.json$")
@@ -73,9 +73,41 @@ def forget_uncommitted(root: Path, base: int) -> None:
                 files.remove(path)
 
 
+class Held(Protocol):
+    """What a bucket keeps: a StageExecutor, or stage 0's share of the tables."""
+
+    steps: int
+
+    def traces(self) -> dict[str, Trace]: ...
+
+    def meta(self) -> Mapping[str, object]: ...
+
+    def restored(self, meta: dict[str, Any]) -> None: ...
+
+
+H = TypeVar("H", bound=Held)
+
+
+def collect_garbage(root: Path, committed: int) -> None:
+    """After refresh `committed` committed: per bucket, every manifest older than the
+    newest one at or below it, and every state file that one does not name."""
+    for where in root.glob("s*/b*"):
+        found = _manifests(where)
+        newest = max((k for k, _ in found if k <= committed), default=0)
+        if not newest:
+            continue
+        for k, path in found:
+            if k < newest:
+                files.remove(path)
+        keep = {rel for parts in files.read_json(where / f"m{newest:08d}.json")["state"].values() for rel in parts}
+        for path in (where / "state").glob("*") if (where / "state").is_dir() else ():
+            if f"state/{path.name}" not in keep:
+                files.remove(path)
+
+
 @dataclass
-class Bucket:
-    executor: StageExecutor
+class Bucket(Generic[H]):
+    executor: H
     store: StateStore
     at: int  # the refresh its in-memory state reflects
     bytes_read: int = 0  # state read from storage by the last open
@@ -84,11 +116,11 @@ class Bucket:
 
 # Per Python worker: (state root, stage, bucket) -> what it holds. Workers are reused
 # across tasks (spark.python.worker.reuse, on by default), so this outlives a task.
-_CACHE: dict[tuple[str, int, int], Bucket] = {}
+_CACHE: dict[tuple[str, int, int], Bucket[Any]] = {}
 
 
-def open_bucket(root: Path, plan: Plan, stage: int, bucket: int, buckets: int, base: int) -> Bucket:
-    """The bucket's executor with its state as of committed refresh `base`."""
+def open_bucket(root: Path, stage: int, bucket: int, base: int, make: Callable[[], H]) -> Bucket[H]:
+    """The bucket's state holder (`make()` makes an empty one) as of committed refresh `base`."""
     where = bucket_dir(root, stage, bucket)
     start = newest_manifest(where, base)
     key = (str(root), stage, bucket)
@@ -96,7 +128,7 @@ def open_bucket(root: Path, plan: Plan, stage: int, bucket: int, buckets: int, b
     if cached is not None and cached.at == start:
         cached.bytes_read, cached.cached = 0, True
         return cached
-    executor = StageExecutor(plan, stage, bucket, buckets)
+    executor = make()
     store = StateStore(where)
     read = 0
     if start:
@@ -110,7 +142,7 @@ def open_bucket(root: Path, plan: Plan, stage: int, bucket: int, buckets: int, b
     return opened
 
 
-def save_bucket(root: Path, stage: int, bucket: int, opened: Bucket, refresh: int) -> int:
+def save_bucket(root: Path, stage: int, bucket: int, opened: Bucket[Any], refresh: int) -> int:
     """Write the bucket's state after `refresh` (new runs only); returns bytes written."""
     where = bucket_dir(root, stage, bucket)
     section, known = opened.store.save(refresh, opened.executor.traces())

@@ -26,7 +26,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import reduce
@@ -38,13 +38,16 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from dbspc.compiler.catalog import Column, TableSchema
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit
-from dbspc.compiler.errors import DbspcError, InputError
+from dbspc.compiler.errors import DbspcError, InputError, UsageError
 from dbspc.compiler.types import SqlType
 from dbspc.runtime.distributed import bucket_state
 from dbspc.runtime.distributed.buckets import split
-from dbspc.runtime.distributed.plan import Part, Plan, plan
+from dbspc.runtime.distributed.plan import Part, Plan, plan, whole_row
+from dbspc.runtime.distributed.stage import StageExecutor
+from dbspc.runtime.distributed.table_stage import TABLE_STAGE, TableShare
 from dbspc.runtime.refresh import files
 from dbspc.runtime.refresh.schema import quote, spark_schema
 from dbspc.runtime.refresh.sinks import table_schema, to_table
@@ -114,11 +117,15 @@ class SparkStages:
         state: str | Path,
         buckets: int = 8,
         columns: Mapping[str, Sequence[str]] | None = None,
+        tables: Mapping[str, TableSchema] | None = None,
     ) -> None:
         """`state`: a directory every executor reads and writes (a shared file system);
-        `columns`: each view's column names (else c0, c1, ...)."""
+        `columns`: each view's column names (else c0, c1, ...); `tables`: the tables'
+        schemas, whose NOT NULL columns are checked (else every table the circuit reads,
+        all columns nullable)."""
         self.spark = spark
         self.plan: Plan = plan(circuit)
+        self.tables = dict(tables) if tables is not None else _tables_of(circuit)
         self.root = Path(state).resolve()
         self.buckets = buckets
         self.views = sorted(circuit.outputs().items(), key=lambda kv: kv[0])
@@ -129,28 +136,48 @@ class SparkStages:
     def committed(self) -> int:
         return bucket_state.committed(self.root)
 
-    def refresh(self, changes: dict[str, DataFrame]) -> Refreshed:
-        """Apply one change DataFrame per table; commit; return each view's delta.
+    def refresh(
+        self,
+        changes: Mapping[str, DataFrame],
+        base: int | None = None,
+        convert: Mapping[str, Convert] | None = None,
+    ) -> Refreshed:
+        """Apply one change DataFrame per table; return each view's delta.
 
-        One Spark job per stage, each writing its output (the later stages' channels,
-        the views' deltas, the tasks' facts) as parquet that the later jobs read: a
-        stage is computed once even when several later stages read it. (One job for
-        the whole refresh, with each stage's output persisted instead, made a plan that
-        grows with the product of the stages' fan-outs.)"""
-        base = self.committed
+        By default a change holds the table's columns then an integer weight, and the
+        refresh is committed here (COMMITTED.json). A caller with its own commit point
+        (the SparkPipeline's manifest) passes `base`, its committed refresh, commits
+        refresh base + 1 itself, and may pass `convert`: per table, how an Arrow batch
+        of its change DataFrame becomes a ZSet (raising InputError on a bad row).
+
+        Stage 0 checks the changes against the tables (table_stage.py); then one Spark
+        job per stage, each writing its output (the later stages' channels, the views'
+        deltas, the tasks' facts) as parquet that the later jobs read: a stage is
+        computed once even when several later stages read it. (One job for the whole
+        refresh, with each stage's output persisted instead, made a plan that grows
+        with the product of the stages' fan-outs.)"""
+        own_commit = base is None
+        base = self.committed if base is None else base
         k = base + 1
         bucket_state.forget_uncommitted(self.root, base)
         labels = self._labels()
         out = self.root / "x" / f"r{k:08d}"
         timings: dict[str, float] = {}
         made: list[str] = []
+        unknown = sorted(set(changes) - set(self.tables))
+        if unknown:
+            raise UsageError(f"no table {', '.join(unknown)} in the program; it has {', '.join(sorted(self.tables))}")
+        present = dict(changes)
+        if present:
+            started = time.perf_counter()
+            path = str(out / f"s{TABLE_STAGE}")
+            self._check_tables(present, dict(convert or {}), base, k, labels, path)
+            made.append(path)
+            timings["tables"] = time.perf_counter() - started
         for stage in self.plan.stages:
             started = time.perf_counter()
             wanted = sorted(set(stage.inputs.values()))
-            parts = [self._source_blobs(ch, changes, labels) for ch in wanted]
-            inputs = [p for p in parts if p is not None]
-            if made:
-                inputs.append(self.spark.read.parquet(*made).where(F.col("ch").isin(wanted)))
+            inputs = [self.spark.read.parquet(*made).where(F.col("ch").isin(wanted))] if made else []
             inputs.append(self._heartbeats(stage.index, labels))
             task = _stage_task(self.plan, stage.index, str(self.root), base, k, labels, self.views)
             path = str(out / f"s{stage.index}")
@@ -158,9 +185,41 @@ class SparkStages:
                 _write(reduce(DataFrame.unionByName, inputs).groupBy("bucket").applyInArrow(task, BLOB), path)
             made.append(path)
             timings[f"stage {stage.index}"] = time.perf_counter() - started
-        bucket_state.commit(self.root, k)
+        if own_commit:
+            bucket_state.commit(self.root, k)
         self._drop_exchanges(keep=k - 1)
         return Refreshed(k, self._deltas(made), timings, made)
+
+    def _check_tables(
+        self,
+        changes: Mapping[str, DataFrame],
+        convert: Mapping[str, Convert],
+        base: int,
+        k: int,
+        labels: list[int],
+        path: str,
+    ) -> None:
+        """Stage 0's job: every change to the buckets of its rows, checked there, then
+        sent on to the source channels."""
+        names = sorted(self.tables)
+        routes: dict[str, list[tuple[int, Part]]] = {name: [] for name in names}
+        for ch, channel in enumerate(self.plan.channels):
+            o = self.plan.circuit[channel.node]
+            if isinstance(o, op.Source) and o.name in routes:
+                assert channel.to is not None  # rows read from a table are always moved
+                routes[o.name].append((ch, channel.to))
+        encoded = [
+            df.mapInArrow(
+                _encode_table(
+                    names.index(t), self.tables[t].types, convert.get(t) or _weighted(self.tables[t].types), labels
+                ),
+                BLOB,
+            )
+            for t, df in sorted(changes.items())
+        ]
+        task = _table_task(names, self.tables, routes, str(self.root), base, k, labels)
+        with self._own_shuffles():
+            _write(reduce(DataFrame.unionByName, encoded).groupBy("bucket").applyInArrow(task, BLOB), path)
 
     def _labels(self) -> list[int]:
         """Per bucket, the value of the `bucket` column that Spark's hash partitioning
@@ -198,15 +257,6 @@ class SparkStages:
                 conf.set(key, before)
 
     # -- the pieces of a refresh ---------------------------------------------------------
-
-    def _source_blobs(self, ch: int, changes: dict[str, DataFrame], labels: list[int]) -> DataFrame | None:
-        channel = self.plan.channels[ch]
-        o = self.plan.circuit[channel.node]
-        if not isinstance(o, op.Source) or o.name not in changes:
-            return None
-        assert channel.to is not None  # rows read from a table are always moved
-        fn = _encode_source(ch, channel.to, o.types, labels)
-        return changes[o.name].mapInArrow(fn, BLOB)
 
     def _heartbeats(self, stage: int, labels: list[int]) -> DataFrame:
         nodes = self.plan.stages[stage - 1].nodes
@@ -257,22 +307,129 @@ def _write(df: DataFrame, path: str) -> None:
 # -- what runs on the executors ------------------------------------------------------------
 
 
-def _encode_source(
-    ch: int, to: Part, types: tuple[SqlType, ...], labels: list[int]
+Convert = Callable[[pa.Table], ZSet]
+
+
+def _tables_of(circuit: Circuit) -> dict[str, TableSchema]:
+    found = {o.name: o.types for o in circuit.nodes if isinstance(o, op.Source)}
+    return {
+        name: TableSchema(name, tuple(Column(col_name(i), t) for i, t in enumerate(types)))
+        for name, types in found.items()
+    }
+
+
+def _weighted(types: tuple[SqlType, ...]) -> Convert:
+    """A change of the default shape: the table's columns in order, then its weight."""
+
+    def convert(batch: pa.Table) -> ZSet:
+        frame = pl.from_arrow(batch)
+        assert isinstance(frame, pl.DataFrame)
+        frame = frame.rename(dict(zip(frame.columns, [*(col_name(i) for i in range(len(types))), WEIGHT], strict=True)))
+        return ZSet.from_frame(naive_utc(frame, types), types)
+
+    return convert
+
+
+def _encode_table(
+    index: int, types: tuple[SqlType, ...], convert: Convert, labels: list[int]
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    to = whole_row(len(types))
+
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            frame = pl.from_arrow(batch)
-            assert isinstance(frame, pl.DataFrame)
-            frame = frame.rename(dict(zip(frame.columns, [*(col_name(i) for i in range(len(types))), WEIGHT],
-                                          strict=True)))
-            z = ZSet.from_frame(naive_utc(frame, types), types)
+            try:
+                z = convert(pa.Table.from_batches([batch]))
+            except DbspcError as e:
+                raise RuntimeError(f"{_MARK}{e.message}{_MARK}") from None
             moved = sorted(split(z, to, 0, len(labels)).items())
-            yield blobs([row for b, part in moved for row in pieces(ch, labels[b], part)])
+            yield blobs([row for b, part in moved for row in pieces(index, labels[b], part)])
 
     return run
+
+
+def _table_task(
+    names: list[str],
+    tables: Mapping[str, TableSchema],
+    routes: Mapping[str, list[tuple[int, Part]]],
+    root: str,
+    base: int,
+    refresh: int,
+    labels: list[int],
+) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:
+    buckets = len(labels)
+    bucket_of_label = {label: b for b, label in enumerate(labels)}
+
+    def run(key: tuple[pa.Scalar, ...], table: pa.Table) -> pa.Table:
+        b = bucket_of_label[int(key[0].as_py())]
+        where = Path(root)
+        received: dict[str, list[ZSet]] = {}
+        for i, data in zip(table.column("ch").to_pylist(), table.column("data").to_pylist(), strict=True):
+            name = names[i]
+            received.setdefault(name, []).append(decode(data, tables[name].types))
+        changes = {name: ZSet.concat(parts, parts[0].types) for name, parts in received.items()}
+        clock = [time.perf_counter()]
+        opened = bucket_state.open_bucket(where, TABLE_STAGE, b, base, lambda: TableShare(tables))
+        clock.append(time.perf_counter())
+        try:
+            out, commits = opened.executor.check(changes)
+            for commit in commits:
+                commit()
+            opened.executor.steps += 1
+            clock.append(time.perf_counter())
+            written = bucket_state.save_bucket(where, TABLE_STAGE, b, opened, refresh)
+        except DbspcError as e:
+            bucket_state.forget(where, TABLE_STAGE, b)
+            raise RuntimeError(f"{_MARK}{e.message}{_MARK}") from None
+        except BaseException:
+            bucket_state.forget(where, TABLE_STAGE, b)
+            raise
+        clock.append(time.perf_counter())
+        rows = [
+            row
+            for name, z in out.items()
+            for ch, to in routes[name]
+            for t, part in split(z, to, b, buckets).items()
+            for row in pieces(ch, labels[t], part)
+        ]
+        sizes = opened.executor.state_sizes().values()
+        rows.append(_facts(TABLE_STAGE, b, labels, changes.values(), opened, clock, written, sizes))
+        return pa.Table.from_batches([blobs(rows)])
+
+    return run
+
+
+def _facts(
+    stage: int,
+    bucket: int,
+    labels: list[int],
+    inputs: Iterable[ZSet],
+    opened: bucket_state.Bucket[Any],
+    clock: list[float],
+    written: int,
+    sizes: Iterable[tuple[int, int]],
+    outputs: Mapping[str, ZSet] | None = None,
+) -> tuple[int, int, bytes]:
+    """A task's facts, as a METRICS blob row. `clock`: started, loaded, computed, saved.
+    `outputs`: per view, its delta's rows and weight sum from this task."""
+    held = list(sizes)
+    facts = {
+        "stage": stage,
+        "bucket": bucket,
+        "pid": os.getpid(),
+        "input_rows": sum(len(z) for z in inputs),
+        "load_s": clock[1] - clock[0],
+        "compute_s": clock[2] - clock[1],
+        "write_s": clock[3] - clock[2],
+        "cached": opened.cached,
+        "state_read_bytes": opened.bytes_read,
+        "state_written_bytes": written,
+        "state_rows": sum(r for r, _ in held),
+        "state_bytes": sum(n for _, n in held),
+        "outputs": {name: [len(z), int(z.frame.get_column(WEIGHT).sum())] for name, z in (outputs or {}).items()},
+    }
+    return (METRICS, labels[bucket], json.dumps(facts).encode())
 
 
 def _stage_task(
@@ -290,15 +447,15 @@ def _stage_task(
             if ch >= 0:  # one blob per producing task: a few rows, not the data's rows
                 received.setdefault(ch, []).append(decode(data, plan.circuit[plan.channels[ch].node].types))
         inputs = {ch: ZSet.concat(parts, parts[0].types) for ch, parts in received.items()}
-        started = time.perf_counter()
-        opened = bucket_state.open_bucket(where, plan, stage, b, buckets, base)
-        loaded = time.perf_counter()
+        clock = [time.perf_counter()]
+        opened = bucket_state.open_bucket(where, stage, b, base, lambda: StageExecutor(plan, stage, b, buckets))
+        clock.append(time.perf_counter())
         try:
             result = opened.executor.run(inputs)
             for commit in result.commits:
                 commit()
             opened.executor.steps += 1
-            computed = time.perf_counter()
+            clock.append(time.perf_counter())
             written = bucket_state.save_bucket(where, stage, b, opened, refresh)
         except DbspcError as e:  # bad input (an overflow, a cast): name it, not a worker traceback
             bucket_state.forget(where, stage, b)
@@ -306,25 +463,12 @@ def _stage_task(
         except BaseException:
             bucket_state.forget(where, stage, b)
             raise
+        clock.append(time.perf_counter())
         moved = result.moved.items()
         rows = [row for ch, by_bucket in moved for t, z in by_bucket.items() for row in pieces(ch, labels[t], z)]
         rows += [row for name, z in result.outputs.items() for row in pieces(tags[name], labels[b], z)]
-        sizes = opened.executor.state_sizes()
-        facts = {
-            "stage": stage,
-            "bucket": b,
-            "pid": os.getpid(),
-            "input_rows": sum(len(z) for z in inputs.values()),
-            "load_s": loaded - started,
-            "compute_s": computed - loaded,
-            "write_s": time.perf_counter() - computed,
-            "cached": opened.cached,
-            "state_read_bytes": opened.bytes_read,
-            "state_written_bytes": written,
-            "state_rows": sum(r for r, _ in sizes.values()),
-            "state_bytes": sum(n for _, n in sizes.values()),
-        }
-        rows.append((METRICS, labels[b], json.dumps(facts).encode()))
+        sizes = opened.executor.state_sizes().values()
+        rows.append(_facts(stage, b, labels, inputs.values(), opened, clock, written, sizes, result.outputs))
         return pa.Table.from_batches([blobs(rows)])
 
     return run
