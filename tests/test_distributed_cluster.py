@@ -5,7 +5,8 @@ After every refresh each view's integrated deltas equal Spark SQL's recomputatio
 the view on the same cluster, and each delta equals the driver's Pipeline's: a join
 under a GROUP BY (MIN/MAX with retractions), DISTINCT, EXCEPT, a recursive view, under
 random inserts, deletes and updates. Also: one key holding 30% of the rows (skew), and
-an executor JVM killed with -9 in the middle of a refresh.
+an executor JVM killed with -9 in the middle of a refresh, and a SparkPipeline with
+execution="distributed" over change tables.
 
 Run with `pytest -m cluster` (its own process: one SparkContext per process).
 """
@@ -25,10 +26,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from dbspc.runtime.distributed.spark_stages import SparkStages
 from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.spark import SparkPipeline
 from dbspc.runtime.zset import ZSet
 
 pytestmark = pytest.mark.cluster
@@ -183,3 +187,47 @@ def test_an_executor_killed_mid_refresh_changes_no_result(cluster: Any, tmp_path
     refresh_and_check(cluster, driver, stages, tables, integrated, orders=200)
     refresh_and_check(cluster, driver, stages, tables, integrated, orders=200, during=_kill_one_executor)
     refresh_and_check(cluster, driver, stages, tables, integrated, orders=200)
+
+
+_SCHEMAS = {
+    "customers": pa.schema([("id", pa.int32()), ("region", pa.string())]),
+    "orders": pa.schema([("id", pa.int64()), ("customer_id", pa.int32()), ("amount", pa.decimal128(10, 2))]),
+    "edges": pa.schema([("src", pa.int32()), ("dst", pa.int32())]),
+}
+
+
+def test_a_spark_pipeline_runs_distributed(cluster: Any, tmp_path: Path) -> None:
+    """SparkPipeline(execution="distributed") over change tables that an outside writer
+    appends parquet batches to: after every refresh each view's table equals Spark
+    SQL's recompute on the cluster, and an executor killed during a refresh changes
+    nothing."""
+    job = SparkPipeline(
+        cluster, tmp_path / "ckpt", output=tmp_path / "out", execution="distributed", buckets=4, publish=False
+    )
+    for table, schema in _SCHEMAS.items():
+        where = tmp_path / "sources" / table
+        where.mkdir(parents=True)
+        with_meta = schema.append(pa.field("op", pa.string())).append(pa.field("v", pa.int64()))
+        pq.write_table(with_meta.empty_table(), where / "empty.parquet")
+        cluster.sql(f"CREATE OR REPLACE TEMPORARY VIEW src_{table} USING parquet OPTIONS (path '{where}')")
+        job.change_table(table, source=f"src_{table}", offset="v", op="op")
+    for name, sql in VIEWS.items():
+        job.view(f"CREATE VIEW {name} AS {sql}")
+    tables = Tables(seed=13)
+    p = Pipeline.from_sql(PROGRAM)
+    for k in range(1, 5):
+        for table, changes in tables.change(150).items():
+            columns = list(zip(*[(*r, "insert" if w > 0 else "delete", k) for r, w in changes], strict=True))
+            schema = _SCHEMAS[table].append(pa.field("op", pa.string())).append(pa.field("v", pa.int64()))
+            if changes:
+                batch = pa.table([pa.array(c, f.type) for c, f in zip(columns, schema, strict=True)], schema=schema)
+                pq.write_table(batch, tmp_path / "sources" / table / f"batch{k}.parquet")
+        if k == 3:
+            threading.Timer(1.0, _kill_one_executor).start()
+        assert job.refresh().refresh_id == k
+        for t, rows in tables.rows.items():
+            frame(cluster, p, t, list(rows.values()), weighted=False).createOrReplaceTempView(t)
+        for view, sql in VIEWS.items():
+            got = Counter(tuple(r) for r in job.table(view).collect())
+            assert got == Counter(tuple(r) for r in cluster.sql(sql).collect()), f"refresh {k}: {view}"
+    job.close()

@@ -294,8 +294,9 @@ class Expected:
 def check_views(spark: Any, job: SparkPipeline, expected: Expected, context: str, logs: bool = True) -> None:
     p = job.pipeline
     tables = {t: zset_of(rows, p.table_types(t)) for t, rows in expected.tables.items()}
-    for t, z in tables.items():
-        assert_same_rows(p.table_contents(t), z, f"{context}: table {t}", exact=True)
+    if job.execution == "driver":  # distributed, the tables are the executors'
+        for t, z in tables.items():
+            assert_same_rows(p.table_contents(t), z, f"{context}: table {t}", exact=True)
     # Spark recomputes every view but the recursive one from the expected contents.
     ddl = "\n".join(line for line in job.program_text.splitlines() if line.startswith("CREATE TABLE"))
     oracle = Pipeline.from_sql(ddl + "\n" + ";\n".join(v for v in VIEWS if "RECURSIVE" not in v) + ";")

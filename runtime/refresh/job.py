@@ -89,8 +89,11 @@ class RefreshResult:
 
     refresh_id: int  # the committed refresh id after the call
     committed: bool  # False when no source had changes: nothing was written
-    deltas: dict[str, ZSet]  # each view's output delta of this refresh
+    # each view's output delta of this refresh: a ZSet in driver mode; distributed, a
+    # DataFrame of the view's columns plus `_dbspc_weight`
+    deltas: dict[str, Any]
     rows_read: dict[str, int] = field(default_factory=dict)  # change rows per table
+    rows_out: dict[str, int] = field(default_factory=dict)  # delta rows per view
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
     # (rows, bytes) of state per stateful operator after the refresh, as "%3 integrate"
     state: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -187,8 +190,7 @@ class Job:
         if manifest is not None:
             self._check_outputs(manifest)
             if checkpoint.program_hash(self.program) == manifest.program_hash:
-                self._store.load(manifest, pipeline.state_traces())
-                pipeline.restored(manifest.pipeline)
+                self._resume(manifest, pipeline)
             else:
                 evolve.check_compatible(self.checkpoint_dir, manifest.program, self.program)
                 manifest = self._bootstrap(pipeline, manifest)
@@ -197,6 +199,16 @@ class Job:
         self._collect_garbage()
         if manifest is not None:
             self._publish()
+
+    def _resume(self, manifest: Manifest, pipeline: Pipeline) -> None:
+        """Refill the pipeline's state from the checkpoint (the driver holds it all)."""
+        if DISTRIBUTED in manifest.pipeline:
+            raise UsageError(
+                f"checkpoint {self.checkpoint_dir} was written by a distributed job; resume it with "
+                "execution='distributed', or start over with a new checkpoint"
+            )
+        self._store.load(manifest, pipeline.state_traces())
+        pipeline.restored(manifest.pipeline)
 
     def check(self) -> Pipeline:
         """Compile the program against the sources' current schemas, without touching
@@ -401,16 +413,15 @@ class Job:
         manifest = self.manifest
         k = self.refresh_id + 1
         clock = _Clock(k)
-        changes, offsets, snapshots, checks, pending = self._read(k)
-        rows_read = {t: len(z) for t, z in changes.items()}
+        changes, rows_read, offsets, snapshots, checks, pending = self._read(k)
         clock.lap("transfer", f" ({sum(rows_read.values())} change rows read); computing the views")
         if manifest is not None and not any(rows_read.values()):
             for path in pending:
                 files.remove(path)
             empty = {v: ZSet.empty(pipeline.view_types(v)) for v in pipeline.view_names()}
-            return RefreshResult(self.refresh_id, False, empty, rows_read, clock.done())
+            return RefreshResult(self.refresh_id, False, empty, rows_read, timings=clock.done())
         try:
-            deltas = pipeline.step(changes)
+            stepped = self._step(pipeline, {t: c for t, c in changes.items() if rows_read.get(t)})
         except DbspcError as e:
             for path in pending:
                 files.remove(path)
@@ -418,9 +429,9 @@ class Job:
         clock.lap("compute")
         failpoint("stepped")
         try:
-            sink_section = sinks.write(k, deltas, manifest.sinks if manifest else {})
+            sink_section, rows_out, deltas = self._write_outputs(k, stepped, manifest.sinks if manifest else {})
             clock.lap("write_back")
-            state, known = self._store.save(k, pipeline.state_traces())
+            state, known, meta = self._save_state(k, pipeline)
             new = Manifest(
                 refresh_id=k,
                 program_hash=checkpoint.program_hash(self.program),
@@ -428,7 +439,7 @@ class Job:
                 offsets=offsets,
                 snapshots=snapshots,
                 state=state,
-                pipeline=pipeline.state_meta(),
+                pipeline=meta,
                 sinks=sink_section,
                 checks=checks,
             )
@@ -444,15 +455,54 @@ class Job:
         self._collect_garbage()
         clock.lap("publish")
         held = state_sizes(pipeline.executor.circuit, pipeline.executor.state_sizes())
-        result = RefreshResult(k, True, deltas, rows_read, clock.done(), held)
+        result = RefreshResult(k, True, deltas, rows_read, rows_out, clock.done(), held)
         self._observe(result, pipeline)
         return result
 
+    # -- what the execution mode decides (runtime/distributed/pipeline_job.py: distributed)
+
+    def _fetch(self, index: int, spec: Source, k: int, after: int | None, snapshot: str | None) -> Any:
+        """One source's changes for refresh k as the engine hands them over."""
+        columns = self.columns[spec.table.lower()]
+        if isinstance(spec, PlainTable):
+            return self.engine.snapshot_diff(
+                spark_name(spec),
+                [c.name for c in columns],
+                self.checkpoint_dir / snapshot_path(index, k),
+                self.checkpoint_dir / snapshot if snapshot else None,
+            )
+        return self.engine.read_after(spark_name(spec), selection(spec, columns), spec.offset, after)
+
+    def _as_change(self, spec: Source, data: Any) -> Pulled:
+        """What `_fetch` returned, as the change the step takes."""
+        z, top = to_zset(spec, data, self.columns[spec.table.lower()])
+        return Pulled(z, len(z), top, hash_sum(data) if top is not None else 0)
+
+    def _step(self, pipeline: Pipeline, changes: dict[str, Any]) -> Any:
+        """Step the views over the changes of the tables that have some; nothing is
+        committed until the manifest is."""
+        return pipeline.step(changes)
+
+    def _write_outputs(
+        self, k: int, stepped: Any, committed: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, int], dict[str, Any]]:
+        """Refresh k's view versions and staged change logs, from what `_step` returned:
+        the manifest's sinks section, the rows of each view's delta, and the deltas."""
+        sinks = self._sinks
+        assert sinks is not None
+        return sinks.write(k, stepped, committed), {v: len(z) for v, z in stepped.items()}, stepped
+
+    def _save_state(self, k: int, pipeline: Pipeline) -> tuple[dict[str, list[str]], Any, dict[str, Any]]:
+        """Write the state after refresh k: the manifest's state and pipeline sections."""
+        state, known = self._store.save(k, pipeline.state_traces())
+        return state, known, pipeline.state_meta()
+
     def _read(
         self, k: int
-    ) -> tuple[dict[str, ZSet], dict[str, int | None], dict[str, str], dict[str, Any], list[Path]]:
-        """Every source's changes for refresh k, with the offsets, snapshots and checks
-        that committing them would record, and the snapshot files written on the way.
+    ) -> tuple[dict[str, Any], dict[str, int], dict[str, int | None], dict[str, str], dict[str, Any], list[Path]]:
+        """Every source's changes for refresh k and their row counts, with the offsets,
+        snapshots and checks that committing them would record, and the snapshot files
+        written on the way.
 
         Sources are read concurrently: with Spark each read is a small job whose time is
         mostly scheduling latency, which overlaps well. Each change or append table is
@@ -462,10 +512,10 @@ class Job:
         snapshots: dict[str, str] = dict(manifest.snapshots) if manifest else {}
         checks: dict[str, Any] = dict(manifest.checks) if manifest else {}
         pending = [
-            self.checkpoint_dir / _snapshot_path(i, k) for i, s in enumerate(self.sources) if isinstance(s, PlainTable)
+            self.checkpoint_dir / snapshot_path(i, k) for i, s in enumerate(self.sources) if isinstance(s, PlainTable)
         ]
 
-        def fetch(index: int, spec: Source) -> pa.Table:
+        def fetch(index: int, spec: Source) -> Any:
             table = spec.table.lower()
             columns = self.columns[table]
             now = self._readable(spec, self.engine.schema(spark_name(spec), spec.table))
@@ -475,15 +525,7 @@ class Job:
             problem = drift(spec.table, spark_name(spec), columns, now)
             if problem:
                 raise InputError(problem)
-            if isinstance(spec, PlainTable):
-                old = snapshots.get(table)
-                return self.engine.snapshot_diff(
-                    spark_name(spec),
-                    [c.name for c in columns],
-                    self.checkpoint_dir / _snapshot_path(index, k),
-                    self.checkpoint_dir / old if old else None,
-                )
-            return self.engine.read_after(spark_name(spec), selection(spec, columns), spec.offset, offsets.get(table))
+            return self._fetch(index, spec, k, offsets.get(table), snapshots.get(table))
 
         def committed_rows(spec: Source) -> list[int] | None:
             """[count, hash sum] of the rows at committed offsets, as they are now."""
@@ -494,7 +536,8 @@ class Job:
             columns = [src for src, _ in selection(spec, self.columns[table])]
             return list(self.engine.summary(spark_name(spec), columns, spec.offset, upto))
 
-        changes: dict[str, ZSet] = {}
+        changes: dict[str, Any] = {}
+        rows: dict[str, int] = {}
         try:
             with ThreadPoolExecutor(max_workers=min(2 * len(self.sources), _READERS)) as pool:
                 futures = [pool.submit(fetch, i, s) for i, s in enumerate(self.sources)]
@@ -507,19 +550,20 @@ class Job:
                 self._verify(k, spec, offsets.get(spec.table.lower()), checks, check.result())
             for index, (spec, data) in enumerate(zip(self.sources, read, strict=True)):
                 table = spec.table.lower()
-                changes[table], top = to_zset(spec, data, self.columns[table])
+                pulled = self._as_change(spec, data)
+                changes[table], rows[table] = pulled.change, pulled.rows
                 if isinstance(spec, PlainTable):
-                    snapshots[table] = _snapshot_path(index, k)
+                    snapshots[table] = snapshot_path(index, k)
                     continue
-                if top is not None:
-                    checks[table] = offset_spans.record(checks.get(table, []), top, data.num_rows, hash_sum(data))
-                    offsets[table] = top
+                if pulled.top is not None:
+                    checks[table] = offset_spans.record(checks.get(table, []), pulled.top, pulled.rows, pulled.hashes)
+                    offsets[table] = pulled.top
                 failpoint(f"read {table}")
         except BaseException:
             for path in pending:
                 files.remove(path)
             raise
-        return changes, offsets, snapshots, checks, pending
+        return changes, rows, offsets, snapshots, checks, pending
 
     def _verify(self, k: int, spec: Source, upto: int | None, checks: dict[str, Any], found: list[int] | None) -> None:
         """Rows at an offset already committed were applied when it was: one arriving
@@ -649,6 +693,21 @@ class Job:
         failpoint("collected")
 
 
+@dataclass
+class Pulled:
+    """One source's change for a refresh: what the step takes (a ZSet, or distributed a
+    DataFrame), its rows, and for change and append tables the highest offset read and
+    the sum of the rows' hashes (offsets.py)."""
+
+    change: Any
+    rows: int
+    top: int | None
+    hashes: int
+
+
+DISTRIBUTED = "distributed"  # the manifest's pipeline section of a distributed job
+
+
 class _Clock:
     """Seconds per phase of a refresh; a phase that took long is logged as it ends, so a
     long load shows its progress before the refresh's own line."""
@@ -700,7 +759,7 @@ def _sql_name(dtype: pa.DataType) -> str:
         return str(dtype)
 
 
-def _snapshot_path(index: int, refresh_id: int) -> str:
+def snapshot_path(index: int, refresh_id: int) -> str:
     """Where plain table number `index` is snapshotted at refresh `refresh_id`."""
     return f"snapshots/{index:04d}/r{refresh_id:08d}"
 

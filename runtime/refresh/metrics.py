@@ -45,7 +45,7 @@ SCHEMA = pa.schema(
 def record(
     result: RefreshResult, offsets: Mapping[str, int | None], tables: Sequence[Trace], now: float
 ) -> dict[str, Any]:
-    out_rows = {v: len(z) for v, z in result.deltas.items()}
+    out_rows = dict(result.rows_out)
     state_rows = sum(r for r, _ in result.state.values()) + sum(len(t) for t in tables)
     state_bytes = sum(b for _, b in result.state.values()) + sum(t.nbytes() for t in tables)
     return {

@@ -29,6 +29,7 @@ hidden name (`_r<k>`, which readers skip) and renames it into place after the co
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -146,7 +147,7 @@ class Sinks:
             if view in self.change_log and before.version is None:
                 self.storage.mkdirs(f"{view}/changes")  # readers find an empty log
             if view in self.change_log and len(delta):
-                self._stage_changes(view, refresh_id, delta.frame, stamp)
+                self.stage_changes(view, refresh_id, delta.frame, stamp)
         for view, entry in section.items():
             entry["schema"] = self.schema(view)
         return section
@@ -160,50 +161,68 @@ class Sinks:
     # -- versions ------------------------------------------------------------------------
 
     def _new_version(self, view: str, k: int, before: ViewVersion, delta: ZSet) -> ViewVersion:
-        names, types = self.views[view]
-        schema = table_schema(names, types)
         rows = before.rows + int(delta.frame.get_column(WEIGHT).sum()) if len(delta) else before.rows
+        out, rebucket = self.start_version(view, k, before, rows)
+        if rebucket:
+            old = self._read_all(view, before)
+            touched = dict(enumerate(bucket_split(ZSet.concat([old, delta], self.types(view)).frame, out.buckets)))
+        else:
+            touched = {b: f for b, f in enumerate(bucket_split(delta.frame, out.buckets)) if f.height}
+        # Parquet decoding and encoding release the GIL: buckets are rewritten side by side.
+        with ThreadPoolExecutor(max_workers=_WRITERS) as pool:
+            done = pool.map(lambda b: self.rewrite_bucket(view, out, before, b, touched[b], rebucket), touched)
+            written = dict(zip(touched, done, strict=True))
+        return self.finish_version(view, out, before, written, rebucket, rows)
+
+    def start_version(self, view: str, k: int, before: ViewVersion, rows: int) -> tuple[ViewVersion, bool]:
+        """Refresh k's version of the view (of `rows` rows), empty, and whether it is
+        bucketed anew (every old row rewritten) rather than by `before`'s buckets."""
         buckets = before.buckets
         rebucket = before.version is None or before.scheme != HASH_SCHEME or rows > 4 * buckets * self.bucket_rows
         if rebucket:
             buckets = _bucket_count(rows, self.bucket_rows)
         version = f"{view}/v{k:08d}"
         self.storage.remove(version)  # a crashed attempt's files
-        out = ViewVersion(version, buckets)
-        if rebucket:
-            old = self._read_all(view, before)
-            touched = dict(enumerate(_split(ZSet.concat([old, delta], types).frame, buckets)))
-        else:
-            touched = {b: f for b, f in enumerate(_split(delta.frame, buckets)) if f.height}
+        return ViewVersion(version, buckets), rebucket
 
-        def rewrite(bucket: int, frame: pl.DataFrame) -> bool:
-            """Bucket `bucket` of the new version: its old rows plus the delta; False if empty."""
-            if not rebucket and bucket in before.parts:
-                frame = pl.concat([self._read_part(view, before.part(bucket)).frame, frame])
-            contents = _expand(ZSet(frame, types).consolidate().frame, view)
-            if contents.height:
-                store.write_parquet(self.storage, out.part(bucket), to_table(contents, names, schema))
-            return bool(contents.height)
+    def rewrite_bucket(
+        self, view: str, out: ViewVersion, before: ViewVersion, bucket: int, frame: pl.DataFrame, rebucket: bool
+    ) -> bool:
+        """Bucket `bucket` of version `out`: its old rows (unless `frame` holds them, when
+        rebucketing) plus `frame`'s; False if it is empty."""
+        names, types = self.views[view]
+        if not rebucket and bucket in before.parts:
+            frame = pl.concat([self._read_part(view, before.part(bucket)).frame, frame])
+        contents = _expand(ZSet(frame, types).consolidate().frame, view)
+        if contents.height:
+            store.write_parquet(self.storage, out.part(bucket), to_table(contents, names, table_schema(names, types)))
+        return bool(contents.height)
 
-        # Parquet decoding and encoding release the GIL: buckets are rewritten side by side.
-        with ThreadPoolExecutor(max_workers=_WRITERS) as pool:
-            written = dict(zip(touched, pool.map(rewrite, touched, touched.values()), strict=True))
+    def finish_version(
+        self, view: str, out: ViewVersion, before: ViewVersion, written: Mapping[int, bool], rebucket: bool, rows: int
+    ) -> ViewVersion:
+        """Version `out` once its `written` buckets are (True: not empty): the buckets
+        no change reached linked from `before`, and a file even if the table is empty."""
+        names, types = self.views[view]
         parts = set() if rebucket else set(before.parts)
         parts |= {b for b, nonempty in written.items() if nonempty}
         parts -= {b for b, nonempty in written.items() if not nonempty}
         if not rebucket:
-            for b in sorted(set(before.parts) - set(touched)):
+            for b in sorted(set(before.parts) - set(written)):
                 self.storage.copy(before.part(b), out.part(b))
         if not parts:  # an empty table still has a file, so that readers find its schema
-            store.write_parquet(self.storage, out.part(0), schema.empty_table())
+            store.write_parquet(self.storage, out.part(0), table_schema(names, types).empty_table())
             parts.add(0)
-        failpoint(f"version {version}")
-        return ViewVersion(version, buckets, HASH_SCHEME, tuple(sorted(parts)), rows, before.version)
+        failpoint(f"version {out.version}")
+        return ViewVersion(out.version, out.buckets, HASH_SCHEME, tuple(sorted(parts)), rows, before.version)
 
     def _read_part(self, view: str, rel: str) -> ZSet:
         """A bucket file read back as a Z-set of weight-1 rows (positional columns)."""
+        return self.as_rows(view, store.read_parquet(self.storage, rel))
+
+    def as_rows(self, view: str, table: pa.Table) -> ZSet:
+        """Rows of the view's table (as its files hold them) as weight-1 Z-set rows."""
         types = self.types(view)
-        table = store.read_parquet(self.storage, rel)
         table = table.rename_columns([col_name(i) for i in range(table.num_columns)])
         frame = pl.from_arrow(table)
         assert isinstance(frame, pl.DataFrame)
@@ -222,7 +241,9 @@ class Sinks:
 
     # -- change logs ---------------------------------------------------------------------
 
-    def _stage_changes(self, view: str, k: int, frame: pl.DataFrame, stamp: float) -> None:
+    def stage_changes(self, view: str, k: int, frame: pl.DataFrame, stamp: float, piece: int | None = None) -> None:
+        """Refresh k's changes of the view, staged until its commit; a distributed write
+        stages one `piece` per task."""
         names, types = self.views[view]
         weights = frame.get_column(WEIGHT).to_numpy()
         rows = np.repeat(np.arange(len(weights)), np.abs(weights))
@@ -232,7 +253,7 @@ class Sinks:
             pl.lit(int(stamp * 1_000_000), dtype=pl.Int64()).cast(pl.Datetime("us")).alias(COMMIT_TIMESTAMP),
         )
         store.write_parquet(
-            self.storage, staged_change_file(view, k), to_table(logged, names, change_schema(names, types))
+            self.storage, staged_change_file(view, k, piece), to_table(logged, names, change_schema(names, types))
         )
 
     def promote_changes(self, refresh_id: int) -> None:
@@ -246,7 +267,7 @@ class Sinks:
                 rel = f"{view}/changes/{name}"
                 if name.startswith("_"):
                     if k <= refresh_id:
-                        self.storage.rename(rel, change_file(view, k))
+                        self.storage.rename(rel, f"{view}/changes/{name[1:]}")
                     else:
                         self.storage.remove(rel)
                 elif k > refresh_id:
@@ -284,15 +305,18 @@ def change_file(view: str, refresh_id: int) -> str:
     return f"{view}/changes/r{refresh_id:08d}.parquet"
 
 
-def staged_change_file(view: str, refresh_id: int) -> str:
-    return f"{view}/changes/_r{refresh_id:08d}.parquet"
+def staged_change_file(view: str, refresh_id: int, piece: int | None = None) -> str:
+    suffix = "" if piece is None else f"-{piece:05d}"
+    return f"{view}/changes/_r{refresh_id:08d}{suffix}.parquet"
+
+
+_CHANGE_FILE = re.compile(r"^_?r(\d+)(?:-\d+)?\.parquet$")
 
 
 def _refresh_of(name: str) -> int:
-    stem = name.lstrip("_")
-    if stem.startswith("r") and stem.endswith(".parquet") and stem[1:-8].isdigit():
-        return int(stem[1:-8])
-    return -1
+    """The refresh of a change file (`r<k>.parquet`, or piece `r<k>-<b>.parquet`), or -1."""
+    m = _CHANGE_FILE.match(name)
+    return int(m.group(1)) if m else -1
 
 
 def _bucket_count(rows: int, bucket_rows: int) -> int:
@@ -302,7 +326,7 @@ def _bucket_count(rows: int, bucket_rows: int) -> int:
     return buckets
 
 
-def _split(frame: pl.DataFrame, buckets: int) -> list[pl.DataFrame]:
+def bucket_split(frame: pl.DataFrame, buckets: int) -> list[pl.DataFrame]:
     """The rows of a Z-set frame per bucket (a hash of the row, weight excluded)."""
     if buckets == 1 or frame.height == 0:
         return [frame] + [frame.clear() for _ in range(buckets - 1)]

@@ -49,6 +49,11 @@ class SparkPipeline:
       whose location moves to each committed version.
     - `replace`: take over catalog tables of the views' names that this job did not
       create (dropped first); otherwise such a name is refused.
+    - `execution`: "driver" (the default) keeps the state in this process and steps
+      there; "distributed" runs the step on the executors, with the state partitioned
+      into `buckets` by key and kept there (runtime/distributed/pipeline_job.py,
+      docs/distributed.md). Then `checkpoint` and `output` must be directories every
+      executor reads and writes.
     """
 
     def __init__(
@@ -66,8 +71,14 @@ class SparkPipeline:
         replace: bool = False,
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
         refresh_sources: bool = True,
+        execution: str = "driver",
+        buckets: int = 8,
     ) -> None:
+        if execution not in EXECUTIONS:
+            raise UsageError(f"execution must be one of {', '.join(EXECUTIONS)}, got {execution!r}")
         self.spark = spark
+        self.execution = execution
+        self.buckets = buckets
         self.checkpoint_dir = Path(checkpoint).resolve()
         location = str(output) if output is not None else _default_output(spark, self.checkpoint_dir)
         self.storage: Storage = storage_at(location, spark)
@@ -165,12 +176,17 @@ class SparkPipeline:
         return self._job
 
     def _new_job(self) -> Job:
-        return Job(
-            self._engine,
-            self.checkpoint_dir,
-            self.storage,
-            self._sources,
-            self._views,
+        if self.execution == "distributed":
+            from dbspc.runtime.distributed.pipeline_job import DistributedJob
+
+            return DistributedJob(self._engine, *self._job_args(), buckets=self.buckets, **self._job_options())
+        return Job(self._engine, *self._job_args(), **self._job_options())
+
+    def _job_args(self) -> tuple[Any, ...]:
+        return (self.checkpoint_dir, self.storage, self._sources, self._views)
+
+    def _job_options(self) -> dict[str, Any]:
+        return dict(
             dialect=self._options["dialect"],
             max_iterations=self._options["max_iterations"],
             change_log=self._options["change_log"],
@@ -358,6 +374,7 @@ class SparkPipeline:
         return None if value is None else str(value)
 
 
+EXECUTIONS = ("driver", "distributed")
 SCHEMA_PROPERTY = "dbspc.schema"
 METRICS_TABLE = "dbspc_metrics"
 OWNER_PROPERTY = "dbspc.output"

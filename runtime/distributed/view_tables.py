@@ -1,0 +1,168 @@
+"""The views' tables, written by the executors (distributed mode).
+
+The same versions and change logs as driver mode (runtime/refresh/sinks.py), built by
+Spark tasks instead of the driver: the views' deltas, as the last stages wrote them,
+are split by the table's own buckets (a hash of the whole row) and moved so that one
+task holds one bucket of one view; it reads that bucket's old file, adds the delta,
+writes the new file and stages its piece of the change log. The driver decides the
+versions (from the weight sums the stages reported), links the buckets no change
+reached, and commits; it never holds a view's rows. A view bucketed anew (its first
+write, or grown fourfold) has its old files read by the tasks too.
+
+Tasks write through the same `Sinks`, so the output must be a directory every
+executor mounts (`LocalStorage`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from functools import reduce
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from dbspc.compiler.types import SqlType
+from dbspc.runtime.distributed.spark_stages import (
+    BLOB,
+    Refreshed,
+    blobs,
+    decode,
+    output_tag,
+    pieces,
+)
+from dbspc.runtime.refresh.sinks import Sinks, ViewVersion, bucket_split
+from dbspc.runtime.zset import ZSet
+
+_DONE = "view INT, bucket INT, nonempty BOOLEAN, rows BIGINT"
+_DELTA, _OLD = 0, 1  # in a moved blob's channel: 2 * view + which rows it holds
+
+
+@dataclass(frozen=True)
+class _Version:
+    """What the driver decided for one view's refresh."""
+
+    before: ViewVersion
+    out: ViewVersion
+    rebucket: bool
+    rows: int
+
+
+def write(
+    spark: SparkSession, sinks: Sinks, k: int, refreshed: Refreshed, committed: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """Refresh k's versions and staged change logs of every view: the manifest's sinks
+    section, and the rows of each view's delta (consolidated)."""
+    stamp = time.time()
+    names = sorted(sinks.views)
+    sums: dict[str, list[int]] = {v: [0, 0] for v in names}
+    for facts in refreshed.metrics(spark):
+        for view, (rows, weight) in facts.get("outputs", {}).items():
+            sums[view][0] += rows
+            sums[view][1] += weight
+    section: dict[str, Any] = {}
+    plans: dict[str, _Version] = {}
+    for view in names:
+        before = ViewVersion.from_json(committed.get(view))
+        if sums[view][0] == 0 and before.version is not None:
+            section[view] = replace(before, retired=None).to_json()  # the retired one goes now
+            continue
+        rows = before.rows + sums[view][1]
+        out, rebucket = sinks.start_version(view, k, before, rows)
+        plans[view] = _Version(before, out, rebucket, rows)
+        if view in sinks.change_log and before.version is None:
+            sinks.storage.mkdirs(f"{view}/changes")  # readers find an empty log
+    done: dict[str, dict[int, bool]] = {v: {} for v in plans}
+    rows_out = dict.fromkeys(names, 0)
+    if plans:
+        for row in _rewrite(spark, sinks, k, refreshed, plans, names, stamp).collect():
+            view = names[int(row["view"])]
+            done[view][int(row["bucket"])] = bool(row["nonempty"])
+            rows_out[view] += int(row["rows"])
+    for view, p in plans.items():
+        section[view] = sinks.finish_version(view, p.out, p.before, done[view], p.rebucket, p.rows).to_json()
+    for view, entry in section.items():
+        entry["schema"] = sinks.schema(view)
+    return section, rows_out
+
+
+def _rewrite(
+    spark: SparkSession,
+    sinks: Sinks,
+    k: int,
+    refreshed: Refreshed,
+    plans: Mapping[str, _Version],
+    names: list[str],
+    stamp: float,
+) -> DataFrame:
+    """The job: every delta (and a rebucketed view's old rows) to its table bucket, one
+    task per view and bucket."""
+    index = {v: i for i, v in enumerate(names)}
+    tags = {output_tag(i): v for i, v in enumerate(sorted(refreshed.deltas))}
+    routes = {tag: (index[v], sinks.types(v), plans[v].out.buckets) for tag, v in tags.items() if v in plans}
+    outputs = spark.read.parquet(*refreshed.stage_files).where(F.col("ch").isin(list(routes)))
+    inputs = [outputs.mapInArrow(_by_table_bucket(routes), BLOB)]
+    for view, p in plans.items():
+        if p.rebucket and p.before.version is not None:
+            old = spark.read.parquet(*[sinks.storage.uri(p.before.part(b)) for b in p.before.parts])
+            inputs.append(old.mapInArrow(_old_rows(sinks, view, index[view], p.out.buckets), BLOB))
+    task = _bucket_task(sinks, k, names, plans, stamp)
+    moved = reduce(DataFrame.unionByName, inputs)
+    return moved.groupBy(F.floor(F.col("ch") / 2).alias("view"), "bucket").applyInArrow(task, _DONE)
+
+
+def _split_rows(z: ZSet, channel: int, buckets: int) -> list[tuple[int, int, bytes]]:
+    parts = bucket_split(z.frame, buckets)
+    return [row for b, f in enumerate(parts) if f.height for row in pieces(channel, b, ZSet(f, z.types))]
+
+
+def _by_table_bucket(
+    routes: Mapping[int, tuple[int, tuple[SqlType, ...], int]],
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows: list[tuple[int, int, bytes]] = []
+            for tag, data in zip(batch.column("ch").to_pylist(), batch.column("data").to_pylist(), strict=True):
+                view, types, buckets = routes[tag]
+                rows += _split_rows(decode(data, types), 2 * view + _DELTA, buckets)
+            if rows:
+                yield blobs(rows)
+
+    return run
+
+
+def _old_rows(
+    sinks: Sinks, view: str, index: int, buckets: int
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows:
+                yield blobs(_split_rows(sinks.as_rows(view, pa.Table.from_batches([batch])), 2 * index + _OLD, buckets))
+
+    return run
+
+
+def _bucket_task(
+    sinks: Sinks, k: int, names: list[str], plans: Mapping[str, _Version], stamp: float
+) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:
+    def run(key: tuple[pa.Scalar, ...], table: pa.Table) -> pa.Table:
+        i, bucket = int(key[0].as_py()), int(key[1].as_py())
+        view = names[i]
+        p = plans[view]
+        types = sinks.types(view)
+        parts: dict[int, list[pl.DataFrame]] = {_DELTA: [], _OLD: []}
+        for ch, data in zip(table.column("ch").to_pylist(), table.column("data").to_pylist(), strict=True):
+            parts[ch % 2].append(decode(data, types).frame)
+        delta = ZSet.concat([ZSet(f, types) for f in parts[_DELTA]], types).consolidate()
+        frame = pl.concat([delta.frame, *parts[_OLD]]) if parts[_OLD] else delta.frame
+        nonempty = sinks.rewrite_bucket(view, p.out, p.before, bucket, frame, p.rebucket)
+        if view in sinks.change_log and len(delta):
+            sinks.stage_changes(view, k, delta.frame, stamp, piece=bucket)
+        done = [pa.array([i], pa.int32()), pa.array([bucket], pa.int32()), pa.array([nonempty]), pa.array([len(delta)])]
+        return pa.Table.from_arrays(done, names=["view", "bucket", "nonempty", "rows"])
+
+    return run
