@@ -90,6 +90,8 @@ def main() -> None:
     parser.add_argument("--change", type=int, default=1_000)
     parser.add_argument("--refreshes", type=int, default=10)
     parser.add_argument("--workdir", type=Path, default=None, help="default: a temporary directory")
+    parser.add_argument("--execution", choices=["driver", "distributed"], default="driver")
+    parser.add_argument("--buckets", type=int, default=8, help="distributed: state buckets")
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="dbspc-bench-"))
     shutil.rmtree(work, ignore_errors=True)
@@ -116,7 +118,14 @@ def main() -> None:
     spark.table("bench_customers").drop("batch").createOrReplaceTempView("customers")
     spark.table("bench_orders_now").createOrReplaceTempView("orders")
 
-    job = SparkPipeline(spark, work / "checkpoint", output=work / "warehouse" / "views", view_prefix="out_")
+    job = SparkPipeline(
+        spark,
+        work / "checkpoint",
+        output=work / "warehouse" / "views",
+        view_prefix="out_",
+        execution=args.execution,
+        buckets=args.buckets,
+    )
     job.change_table("orders", source="bench_orders_cdc", offset="batch", weight="weight")
     job.append_table("customers", source="bench_customers", offset="batch")
     job.view(f"CREATE VIEW revenue AS {REVENUE}")
@@ -196,7 +205,7 @@ def main() -> None:
     print()
     print(
         f"`.venv/bin/python bench/spark_refresh.py --rows {args.rows} --change {args.change} "
-        f"--refreshes {args.refreshes}`"
+        f"--refreshes {args.refreshes} --execution {args.execution} --buckets {args.buckets}`"
     )
     print()
     print(
