@@ -129,7 +129,12 @@ def main() -> None:
 )
 @click.option("--non-incremental", is_flag=True, help="Print the lifted circuit, before incrementalization.")
 @click.option("--no-report", is_flag=True, help="Omit the incrementality report after a text dump.")
-def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report: bool) -> None:
+@click.option(
+    "--distributed",
+    is_flag=True,
+    help="End with the distributed plan: stages, exchanges and how each operator's state is partitioned.",
+)
+def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report: bool, distributed: bool) -> None:
     """Print the circuit of every view in FILE, with its state and cost per change."""
     from dbspc.compiler.circuit.dump import to_dot, to_json, to_text
     from dbspc.compiler.circuit.report import to_report
@@ -152,6 +157,10 @@ def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report:
     click.echo(_guarded(file, lambda: deep(lambda: render(compiled.circuit))), nl=False)
     if fmt == "text" and not no_report:
         click.echo(_guarded(file, lambda: deep(lambda: to_report(compiled.circuit))), nl=False)
+    if distributed:
+        from dbspc.runtime.distributed.plan import plan
+
+        click.echo(_guarded(file, lambda: plan(compiled.circuit).dump()), nl=False)
 
 
 @main.command()

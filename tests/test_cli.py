@@ -165,6 +165,20 @@ def test_compile_non_incremental(tmp_path: Path) -> None:
     )
 
 
+def test_compile_distributed_prints_the_plan(tmp_path: Path) -> None:
+    """The join moves both tables by id once (stage 0 checks them first); DISTINCT
+    needs the whole row, so the join's output is moved once more: two stages."""
+    path = write(tmp_path, "ex.sql", EXAMPLE_44)
+    result = invoke(["compile", path, "--no-report", "--distributed"])
+    assert result.exit_code == 0, result.output
+    plan_text = result.stdout[result.stdout.index("-- distributed plan") :]
+    assert plan_text.startswith("-- distributed plan: 2 stage(s), 3 channel(s)\n"), plan_text
+    assert "source[t] -> ch" in plan_text and "source[r] -> ch" in plan_text
+    assert "distinct_h" in plan_text.split("stage 2:")[1]
+    refused = invoke(["compile", path, "--non-incremental", "--distributed"])
+    assert refused.exit_code != 0 and "only incremental circuits run distributed" in refused.output
+
+
 def test_compile_ignores_script_steps(tmp_path: Path) -> None:
     result = invoke(["compile", write(tmp_path, "types.sql", TYPES_SCRIPT)])
     assert result.exit_code == 0, result.output

@@ -227,6 +227,11 @@ class Plan:
         for i, ch in enumerate(self.channels):
             to = "kept in its bucket" if ch.to is None else f"moved by {ch.to}"
             lines.append(f"ch{i} = %{num[ch.node]} {to}")
+        lines.append("stage 0 (each table's change checked against its share, by hash of the whole row):")
+        for i, ch in enumerate(self.channels):
+            o = self.circuit[ch.node]
+            if isinstance(o, op.Source):
+                lines.append(f"  %{num[ch.node]} = {head(o)} -> ch{i}")
         for stage in self.stages:
             lines.append(f"stage {stage.index}:")
             for n in stage.nodes:

@@ -218,13 +218,18 @@ class SparkPipeline:
 
     def explain(self) -> None:
         """Print the incremental circuit of the views with its cost report: the state
-        each operator keeps and what a change costs, as `dbspc compile` prints it."""
+        each operator keeps and what a change costs, as `dbspc compile` prints it (and in
+        distributed mode, its plan: stages, exchanges and partitionings)."""
         from dbspc.compiler.circuit.dump import to_text
         from dbspc.compiler.circuit.report import to_report
         from dbspc.compiler.deep_stack import deep
 
         circuit = self.pipeline.circuit
         print(deep(lambda: to_text(circuit) + to_report(circuit)), end="")
+        if self.execution == "distributed":
+            from dbspc.runtime.distributed.plan import plan
+
+            print(plan(circuit).dump(), end="")
 
     @property
     def pipeline(self) -> Pipeline:
