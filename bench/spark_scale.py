@@ -16,6 +16,10 @@ delta as parquet. Spark SQL's baseline recomputes the view over the same snapsho
 (parquet), on the same cluster, in the same run; it is also the oracle: the integrated deltas must
 equal it after every refresh.
 
+With `--pipeline` the same inputs go through the user's path instead: a SparkPipeline with
+execution="distributed" over two change tables (the change batches, offset = batch number),
+which also checks every change against the tables (stage 0) and publishes the view as a table.
+
 Per refresh: wall time, each stage's job, the tasks' summed load/compute/write seconds, shuffle bytes
 (Spark's REST API), state bytes read from storage (cache misses) and written, state held per
 executor's Python workers, and the driver Python process's peak RSS. One JSON line per refresh, then
@@ -42,7 +46,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.scale_spike.common import Plan, diff, peak_rss_mb, session, stage_bytes  # noqa: E402
 from dbspc.compiler.compile import compile_sql  # noqa: E402
-from dbspc.runtime.distributed.spark_stages import WEIGHT_COLUMN, SparkStages  # noqa: E402
+from dbspc.runtime.distributed.pipeline_job import DistributedJob  # noqa: E402
+from dbspc.runtime.distributed.spark_stages import WEIGHT_COLUMN, Refreshed, SparkStages  # noqa: E402
+from dbspc.runtime.spark import SparkPipeline  # noqa: E402
 
 VIEW_SQL = """SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total
 FROM orders o JOIN customers c ON o.customer_id = c.id GROUP BY c.region"""
@@ -81,23 +87,22 @@ def run_size(spark: SparkSession, orders: int, args: argparse.Namespace, work: P
     )
     subprocess.run([sys.executable, "-c", gen], check=True, cwd=ROOT)
     plan = Plan(data, args.refreshes)
-    compiled = compile_sql(PROGRAM)
-    stages = SparkStages(spark, compiled.circuit, work / f"state-{orders}", buckets=args.buckets,
-                         columns={"revenue": ("region", "n", "total")})
+    refresh = _pipeline(spark, plan, args, work / f"state-{orders}") if args.pipeline else _stages(spark, plan, args,
+                                                                                                     work, orders)
     integrated: dict[tuple[Any, ...], int] = defaultdict(int)
     rows = []
     for k in range(args.refreshes + 1):
         before = stage_bytes(spark)
         t = time.perf_counter()
-        result = stages.refresh(change_frames(spark, plan, k))
-        refreshed = time.perf_counter()
-        delta = result.deltas["revenue"]
-        delta.write.mode("overwrite").parquet(str(work / f"delta-{orders}-{k}"))
+        result, contents = refresh(k)
         wall = time.perf_counter() - t
         moved = diff(stage_bytes(spark), before)
         facts = result.metrics(spark)
-        for r in spark.read.parquet(str(work / f"delta-{orders}-{k}")).collect():
-            integrated[(r["region"], r["n"], r["total"])] += r[WEIGHT_COLUMN]
+        if contents is None:
+            for r in spark.read.parquet(str(work / f"delta-{orders}-{k}")).collect():
+                integrated[(r["region"], r["n"], r["total"])] += r[WEIGHT_COLUMN]
+        else:
+            integrated = defaultdict(int, {(r["region"], r["n"], r["total"]): 1 for r in contents.collect()})
         answer, sql_s = recompute(spark, plan, k, work / f"sql-{orders}")
         ours = {key[0]: (key[1], key[2]) for key, w in integrated.items() if w}
         per_worker: dict[int, int] = defaultdict(int)
@@ -107,7 +112,6 @@ def run_size(spark: SparkSession, orders: int, args: argparse.Namespace, work: P
             "orders": orders,
             "refresh": "load" if k == 0 else k,
             "wall_s": round(wall, 2),
-            "refresh_s": round(refreshed - t, 2),
             "stages_s": [round(v, 2) for v in result.timings.values()],
             "load_s": round(sum(m["load_s"] for m in facts), 2),
             "compute_s": round(sum(m["compute_s"] for m in facts), 2),
@@ -130,6 +134,46 @@ def run_size(spark: SparkSession, orders: int, args: argparse.Namespace, work: P
     return rows
 
 
+def _stages(spark: SparkSession, plan: Plan, args: argparse.Namespace, work: Path, orders: int) -> Any:
+    """Refresh k with SparkStages; the view's delta written as parquet (the deltas are read back)."""
+    stages = SparkStages(spark, compile_sql(PROGRAM).circuit, work / f"state-{orders}", buckets=args.buckets,
+                         columns={"revenue": ("region", "n", "total")})
+
+    def refresh(k: int) -> tuple[Refreshed, None]:
+        result = stages.refresh(change_frames(spark, plan, k))
+        result.deltas["revenue"].write.mode("overwrite").parquet(str(work / f"delta-{orders}-{k}"))
+        return result, None
+
+    return refresh
+
+
+def _pipeline(spark: SparkSession, plan: Plan, args: argparse.Namespace, root: Path) -> Any:
+    """Refresh k with SparkPipeline(execution="distributed") over change tables holding batches
+    0..k (offset `v` = the batch); the published table is read back."""
+    job = SparkPipeline(spark, root / "ckpt", output=root / "out", execution="distributed", buckets=args.buckets,
+                        publish=False)
+    job.change_table("orders", source="src_orders", offset="v", weight="w")
+    job.change_table("customers", source="src_customers", offset="v", weight="w")
+
+    def sources(k: int) -> None:
+        for table, path in (("orders", plan.orders_delta), ("customers", plan.customers_delta)):
+            batches = " UNION ALL ".join(f"SELECT *, CAST({j} AS BIGINT) AS v FROM parquet.`{path(j)}`"
+                                         for j in range(k + 1))
+            spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW src_{table} AS {batches}")
+
+    sources(0)
+    job.view(f"CREATE VIEW revenue AS {VIEW_SQL}")
+
+    def refresh(k: int) -> tuple[Refreshed, Any]:
+        sources(k)
+        phases = job.refresh().timings
+        print(json.dumps({"phases_s": {p: round(s, 2) for p, s in phases.items()}}), flush=True)
+        assert isinstance(job.job, DistributedJob) and job.job.last is not None
+        return job.job.last, job.table("revenue")
+
+    return refresh
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     cols = list(rows[0])
     lines = ["| " + " | ".join(cols) + " |", "|" + "---:|" * len(cols)]
@@ -146,6 +190,7 @@ def main() -> None:
     ap.add_argument("--refreshes", type=int, default=3)
     ap.add_argument("--buckets", type=int, default=16)
     ap.add_argument("--work", default=None, help="scratch directory (default: a temporary one)")
+    ap.add_argument("--pipeline", action="store_true", help="run SparkPipeline(execution='distributed')")
     args = ap.parse_args()
     spark = session(args.master, "dbspc-spark-scale", args.buckets)
     spark.conf.set("spark.sql.adaptive.enabled", "true")

@@ -62,6 +62,7 @@ class DistributedJob(Job):
         self.spark_engine = engine
         self.buckets = buckets
         self._stages: SparkStages | None = None
+        self.last: Refreshed | None = None  # the last step: its tasks' facts (`metrics`)
 
     @property
     def state_root(self) -> Path:
@@ -121,7 +122,8 @@ class DistributedJob(Job):
         convert = {
             s.table.lower(): partial(_batch, s, self.columns[s.table.lower()]) for s in self.sources
         }
-        return self.stages().refresh(changes, base=self.refresh_id, convert=convert)
+        self.last = self.stages().refresh(changes, base=self.refresh_id, convert=convert)
+        return self.last
 
     def _write_outputs(
         self, k: int, stepped: Any, committed: Mapping[str, Any]
