@@ -216,6 +216,13 @@ class FileEngine:
         table = self._dataset(source).to_table(columns=list(columns), filter=where)
         return table.num_rows, hash_sum(pa.table({HASH: _hashes(table)}))
 
+    def files(self, source: str) -> list[str] | None:
+        return sorted(self._dataset(source).files) or None
+
+    def count_upto(self, source: str, files: Sequence[str], offset: str, upto: int) -> int | None:
+        added = ds.dataset(list(files), format="parquet")
+        return added.to_table(columns=[offset], filter=pc.field(offset) <= upto).num_rows
+
     def oldest_offset(self, source: str, offset: str, upto: int) -> int | None:
         table = self._dataset(source).to_table(columns=[offset], filter=pc.field(offset) <= upto)
         value = pc.min(table.column(offset)).as_py() if table.num_rows else None

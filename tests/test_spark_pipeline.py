@@ -38,7 +38,7 @@ from dbspc.runtime.refresh import checkpoint
 from dbspc.runtime.refresh.job import Job
 from dbspc.runtime.refresh.schema import columns_of, create_table
 from dbspc.runtime.refresh.sinks import Sinks
-from dbspc.runtime.refresh.sources import AppendTable, ChangeTable
+from dbspc.runtime.refresh.sources import AppendTable, ChangeTable, PlainTable
 from dbspc.runtime.refresh.storage import LocalStorage
 from dbspc.runtime.spark import SparkPipeline, read_changes, read_view
 from dbspc.runtime.spark.spark_types import arrow_schema, from_spark_type
@@ -879,6 +879,10 @@ def test_rows_behind_the_committed_offset_are_an_error(spark: Any, tmp_path: Pat
     src.add("items", _items([(3, 1, 3)]))
     assert job.refresh().refresh_id == 2  # rows above the committed offset: fine
     manifest = (tmp_path / "ckpt" / "MANIFEST.json").read_bytes()
+    # the files read so far: the next refresh checks only files added since, not every row
+    assert [Path(f).name for f in json.loads(manifest)["files"]["items"]] == sorted(
+        p.name for p in (tmp_path / "sources" / "items").glob("*.parquet")
+    )
     src.add("items", _items([(7, 1, 2), (8, 1, 1)]))  # behind: offsets up to 3 are committed
     for _ in range(2):  # and it stays an error, not a silent skip
         with pytest.raises(
@@ -1236,4 +1240,29 @@ def test_a_retention_clean_up_of_old_change_rows_is_not_an_error(spark: Any, tmp
     src.add("items", _items([(6, 1, 6)]))
     with pytest.raises(InputError, match=r"rows at offsets already committed"):
         job.refresh()
+    job.close()
+
+
+def test_committed_offsets_are_checked_by_the_files_added_not_every_row(tmp_path: Path) -> None:
+    """Once a refresh has recorded the files it read, the next one checks for rows behind
+    the committed offset only in the files added since (parquet files are never rewritten
+    in place): no whole-table hash. A removed file (retention, a rewrite) brings the whole
+    check back."""
+    for i, batch in enumerate(child.batches(4, seed=3)):
+        child.write_batch(tmp_path / "sources", i, batch)
+    job = _file_job(tmp_path)
+    whole: list[str] = []
+    summary = job.engine.summary
+    job.engine.summary = lambda source, *a, **k: whole.append(source) or summary(source, *a, **k)  # type: ignore
+    job.refresh()
+    for i, batch in enumerate(child.batches(7, seed=3)[4:], start=4):
+        child.write_batch(tmp_path / "sources", i, batch)
+        job.refresh()
+    assert whole == [], whole
+    manifest = json.loads((tmp_path / "checkpoint" / "MANIFEST.json").read_text())
+    assert set(manifest["files"]) == {s.table.lower() for s in child.sources() if not isinstance(s, PlainTable)}
+    Path(sorted(manifest["files"]["orders"])[5]).unlink()  # a later batch: not a retention clean-up
+    with pytest.raises(InputError, match="rows at offsets already committed"):
+        job.refresh()
+    assert whole, "a removed file is checked against every committed row"
     job.close()

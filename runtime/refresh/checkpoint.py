@@ -58,6 +58,9 @@ class Manifest:
     # Per change/append table: [hi, row count, sum of row hashes] per refresh that read
     # rows of it, to notice rows that arrive behind the committed offset (offsets.py).
     checks: dict[str, list[list[int]]] = field(default_factory=dict)
+    # Per change/append table: the files its rows were read from, when the engine lists
+    # them; a later refresh then checks only files added since (Job._read).
+    files: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +74,7 @@ class Manifest:
             "pipeline": self.pipeline,
             "sinks": self.sinks,
             "checks": self.checks,
+            "files": self.files,
         }
 
     @staticmethod
@@ -87,6 +91,7 @@ class Manifest:
             pipeline=dict(value["pipeline"]),
             sinks=dict(value["sinks"]),
             checks={k: [[int(x) for x in span] for span in v] for k, v in value.get("checks", {}).items()},
+            files={k: [str(f) for f in v] for k, v in value.get("files", {}).items()},
         )
 
 

@@ -40,6 +40,17 @@ class Engine(Protocol):
         aggregate, no transfer."""
         ...
 
+    def files(self, source: str) -> list[str] | None:
+        """The files the source's rows are read from, if it is a table of files that are
+        never rewritten in place (parquet as Spark, Delta or Iceberg write it); None if
+        the engine cannot tell. It lets a refresh check only the files added since the
+        last one for rows behind the committed offset, instead of every row."""
+        ...
+
+    def count_upto(self, source: str, files: Sequence[str], offset: str, upto: int) -> int | None:
+        """Rows of those files of the source with `offset` <= `upto` (None: cannot tell)."""
+        ...
+
     def oldest_offset(self, source: str, offset: str, upto: int) -> int | None:
         """The lowest offset <= `upto` among the source's rows (None if there is none)."""
         ...

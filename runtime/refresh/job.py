@@ -140,6 +140,7 @@ class Job:
         self._store = StateStore(self.checkpoint_dir)
         self._sinks: Sinks | None = None
         self._lock: IO[bytes] | None = None
+        self._files_listed: dict[str, list[str]] = {}  # by the last _read
         names = [s.table.lower() for s in self.sources]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -442,6 +443,7 @@ class Job:
                 pipeline=meta,
                 sinks=sink_section,
                 checks=checks,
+                files=self._files_listed,
             )
             checkpoint.commit(self.checkpoint_dir, new)
         except BaseException:
@@ -528,18 +530,29 @@ class Job:
             return self._fetch(index, spec, k, offsets.get(table), snapshots.get(table))
 
         def committed_rows(spec: Source) -> list[int] | None:
-            """[count, hash sum] of the rows at committed offsets, as they are now."""
+            """[count, hash sum] of the rows at committed offsets, as they are now: those
+            recorded if no file was removed and no added file holds such rows."""
             table = spec.table.lower()
             upto = offsets.get(table)
             if isinstance(spec, PlainTable) or upto is None:
                 return None
+            before, now, recorded = files_read.get(table), listed.get(table), checks.get(table)
+            if before is not None and now is not None and recorded and set(before) <= set(now):
+                added = sorted(set(now) - set(before))
+                if not added or self.engine.count_upto(spark_name(spec), added, spec.offset, upto) == 0:
+                    return offset_spans.total(recorded)
             columns = [src for src, _ in selection(spec, self.columns[table])]
             return list(self.engine.summary(spark_name(spec), columns, spec.offset, upto))
 
         changes: dict[str, Any] = {}
         rows: dict[str, int] = {}
+        files_read = dict(manifest.files) if manifest else {}
         try:
             with ThreadPoolExecutor(max_workers=min(2 * len(self.sources), _READERS)) as pool:
+                # Listed before anything is read: a file that comes later is new next time.
+                logged = [s for s in self.sources if not isinstance(s, PlainTable)]
+                found_files = pool.map(lambda s: self.engine.files(spark_name(s)), logged)
+                listed = {s.table.lower(): f for s, f in zip(logged, found_files, strict=True) if f is not None}
                 futures = [pool.submit(fetch, i, s) for i, s in enumerate(self.sources)]
                 found = [pool.submit(committed_rows, s) for s in self.sources]
                 # Wait for every read before looking at any result, so that on an error no
@@ -563,6 +576,7 @@ class Job:
             for path in pending:
                 files.remove(path)
             raise
+        self._files_listed = listed
         return changes, rows, offsets, snapshots, checks, pending
 
     def _verify(self, k: int, spec: Source, upto: int | None, checks: dict[str, Any], found: list[int] | None) -> None:

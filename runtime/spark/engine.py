@@ -79,6 +79,21 @@ class SparkEngine:
         row = df.agg(F.count(F.lit(1)), F.sum(F.shiftright(h, 32)), F.sum(h.bitwiseAND(F.lit(0xFFFFFFFF)))).collect()[0]
         return int(row[0]), combine(row[1] or 0, row[2] or 0)
 
+    def files(self, source: str) -> list[str] | None:
+        if self.refresh_sources:
+            self.spark.catalog.refreshTable(source)
+        listed = sorted(self._table(source).inputFiles())
+        # Only parquet files are read back one by one (`count_upto`); a table of other
+        # files, or of none (a view over a query, an in-memory relation), is checked whole.
+        return listed if listed and all(f.endswith(".parquet") for f in listed) else None
+
+    def count_upto(self, source: str, files: Sequence[str], offset: str, upto: int) -> int | None:
+        try:
+            added = self.spark.read.parquet(*files)
+            return int(added.where(F.col(quote(offset)) <= F.lit(upto)).count())
+        except Exception:  # an offset column these files do not have, say: check the whole table
+            return None
+
     def oldest_offset(self, source: str, offset: str, upto: int) -> int | None:
         df = self._table(source).where(F.col(quote(offset)) <= F.lit(upto))
         value = df.agg(F.min(F.col(quote(offset)))).collect()[0][0]
