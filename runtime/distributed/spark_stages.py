@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -46,7 +46,7 @@ from dbspc.compiler.types import SqlType
 from dbspc.runtime.distributed import bucket_state
 from dbspc.runtime.distributed.buckets import split
 from dbspc.runtime.distributed.plan import Part, Plan, plan, whole_row
-from dbspc.runtime.distributed.stage import StageExecutor
+from dbspc.runtime.distributed.stage import StageExecutor, StageResult
 from dbspc.runtime.distributed.table_stage import TABLE_STAGE, TableShare
 from dbspc.runtime.refresh import files
 from dbspc.runtime.refresh.schema import quote, spark_schema
@@ -308,6 +308,8 @@ def _write(df: DataFrame, path: str) -> None:
 
 
 Convert = Callable[[pa.Table], ZSet]
+H = TypeVar("H", bound=bucket_state.Held)
+R = TypeVar("R")
 
 
 def _tables_of(circuit: Circuit) -> dict[str, TableSchema]:
@@ -369,23 +371,11 @@ def _table_task(
             name = names[i]
             received.setdefault(name, []).append(decode(data, tables[name].types))
         changes = {name: ZSet.concat(parts, parts[0].types) for name, parts in received.items()}
-        clock = [time.perf_counter()]
-        opened = bucket_state.open_bucket(where, TABLE_STAGE, b, base, lambda: TableShare(tables))
-        clock.append(time.perf_counter())
-        try:
-            out, commits = opened.executor.check(changes)
-            for commit in commits:
-                commit()
-            opened.executor.steps += 1
-            clock.append(time.perf_counter())
-            written = bucket_state.save_bucket(where, TABLE_STAGE, b, opened, refresh)
-        except DbspcError as e:
-            bucket_state.forget(where, TABLE_STAGE, b)
-            raise RuntimeError(f"{_MARK}{e.message}{_MARK}") from None
-        except BaseException:
-            bucket_state.forget(where, TABLE_STAGE, b)
-            raise
-        clock.append(time.perf_counter())
+        def check(share: TableShare) -> tuple[dict[str, ZSet], list[Callable[[], None]]]:
+            return share.check(changes)
+
+        opened, out, clock, written = _step_bucket(where, TABLE_STAGE, b, base, refresh, lambda: TableShare(tables),
+                                                   check)
         rows = [
             row
             for name, z in out.items()
@@ -398,6 +388,41 @@ def _table_task(
         return pa.Table.from_batches([blobs(rows)])
 
     return run
+
+
+def _step_bucket(
+    where: Path,
+    stage: int,
+    bucket: int,
+    base: int,
+    refresh: int,
+    make: Callable[[], H],
+    step: Callable[[H], tuple[R, list[Callable[[], None]]]],
+) -> tuple[bucket_state.Bucket[H], R, list[float], int]:
+    """One bucket's step in a task: its state opened as of committed refresh `base`,
+    `step` run (its state changes applied only once it succeeded), the state saved as of
+    `refresh`. A dbspc error (bad input, an overflow) is raised marked, so that the driver
+    raises it as itself; on any failure the cached state, which may be half-way, is
+    dropped. Returns the bucket, the step's result, the clock (started, loaded, computed,
+    saved) and the state bytes written."""
+    clock = [time.perf_counter()]
+    opened = bucket_state.open_bucket(where, stage, bucket, base, make)
+    clock.append(time.perf_counter())
+    try:
+        result, commits = step(opened.executor)
+        for commit in commits:
+            commit()
+        opened.executor.steps += 1
+        clock.append(time.perf_counter())
+        written = bucket_state.save_bucket(where, stage, bucket, opened, refresh)
+    except DbspcError as e:
+        bucket_state.forget(where, stage, bucket)
+        raise RuntimeError(f"{_MARK}{e.message}{_MARK}") from None
+    except BaseException:
+        bucket_state.forget(where, stage, bucket)
+        raise
+    clock.append(time.perf_counter())
+    return opened, result, clock, written
 
 
 def _facts(
@@ -447,23 +472,13 @@ def _stage_task(
             if ch >= 0:  # one blob per producing task: a few rows, not the data's rows
                 received.setdefault(ch, []).append(decode(data, plan.circuit[plan.channels[ch].node].types))
         inputs = {ch: ZSet.concat(parts, parts[0].types) for ch, parts in received.items()}
-        clock = [time.perf_counter()]
-        opened = bucket_state.open_bucket(where, stage, b, base, lambda: StageExecutor(plan, stage, b, buckets))
-        clock.append(time.perf_counter())
-        try:
-            result = opened.executor.run(inputs)
-            for commit in result.commits:
-                commit()
-            opened.executor.steps += 1
-            clock.append(time.perf_counter())
-            written = bucket_state.save_bucket(where, stage, b, opened, refresh)
-        except DbspcError as e:  # bad input (an overflow, a cast): name it, not a worker traceback
-            bucket_state.forget(where, stage, b)
-            raise RuntimeError(f"{_MARK}{e.message}{_MARK}") from None
-        except BaseException:
-            bucket_state.forget(where, stage, b)
-            raise
-        clock.append(time.perf_counter())
+        def run_stage(executor: StageExecutor) -> tuple[StageResult, list[Callable[[], None]]]:
+            result = executor.run(inputs)
+            return result, result.commits
+
+        opened, result, clock, written = _step_bucket(
+            where, stage, b, base, refresh, lambda: StageExecutor(plan, stage, b, buckets), run_stage
+        )
         moved = result.moved.items()
         rows = [row for ch, by_bucket in moved for t, z in by_bucket.items() for row in pieces(ch, labels[t], z)]
         rows += [row for name, z in result.outputs.items() for row in pieces(tags[name], labels[b], z)]
