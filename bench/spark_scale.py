@@ -85,6 +85,8 @@ def run_size(spark: SparkSession, orders: int, args: argparse.Namespace, work: P
         "from pathlib import Path; from bench.scale_spike.common import generate; "
         f"generate(Path({str(data)!r}), {orders}, {args.change}, {args.refreshes}, {args.moves})"
     )
+    if args.pipeline:
+        gen += f"; from bench.spark_scale import change_tables; change_tables(Path({str(data)!r}), {args.refreshes})"
     subprocess.run([sys.executable, "-c", gen], check=True, cwd=ROOT)
     plan = Plan(data, args.refreshes)
     refresh = _pipeline(spark, plan, args, work / f"state-{orders}") if args.pipeline else _stages(spark, plan, args,
@@ -147,19 +149,33 @@ def _stages(spark: SparkSession, plan: Plan, args: argparse.Namespace, work: Pat
     return refresh
 
 
+def change_tables(data: Path, refreshes: int) -> None:
+    """The change batches as change tables hold them: batch k as data/cdc_<table>/b<k>.parquet
+    with its offset `v` = k as a column of the file (run in the generating process)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    plan = Plan(data, refreshes)
+    for table, path in (("orders", plan.orders_delta), ("customers", plan.customers_delta)):
+        (data / f"cdc_{table}").mkdir(exist_ok=True)
+        for k in range(refreshes + 1):
+            batch = pq.read_table(path(k))
+            batch = batch.append_column("v", pa.array([k] * batch.num_rows, pa.int64()))
+            pq.write_table(batch, data / f"cdc_{table}" / f"b{k:05d}.parquet")
+
+
 def _pipeline(spark: SparkSession, plan: Plan, args: argparse.Namespace, root: Path) -> Any:
     """Refresh k with SparkPipeline(execution="distributed") over change tables holding batches
-    0..k (offset `v` = the batch); the published table is read back."""
+    0..k (`change_tables`); the published table is read back."""
     job = SparkPipeline(spark, root / "ckpt", output=root / "out", execution="distributed", buckets=args.buckets,
                         publish=False)
     job.change_table("orders", source="src_orders", offset="v", weight="w")
     job.change_table("customers", source="src_customers", offset="v", weight="w")
 
-    def sources(k: int) -> None:
-        for table, path in (("orders", plan.orders_delta), ("customers", plan.customers_delta)):
-            batches = " UNION ALL ".join(f"SELECT *, CAST({j} AS BIGINT) AS v FROM parquet.`{path(j)}`"
-                                         for j in range(k + 1))
-            spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW src_{table} AS {batches}")
+    def sources(k: int) -> None:  # the change tables as they are after batch k was written
+        for table in ("orders", "customers"):
+            batches = [str(plan.root / f"cdc_{table}" / f"b{j:05d}.parquet") for j in range(k + 1)]
+            spark.read.parquet(*batches).createOrReplaceTempView(f"src_{table}")
 
     sources(0)
     job.view(f"CREATE VIEW revenue AS {VIEW_SQL}")

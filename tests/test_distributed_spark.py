@@ -7,11 +7,16 @@ continues exactly. tests/test_distributed_cluster.py runs the same on two execut
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -145,18 +150,15 @@ def test_each_task_reports_what_it_read_computed_and_holds(spark: Any, tmp_path:
     assert all(m["state_written_bytes"] > 0 for m in facts if m["state_rows"])
 
 
-def test_a_driver_killed_mid_refresh_resumes_exactly(tmp_path: Path) -> None:
-    """kill -9 of the driver process in the middle of refresh 2; a new driver resumes
-    from the committed refresh. Every refresh whose deltas were reported equals the
-    driver-mode Pipeline's, the last one deleting every row (so it retracts each view's
-    whole contents: the state after the crash is exact, not just its later changes)."""
-    import json
-    import signal
-    import subprocess
-    import sys
-
-
-    rng, orders, customers, next_id = random.Random(4), {}, {}, [0]
+def _kill_during_refresh_2(
+    command: Callable[[Path], list[str]], tmp_path: Path, rng: random.Random
+) -> list[dict[str, Any]]:
+    """Random steps (the last deleting every row) written to a JSON file, then the driver
+    `command(that file)` run and killed with -9 somewhere inside refresh 2, then run
+    again to the end."""
+    orders: dict[int, Row] = {}
+    customers: dict[int, Row] = {}
+    next_id = [0]
     steps: list[dict[str, list[tuple[Row, int]]]] = []
     for _ in range(3):
         steps.append({"orders": order_changes(rng, orders, next_id, 30), "customers": customer_changes(rng, customers)})
@@ -164,18 +166,30 @@ def test_a_driver_killed_mid_refresh_resumes_exactly(tmp_path: Path) -> None:
     steps_file = tmp_path / "steps.json"
     steps_file.write_text(json.dumps([{t: [[[str(v) if isinstance(v, Decimal) else v for v in r], w]
                                            for r, w in ch] for t, ch in s.items()} for s in steps]))
-    command = [sys.executable, str(Path(__file__).parent / "distributed_driver.py"), str(tmp_path / "state"),
-               str(steps_file), str(tmp_path)]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    child = subprocess.Popen(command(steps_file), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert child.stdout is not None
     for line in child.stdout:
         if line.strip() == "refreshing 2":
-            time.sleep(rng.uniform(0.5, 3.0))  # somewhere inside refresh 2's jobs
+            time.sleep(rng.uniform(0.5, 4.0))  # somewhere inside refresh 2's jobs
             child.send_signal(signal.SIGKILL)
             break
     child.wait()
     assert child.returncode == -signal.SIGKILL
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(command(steps_file), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return steps
+
+
+def test_a_driver_killed_mid_refresh_resumes_exactly(tmp_path: Path) -> None:
+    """kill -9 of the driver process in the middle of refresh 2; a new driver resumes
+    from the committed refresh. Every refresh whose deltas were reported equals the
+    driver-mode Pipeline's, the last one deleting every row (so it retracts each view's
+    whole contents: the state after the crash is exact, not just its later changes)."""
+    driver_py = str(Path(__file__).parent / "distributed_driver.py")
+    steps = _kill_during_refresh_2(
+        lambda steps: [sys.executable, driver_py, str(tmp_path / "state"), str(steps), str(tmp_path)],
+        tmp_path,
+        random.Random(4),
+    )
 
     driver = Pipeline.from_sql(ORDERS)
     reported = 0
@@ -199,33 +213,12 @@ def test_a_distributed_pipeline_killed_mid_refresh_resumes_exactly(tmp_path: Pat
     refresh 2; a new driver resumes. Each view's change log holds, per refresh, exactly
     driver mode's delta of that step (nothing twice, nothing lost), and its table equals
     the integrated deltas, down to the last step deleting every row."""
-    import json
-    import signal
-    import subprocess
-    import sys
-
     import pyarrow.dataset as ds
 
-    rng, orders, customers, next_id = random.Random(9), {}, {}, [0]
-    steps: list[dict[str, list[tuple[Row, int]]]] = []
-    for _ in range(3):
-        steps.append({"orders": order_changes(rng, orders, next_id, 30), "customers": customer_changes(rng, customers)})
-    steps.append({"orders": [(r, -1) for r in orders.values()], "customers": [(r, -1) for r in customers.values()]})
-    steps_file = tmp_path / "steps.json"
-    steps_file.write_text(json.dumps([{t: [[[str(v) if isinstance(v, Decimal) else v for v in r], w]
-                                           for r, w in ch] for t, ch in s.items()} for s in steps]))
-    command = [sys.executable, str(Path(__file__).parent / "distributed_pipeline_driver.py"), str(tmp_path),
-               str(steps_file)]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert child.stdout is not None
-    for line in child.stdout:
-        if line.strip() == "refreshing 2":
-            time.sleep(rng.uniform(0.5, 4.0))  # somewhere inside refresh 2's jobs
-            child.send_signal(signal.SIGKILL)
-            break
-    child.wait()
-    assert child.returncode == -signal.SIGKILL
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    driver_py = str(Path(__file__).parent / "distributed_pipeline_driver.py")
+    steps = _kill_during_refresh_2(
+        lambda steps: [sys.executable, driver_py, str(tmp_path), str(steps)], tmp_path, random.Random(9)
+    )
 
     driver = Pipeline.from_sql(ORDERS)
     wants = [
