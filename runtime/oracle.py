@@ -238,8 +238,14 @@ def spark_views(spark: Any, source: ScriptRun | Pipeline, tables: Mapping[str, Z
     made from their own SQL text, in definition order; results come back through Arrow.
     """
     pipeline = _pipeline(source)
-    # Every name the program reads is (re)defined below, so temp views left by earlier
-    # calls are never read; listing them to drop them costs about a second a call.
+    try:
+        return _spark_views(spark, pipeline, tables)
+    finally:  # dropped by name (cheap), so they never shadow another test's tables
+        for name in [*pipeline.program.tables, *pipeline.program.views]:
+            spark.catalog.dropTempView(name)
+
+
+def _spark_views(spark: Any, pipeline: Pipeline, tables: Mapping[str, ZSet]) -> dict[str, Rows]:
     for name, schema in pipeline.program.tables.items():
         z = tables.get(name, ZSet.empty(schema.types))
         arrow = expanded_frame(z, schema.names).to_arrow()
