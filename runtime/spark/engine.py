@@ -89,7 +89,9 @@ class SparkEngine:
 
     def count_upto(self, source: str, files: Sequence[str], offset: str, upto: int) -> int | None:
         try:
-            added = self.spark.read.parquet(*files)
+            base = _partition_base(files[0])  # a table partitioned by, say, the offset itself
+            reader = self.spark.read if base is None else self.spark.read.option("basePath", base)
+            added = reader.parquet(*files)
             return int(added.where(F.col(quote(offset)) <= F.lit(upto)).count())
         except Exception:  # an offset column these files do not have, say: check the whole table
             return None
@@ -143,6 +145,14 @@ class SparkEngine:
         before = self.spark.read.schema(schema).parquet(str(old)).withColumn(WEIGHT, F.lit(-1).cast("bigint"))
         keys = [col_name(i) for i in range(len(columns))]
         return now.unionByName(before).groupBy(*keys).agg(F.sum(WEIGHT).alias(WEIGHT)).where(F.col(WEIGHT) != 0)
+
+
+def _partition_base(path: str) -> str | None:
+    """The table directory above the `column=value` directories of a partitioned table's
+    file (Spark then reads the partition columns back from the path), or None."""
+    parts = path.split("/")
+    at = next((i for i, part in enumerate(parts[:-1]) if "=" in part), None)
+    return None if at is None else "/".join(parts[:at])
 
 
 def _hash(columns: Sequence[str]) -> SparkColumn:
