@@ -99,7 +99,7 @@ def run_size(spark: SparkSession, orders: int, args: argparse.Namespace, work: P
         result, contents = refresh(k)
         wall = time.perf_counter() - t
         moved = diff(stage_bytes(spark), before)
-        facts = result.metrics(spark)
+        facts = result.metrics()
         if contents is None:
             for r in spark.read.parquet(str(work / f"delta-{orders}-{k}")).collect():
                 integrated[(r["region"], r["n"], r["total"])] += r[WEIGHT_COLUMN]

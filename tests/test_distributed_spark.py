@@ -143,7 +143,7 @@ def test_each_task_reports_what_it_read_computed_and_holds(spark: Any, tmp_path:
     stages = SparkStages(spark, driver.circuit, tmp_path / "state", buckets=2)
     rng, orders, next_id = random.Random(2), {}, [0]
     result = stages.refresh({"orders": frame(spark, driver, "orders", order_changes(rng, orders, next_id, 50))})
-    facts = result.metrics(spark)
+    facts = result.metrics()
     assert {(m["stage"], m["bucket"]) for m in facts} >= {(1, 0), (1, 1)}
     assert sum(m["input_rows"] for m in facts if m["stage"] == 1) >= 50
     assert sum(m["state_rows"] for m in facts) > 0 and all(m["state_read_bytes"] == 0 for m in facts)

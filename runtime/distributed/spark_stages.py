@@ -22,7 +22,6 @@ committed refresh in force, and the next refresh repeats it (bucket_state.py).
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import time
@@ -58,7 +57,7 @@ BLOB = "ch INT, bucket INT, data BINARY"
 _BLOB_ARROW = pa.schema([("ch", pa.int32()), ("bucket", pa.int32()), ("data", pa.binary())])
 WEIGHT_COLUMN = "_dbspc_weight"  # a delta's weight, beside the view's own columns
 HEARTBEAT = -1  # in a stage's input: a row that makes a bucket's task run with no input
-METRICS = -1  # in a stage's output: a task's facts (JSON), read by Refreshed.metrics()
+FACTS = "facts"  # x/r<k>/facts/s<stage>-b<bucket>.json: what each task did
 _MARK = "<<dbspc-error>>"  # brackets a dbspc error's message inside Spark's task failure
 # operators whose output can change with no input: every bucket runs every refresh
 _CLOCKED = (op.Differentiate, op.Delta0)
@@ -101,12 +100,15 @@ class Refreshed:
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage's job
     stage_files: list[str] = field(default_factory=list)
 
-    def metrics(self, spark: SparkSession) -> list[dict[str, Any]]:
-        """What each task did (one small Spark read): per stage and bucket, seconds loading
-        state, computing and writing it, state bytes read and written, state held, and
+    facts: Path | None = None  # the directory of the tasks' facts
+
+    def metrics(self) -> list[dict[str, Any]]:
+        """What each task did, as it wrote it next to the exchange files (no Spark job):
+        per stage and bucket, seconds loading state, computing and writing it, state
+        bytes read and written, state held, its views' delta rows and weight sums, and
         the Python worker (pid) that ran it."""
-        rows = spark.read.parquet(*self.stage_files).where(F.col("ch") == METRICS).select("data").collect()
-        return sorted((json.loads(bytes(r["data"])) for r in rows), key=lambda m: (m["stage"], m["bucket"]))
+        found = [files.read_json(p) for p in sorted(self.facts.glob("*.json"))] if self.facts else []
+        return sorted(found, key=lambda m: (m["stage"], m["bucket"]))
 
 
 class SparkStages:
@@ -162,6 +164,7 @@ class SparkStages:
         bucket_state.forget_uncommitted(self.root, base)
         labels = self._labels()
         out = self.root / "x" / f"r{k:08d}"
+        files.remove(out)  # an earlier attempt's outputs and facts
         timings: dict[str, float] = {}
         made: list[str] = []
         unknown = sorted(set(changes) - set(self.tables))
@@ -188,7 +191,7 @@ class SparkStages:
         if own_commit:
             bucket_state.commit(self.root, k)
         self._drop_exchanges(keep=k - 1)
-        return Refreshed(k, self._deltas(made), timings, made)
+        return Refreshed(k, self._deltas(made), timings, made, out / FACTS)
 
     def _check_tables(
         self,
@@ -384,7 +387,7 @@ def _table_task(
             for row in pieces(ch, labels[t], part)
         ]
         sizes = opened.executor.state_sizes().values()
-        rows.append(_facts(TABLE_STAGE, b, labels, changes.values(), opened, clock, written, sizes))
+        _facts(where, refresh, TABLE_STAGE, b, changes.values(), opened, clock, written, sizes)
         return pa.Table.from_batches([blobs(rows)])
 
     return run
@@ -426,18 +429,19 @@ def _step_bucket(
 
 
 def _facts(
+    where: Path,
+    refresh: int,
     stage: int,
     bucket: int,
-    labels: list[int],
     inputs: Iterable[ZSet],
     opened: bucket_state.Bucket[Any],
     clock: list[float],
     written: int,
     sizes: Iterable[tuple[int, int]],
     outputs: Mapping[str, ZSet] | None = None,
-) -> tuple[int, int, bytes]:
-    """A task's facts, as a METRICS blob row. `clock`: started, loaded, computed, saved.
-    `outputs`: per view, its delta's rows and weight sum from this task."""
+) -> None:
+    """Write a task's facts for `Refreshed.metrics`. `clock`: started, loaded, computed,
+    saved. `outputs`: per view, its delta's rows and weight sum from this task."""
     held = list(sizes)
     facts = {
         "stage": stage,
@@ -454,7 +458,7 @@ def _facts(
         "state_bytes": sum(n for _, n in held),
         "outputs": {name: [len(z), int(z.frame.get_column(WEIGHT).sum())] for name, z in (outputs or {}).items()},
     }
-    return (METRICS, labels[bucket], json.dumps(facts).encode())
+    files.write_json(where / "x" / f"r{refresh:08d}" / FACTS / f"s{stage}-b{bucket}.json", facts)
 
 
 def _stage_task(
@@ -483,7 +487,7 @@ def _stage_task(
         rows = [row for ch, by_bucket in moved for t, z in by_bucket.items() for row in pieces(ch, labels[t], z)]
         rows += [row for name, z in result.outputs.items() for row in pieces(tags[name], labels[b], z)]
         sizes = opened.executor.state_sizes().values()
-        rows.append(_facts(stage, b, labels, inputs.values(), opened, clock, written, sizes, result.outputs))
+        _facts(where, refresh, stage, b, inputs.values(), opened, clock, written, sizes, result.outputs)
         return pa.Table.from_batches([blobs(rows)])
 
     return run

@@ -60,7 +60,7 @@ def write(
     stamp = time.time()
     names = sorted(sinks.views)
     sums: dict[str, list[int]] = {v: [0, 0] for v in names}
-    for facts in refreshed.metrics(spark):
+    for facts in refreshed.metrics():
         for view, (rows, weight) in facts.get("outputs", {}).items():
             sums[view][0] += rows
             sums[view][1] += weight
