@@ -386,6 +386,14 @@ def pipelines() -> None:
 @click.option("--append", "appends", multiple=True, metavar="TABLE=OFFSET", help="TABLE is append-only, by OFFSET.")
 @click.option("--skip-unsupported", is_flag=True, help="Leave what dbspc cannot maintain to spark-pipelines.")
 @click.option("--replace", is_flag=True, help="Take over existing tables of the views' names.")
+@click.option(
+    "--execution",
+    type=click.Choice(["driver", "distributed"]),
+    default="driver",
+    show_default=True,
+    help="distributed: the state partitioned into buckets on the executors (docs/distributed.md).",
+)
+@click.option("--buckets", type=int, default=8, show_default=True, help="State buckets of --execution distributed.")
 def pipelines_refresh(
     project: str,
     checkpoint: str | None,
@@ -396,6 +404,8 @@ def pipelines_refresh(
     appends: tuple[str, ...],
     skip_unsupported: bool,
     replace: bool,
+    execution: str,
+    buckets: int,
 ) -> None:
     """One incremental refresh of the CREATE MATERIALIZED VIEWs of the SDP project PROJECT
     (its directory or spark-pipeline.yml), published as the spec's <database>.<view>.
@@ -438,7 +448,15 @@ def pipelines_refresh(
         for key, value in loaded.spec.configuration.items():
             spark.conf.set(key, value)
         job = DeclarativePipeline(
-            spark, loaded, where, sources=sources, skip_unsupported=skip_unsupported, replace=replace, output=output
+            spark,
+            loaded,
+            where,
+            sources=sources,
+            skip_unsupported=skip_unsupported,
+            replace=replace,
+            output=output,
+            execution=execution,
+            buckets=buckets,
         )
         for item in job.unsupported:
             click.echo(f"skipped: {item}", err=True)
@@ -446,8 +464,8 @@ def pipelines_refresh(
         state = "committed" if result.committed else "no changes"
         click.echo(f"pipeline {loaded.spec.name}: refresh {result.refresh_id} ({state}), rows read {result.rows_read}")
         for view in job.project.views:
-            delta = result.deltas.get(view.name.lower())
-            click.echo(f"  {job.table_name(view.name)}: {0 if delta is None else len(delta)} changed row(s)")
+            changed = result.rows_out.get(view.name.lower(), 0)
+            click.echo(f"  {job.table_name(view.name)}: {changed} changed row(s)")
         job.close()
 
     try:

@@ -180,9 +180,10 @@ def test_example_refreshes_equal_recompute(spark: Any, tmp_path: Path) -> None:
 
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
-def test_cli_refresh_in_the_active_session(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("execution", ["driver", "distributed"])
+def test_cli_refresh_in_the_active_session(spark: Any, tmp_path: Path, execution: str) -> None:
     """`dbspc pipelines refresh` inside a job (the session is active), with an append-only
-    source given by its offset column."""
+    source given by its offset column and a plain one, in either execution mode."""
     from click.testing import CliRunner
 
     from dbspc.cli import main
@@ -192,7 +193,7 @@ def test_cli_refresh_in_the_active_session(spark: Any, tmp_path: Path) -> None:
     try:
         shop.write("customers", CUSTOMERS, [(1, "ada", "north"), (2, "bob", "south")])
         args = ["pipelines", "refresh", str(shop.root), "--checkpoint", str(tmp_path / "ck")]
-        args += ["--output", str(tmp_path / "out"), "--append", "orders=batch"]
+        args += ["--output", str(tmp_path / "out"), "--append", "orders=batch", "--execution", execution]
         orders: list[tuple[Any, ...]] = []
         for batch in range(1, 3):
             orders += [(batch * 10 + i, 1 + i % 2, Decimal(f"{batch * 70 + i}.25"), batch) for i in range(3)]
