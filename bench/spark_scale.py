@@ -207,9 +207,10 @@ def main() -> None:
     ap.add_argument("--buckets", type=int, default=16)
     ap.add_argument("--work", default=None, help="scratch directory (default: a temporary one)")
     ap.add_argument("--pipeline", action="store_true", help="run SparkPipeline(execution='distributed')")
+    ap.add_argument("--no-aqe", action="store_true", help="adaptive query execution off (on by default, as in Spark)")
     args = ap.parse_args()
     spark = session(args.master, "dbspc-spark-scale", args.buckets)
-    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    spark.conf.set("spark.sql.adaptive.enabled", str(not args.no_aqe).lower())
     work = Path(args.work or tempfile.mkdtemp(prefix="dbspc-scale-"))
     rows: list[dict[str, Any]] = []
     try:
