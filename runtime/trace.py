@@ -34,9 +34,11 @@ from dbspc.runtime.zset import (
     ZSet,
     argsort_hashes,
     col_name,
+    concat_frames,
     groups_hold_equal_rows,
     hash_groups,
     hash_rows,
+    int64_series,
     pick,
     polars_dtype,
     rows_equal,
@@ -56,7 +58,7 @@ def _consolidate_frame(frame: pl.DataFrame, types: tuple[SqlType, ...]) -> pl.Da
 
 def _with_weights(frame: pl.DataFrame, weights: np.ndarray) -> pl.DataFrame:
     """`frame` (a fresh gather, so not shared) with its weight column replaced."""
-    frame.replace_column(frame.width - 1, pl.Series(WEIGHT, weights, dtype=pl.Int64))
+    frame.replace_column(frame.width - 1, int64_series(WEIGHT, weights))
     return frame
 
 
@@ -426,23 +428,25 @@ class Trace:
         if keys.height == 0 or not self._runs:
             return np.empty(0, dtype=np.int64), ZSet.empty(self._types).frame
         by_hash, sorted_hashes, found_in = self._probe(self._key_hashes(keys))
-        probe_keys = keys.get_columns()
-        parts: list[pl.DataFrame] = []
-        positions: list[np.ndarray] = []
-        for run, idx in found_in:
-            hashes = run.hashes[idx]
-            lo = np.searchsorted(sorted_hashes, hashes, side="left")
-            hi = np.searchsorted(sorted_hashes, hashes, side="right")
-            stored = np.repeat(idx, hi - lo)
-            probes = by_hash[_gather_ranges(lo, hi)]
-            if not rows_equal([run.frame.get_column(k) for k in self._key_names], stored, probe_keys, probes):
-                return None
-            parts.append(take_frame(run.frame, stored))
-            positions.append(probes)
-        if not parts:
+        if not found_in:
             return np.empty(0, dtype=np.int64), ZSet.empty(self._types).frame
-        found = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
-        return np.concatenate(positions), found
+        # the probe rows of each found hash, for every run at once: a few calls per
+        # probe, not per run
+        hashes = np.concatenate([run.hashes[idx] for run, idx in found_in]) if len(found_in) > 1 else None
+        if hashes is None:
+            hashes = found_in[0][0].hashes[found_in[0][1]]
+        lo = np.searchsorted(sorted_hashes, hashes, side="left")
+        counts = np.searchsorted(sorted_hashes, hashes, side="right") - lo
+        probes = by_hash[_gather_ranges(lo, lo + counts)]
+        parts: list[pl.DataFrame] = []
+        start = 0
+        for run, idx in found_in:
+            parts.append(take_frame(run.frame, np.repeat(idx, counts[start : start + idx.size])))
+            start += idx.size
+        found = concat_frames(parts) if len(parts) > 1 else parts[0]
+        if not rows_equal([found.get_column(k) for k in self._key_names], None, keys.get_columns(), probes):
+            return None
+        return probes, found
 
     def _gather_found(self, found_in: list[tuple[_Run, np.ndarray]]) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
         """The rows at the probed positions of every run, one frame, with their key and row
@@ -454,7 +458,7 @@ class Trace:
             return parts[0], kh, kh if self._hash_is_row else found_in[0][0].row_hashes[found_in[0][1]]
         kh = np.concatenate(key_hashes)
         rh = kh if self._hash_is_row else np.concatenate([run.row_hashes[idx] for run, idx in found_in])
-        return pl.concat(parts, how="vertical"), kh, rh
+        return concat_frames(parts), kh, rh
 
     def _consolidate_found(
         self, found: pl.DataFrame, kh: np.ndarray, rh: np.ndarray

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import dbspc.runtime.zset as zset
 from dbspc.compiler.types import BIGINT, DOUBLE, STRING
-from dbspc.runtime.zset import ZSet
+from dbspc.runtime.zset import ZSet, concat_frames, take
 
 TYPES = (BIGINT, STRING, DOUBLE)
 
@@ -99,3 +99,38 @@ def test_large_batches_sort_in_parallel_and_agree() -> None:
     got = zset.consolidate_frame(frame).sort(["c0", "c1"])
     want = frame.group_by(["c0", "c1"]).agg(pl.col("w").sum()).filter(pl.col("w") != 0).sort(["c0", "c1"])
     assert got.equals(want)
+
+
+@pytest.mark.parametrize("nulls", [False, True])
+def test_numpy_gathers_and_concats_equal_polars(nulls: bool) -> None:
+    """Small frames of plain numbers are gathered and concatenated in numpy
+    (zset._frame_of); the result must equal polars' own, NaN and -0.0 kept as they are,
+    every dtype of the fast path kept, and frames with NULLs going through polars."""
+    rng = np.random.default_rng(3)
+    n = 300
+    floats = rng.normal(size=n)
+    floats[::7] = np.nan
+    floats[::11] = -0.0
+    frame = pl.DataFrame(
+        {
+            "i8": pl.Series(rng.integers(-100, 100, n), dtype=pl.Int8),
+            "i16": pl.Series(rng.integers(-1000, 1000, n), dtype=pl.Int16),
+            "i32": pl.Series(rng.integers(-(2**31), 2**31 - 1, n), dtype=pl.Int32),
+            "i64": pl.Series(rng.integers(-(2**62), 2**62, n), dtype=pl.Int64),
+            "u32": pl.Series(rng.integers(0, 2**32 - 1, n), dtype=pl.UInt32),
+            "f32": pl.Series(floats, dtype=pl.Float32),
+            "f64": pl.Series(floats, dtype=pl.Float64),
+            "w": pl.Series(rng.integers(-3, 3, n), dtype=pl.Int64),
+        }
+    )
+    if nulls:
+        frame = frame.with_columns(pl.when(pl.col("i32") > 0).then(pl.col("i32")).alias("i32"))
+    rows = rng.integers(0, n, 500)
+    gathered = take(frame, rows)
+    expected = frame[pl.Series(rows)]
+    assert gathered.schema == expected.schema
+    assert gathered.equals(expected)  # equals compares NaN as equal, NULL as NULL
+    for name in ("f32", "f64"):  # and the sign of zero survives
+        assert np.array_equal(np.signbit(gathered[name].to_numpy()), np.signbit(expected[name].to_numpy()))
+    both = concat_frames([gathered, frame, frame.head(0)])
+    assert both.equals(pl.concat([expected, frame]))

@@ -22,7 +22,18 @@ from dbspc.compiler.errors import InternalCompilerError
 from dbspc.compiler.types import SqlType
 from dbspc.runtime.registry import Context, Value, evaluates
 from dbspc.runtime.trace import Trace, _gather_ranges
-from dbspc.runtime.zset import WEIGHT, ZSet, argsort_hashes, col_name, hash_rows, pick, rows_equal, take, take_series
+from dbspc.runtime.zset import (
+    WEIGHT,
+    ZSet,
+    argsort_hashes,
+    col_name,
+    hash_rows,
+    int64_series,
+    pick,
+    rows_equal,
+    take,
+    take_series,
+)
 
 _LW = "__lw"
 _RW = "__rw"
@@ -167,9 +178,7 @@ def _paired(left: pl.DataFrame, right: pl.DataFrame, out_types: Sequence[SqlType
     """Row i of `left` beside row i of `right` (both c0.., w), weight = product."""
     columns = [*left.get_columns()[:-1], *right.get_columns()[:-1]]
     weight = left.get_column(WEIGHT).to_numpy() * right.get_column(WEIGHT).to_numpy()
-    frame = pl.DataFrame(
-        [c.alias(col_name(i)) for i, c in enumerate(columns)] + [pl.Series(WEIGHT, weight, dtype=pl.Int64)]
-    )
+    frame = pl.DataFrame([c.alias(col_name(i)) for i, c in enumerate(columns)] + [int64_series(WEIGHT, weight)])
     return ZSet.from_frame(frame, out_types)
 
 
