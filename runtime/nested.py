@@ -31,7 +31,7 @@ from dbspc.runtime.kernels.join import drop_null_keys, join, join_pairs
 from dbspc.runtime.kernels.linear import plus
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluate_stateless, evaluates
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, concat_frames, group_rows, pick, take
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, concat_frames, group_rows, int64_series, pick, rows_equal, take
 
 ITER = "__iter"
 # Spark's convention: a recursive CTE may recurse 100 levels (spark.sql.cteRecursionLevelLimit)
@@ -167,6 +167,41 @@ def _in_iterations(found: pl.DataFrame, column: str, first: int, last: int) -> p
     return found if keep.all() else take(found, np.flatnonzero(keep))
 
 
+def _stored_join_at(
+    run: _Running,
+    keys: tuple[int, ...],
+    state: IterationTrace,
+    i: int,
+    delta_is_left: bool,
+    out_types: tuple[SqlType, ...],
+) -> ZSet:
+    """run's sum before iteration i ⋈ the state's rows of iteration i. That sum changes
+    only in iterations where its side changes (often only the first: a table entering
+    the scope by δ0), so its pairs with every stored iteration are found once and each
+    iteration takes its own."""
+    delta = run.before()
+    if len(delta) == 0 or i > state.depth:
+        return ZSet.empty(out_types)
+    cached = run.probed
+    if cached is None or cached[0] is not delta:
+        names = [col_name(k) for k in keys]
+        frame = drop_null_keys(delta.frame, names)
+        pairs = state.trace.matches(frame, names)
+        if pairs is None:
+            return _stored_join(delta, keys, state, i, i, delta_is_left, out_types)
+        positions, found = pairs
+        iteration = found.get_column(col_name(len(state.types))).to_numpy()
+        found = pick(found, [*(col_name(c) for c in range(len(state.types))), WEIGHT])
+        cached = run.probed = (delta, frame, positions, found, iteration)
+    _, frame, positions, found, iteration = cached
+    keep = np.flatnonzero(iteration == i)
+    if not keep.size:
+        return ZSet.empty(out_types)
+    if keep.size != len(positions):
+        positions, found = positions[keep], take(found, keep)
+    return join_pairs(frame, positions, found, delta_is_left, out_types, consolidate=False)
+
+
 def _stored_join(
     delta: ZSet,
     keys: tuple[int, ...],
@@ -211,6 +246,14 @@ class _Running:
     types: tuple[SqlType, ...]
     per_iteration: list[ZSet] = field(default_factory=list)
     total: ZSet | None = None
+    # a distinct's rows touched so far in this step, with their weights (None: not
+    # started, or given up on a hash collision: the distinct then regroups each iteration)
+    touched: _Touched | None = None
+    exact: bool = False
+    # a join side's running sum before this iteration, probed into the other side's
+    # iteration trace at every stored iteration: (that sum, its rows with non-NULL keys,
+    # the pairs' probe positions, the stored rows, their iterations)
+    probed: tuple[ZSet, pl.DataFrame, np.ndarray, pl.DataFrame, np.ndarray] | None = None
 
     def before(self) -> ZSet:
         return self.total if self.total is not None else ZSet.empty(self.types)
@@ -227,6 +270,78 @@ class _Running:
 
     def changed(self) -> bool:
         return any(len(z) for z in self.per_iteration)
+
+
+class _Touched:
+    """The rows a nested distinct has seen in this outer step, each once, with what its
+    four corners need: the running sum C[≤i] per row and the stored weights S[j] found
+    for it, per iteration j. Each iteration groups only its own change and probes the
+    iteration trace only for rows not seen before, so an iteration costs O(|Δδx[t][i]|)
+    probes instead of regrouping and re-probing the whole running sum every time."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.frame: pl.DataFrame | None = None  # the rows (c0..), each once
+        self.hashes = np.empty(0, dtype=np.uint64)  # hash_rows of each row: all different
+        self.by_hash = np.empty(0, dtype=np.int64)  # the order that sorts `hashes`
+        self.now = np.empty(0, dtype=np.int64)  # C[≤i] per row
+        # every stored row found: the row it equals, its iteration, its weight
+        self.s_row = np.empty(0, dtype=np.int64)
+        self.s_it = np.empty(0, dtype=np.int64)
+        self.s_w = np.empty(0, dtype=np.int64)
+
+    def add(self, d: ZSet, state: IterationTrace) -> np.ndarray | None:
+        """Count `d` in; the running sum before it (per row) or None when rows that
+        differ share a hash (the caller then takes the exact path)."""
+        was = self.now
+        if len(d) == 0:
+            return was.copy()
+        columns = [d.frame.get_column(c) for c in self.names]
+        groups = group_rows(columns)
+        assert groups.hashes is not None
+        sums = groups.sums(d.frame.get_column(WEIGHT).to_numpy())
+        reps = groups.reps
+        rep_hashes = groups.hashes[reps]
+        if len(rep_hashes) > 1 and len(np.unique(rep_hashes)) != len(rep_hashes):
+            return None
+        at = np.full(len(reps), -1, dtype=np.int64)
+        if len(self.hashes):
+            sorted_hashes = self.hashes[self.by_hash]
+            pos = np.minimum(np.searchsorted(sorted_hashes, rep_hashes), len(sorted_hashes) - 1)
+            hit = sorted_hashes[pos] == rep_hashes
+            at[hit] = self.by_hash[pos[hit]]
+            if hit.any():
+                assert self.frame is not None
+                if not rows_equal(self.frame.get_columns(), at[hit], columns, reps[hit]):
+                    return None
+        new = np.flatnonzero(at < 0)
+        if new.size:
+            rows = pick(take(d.frame, reps[new]), self.names)
+            pairs = state.trace.matches(rows, self.names)
+            if pairs is None:
+                return None
+            base = len(self.hashes)
+            at[new] = base + np.arange(new.size)
+            positions, found = pairs
+            if found.height:
+                it = found.get_column(col_name(len(self.names))).to_numpy().astype(np.int64, copy=False)
+                self.s_row = np.concatenate([self.s_row, base + positions])
+                self.s_it = np.concatenate([self.s_it, it])
+                self.s_w = np.concatenate([self.s_w, found.get_column(WEIGHT).to_numpy()])
+            self.frame = rows if self.frame is None else concat_frames([self.frame, rows])
+            self.hashes = np.concatenate([self.hashes, rep_hashes[new]])
+            self.by_hash = np.argsort(self.hashes, kind="stable")
+            was = np.concatenate([was, np.zeros(new.size, dtype=np.int64)])
+        self.now = was.copy()
+        np.add.at(self.now, at, sums)
+        return was
+
+    def stored(self, upto: int) -> np.ndarray:
+        """Per row, its stored weight summed over iterations ≤ upto: S[≤upto]."""
+        out = np.zeros(len(self.hashes), dtype=np.int64)
+        keep = self.s_it <= upto
+        np.add.at(out, self.s_row[keep], self.s_w[keep])
+        return out
 
 
 class IncrementalScope:
@@ -351,7 +466,7 @@ class IncrementalScope:
             _stored_join(a, lk, sb, 0, i, True, o.types),
             join(a, cb_b, lk, rk, o.types),
             _stored_join(cb_b, rk, sa, i, i, False, o.types),
-            _stored_join(ca, lk, sb, i, i, True, o.types),
+            _stored_join_at(ra, lk, sb, i, True, o.types),
             join(ca, b, lk, rk, o.types),
             _stored_join(b, rk, sa, 0, i - 1, False, o.types),
         ]
@@ -378,12 +493,20 @@ class IncrementalScope:
         for the rows changed in this outer step, computed from each row's four weights
         in one grouping rather than as four Z-sets."""
         (d,), run = args, running[(n, 0)]
+        state = self.states[(n, 0)]
+        if not run.exact:
+            if run.touched is None:
+                run.touched = _Touched([col_name(k) for k in range(len(d.types))])
+            was = run.touched.add(d, state)
+            if was is not None:
+                run.push(d)
+                return self._distinct_touched(run.touched, was, i, d.types)
+            run.exact = True  # a hash collision: group exactly from here on
         before = run.before()
         after = run.push(d)
         if len(before) == 0 and len(after) == 0:
             return ZSet.empty(d.types)
         touched = _sum(before, after)
-        state = self.states[(n, 0)]
         found = state.matching(touched, tuple(range(len(d.types))), 0, i)
         cols = [col_name(k) for k in range(len(d.types))]
         frames = [after.frame, before.frame, *([found] if found.height else [])]
@@ -402,8 +525,21 @@ class IncrementalScope:
         now, was, s_i, s_prev = groups.sums(weights)
         out = (s_i + now > 0).astype(np.int64) - (s_i > 0) - (s_prev + was > 0) + (s_prev > 0)
         keep = out != 0
-        frame = take(data, groups.reps[keep]).hstack([pl.Series(WEIGHT, out[keep], dtype=pl.Int64)])
+        frame = take(data, groups.reps[keep]).hstack([int64_series(WEIGHT, out[keep])])
         return ZSet.from_frame(frame, d.types)
+
+    @staticmethod
+    def _distinct_touched(t: _Touched, was: np.ndarray, i: int, types: tuple[SqlType, ...]) -> ZSet:
+        """The same formula over the touched rows' weights, kept across iterations."""
+        if t.frame is None:
+            return ZSet.empty(types)
+        now, s_i, s_prev = t.now, t.stored(i), t.stored(i - 1)
+        out = (s_i + now > 0).astype(np.int64) - (s_i > 0) - (s_prev + was > 0) + (s_prev > 0)
+        keep = np.flatnonzero(out)
+        if not keep.size:
+            return ZSet.empty(types)
+        frame = take(t.frame, keep).hstack([int64_series(WEIGHT, out[keep])])
+        return ZSet.from_frame(frame, types)
 
     def _aggregate(self, n: int, o: op.AggregateNested, i: int, args: list[ZSet], running: _RunningSums) -> ZSet:
         """The same four corners, aggregated per changed group."""
