@@ -113,7 +113,7 @@ class ZSet:
 
     def _weighted(self, weights: pl.Series) -> pl.DataFrame:
         """The frame with its weight column replaced (no polars query)."""
-        return pl.DataFrame([weights if c.name == WEIGHT else c for c in self.frame.get_columns()])
+        return frame_of([weights if c.name == WEIGHT else c for c in self.frame.get_columns()])
 
     def negate(self) -> ZSet:
         return ZSet(self._weighted(-self.frame.get_column(WEIGHT)), self.types, self.consolidated)
@@ -157,27 +157,32 @@ def concat_frames(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
     (microseconds; small frames of plain numbers are copied in numpy, ~3x cheaper than
     polars' call); others are cast to a common one first, which costs a polars query
     (~0.1 ms: a recursion step makes dozens of these)."""
+    if sum(f.height for f in frames) <= _NUMPY_ROWS:
+        parts = [p for f in frames if (p := _numpy_columns(f)) is not None]
+        if len(parts) == len(frames) and parts[0][0]:
+            names, dtypes = parts[0][0], [v.dtype for v in parts[0][1]]
+            if all(p[0] == names and [v.dtype for v in p[1]] == dtypes for p in parts[1:]):
+                return _frame_of_arrays(names, [np.concatenate([p[1][i] for p in parts]) for i in range(len(names))])
     first = frames[0].dtypes
     if all(f.dtypes == first for f in frames[1:]):
-        if sum(f.height for f in frames) <= _NUMPY_ROWS:
-            columns = [f.get_columns() for f in frames]
-            if all(_plain(c) for cs in columns for c in cs):
-                return _frame_of(
-                    [
-                        (c.name, c.dtype, np.concatenate([cs[i].to_numpy() for cs in columns]))
-                        for i, c in enumerate(columns[0])
-                    ]
-                )
         return pl.concat(frames, how="vertical")
     return pl.concat(frames, how="vertical_relaxed")
+
+
+def frame_of(columns: Sequence[pl.Series]) -> pl.DataFrame:
+    """A frame of these Series (distinct names, equal lengths: polars checks both), without
+    pl.DataFrame()'s inference of what it was given (~12 us against ~2 us)."""
+    if _PyDataFrame is None:  # pragma: no cover - another polars
+        return pl.DataFrame(columns)
+    return pl.DataFrame._from_pydf(_PyDataFrame([c._s for c in columns]))
 
 
 def pick(frame: pl.DataFrame, names: Sequence[str], aliases: Sequence[str] | None = None) -> pl.DataFrame:
     """frame.select(names), renamed to `aliases`: built from the column objects, which
     costs microseconds where a select through polars' query engine costs ~0.1 ms."""
     if aliases is None:
-        return pl.DataFrame([frame.get_column(n) for n in names])
-    return pl.DataFrame([frame.get_column(n).alias(a) for n, a in zip(names, aliases, strict=True)])
+        return frame_of([frame.get_column(n) for n in names])
+    return frame_of([frame.get_column(n).alias(a) for n, a in zip(names, aliases, strict=True)])
 
 
 _INDEX = pl.UInt64 if pl.get_index_type() == pl.UInt64 else pl.UInt32
@@ -188,6 +193,7 @@ _INDEX_NUMPY = np.uint64 if _INDEX == pl.UInt64 else np.uint32
 # Series). Private, so only with the pinned polars that has them (the fallback is exact).
 _NEW_INDEX: Any
 _NEW_I64: Any
+_PyDataFrame: Any
 try:
     from polars._plr import PyDataFrame as _PyDataFrame
     from polars._plr import PySeries as _PySeries
@@ -195,7 +201,7 @@ try:
     _NEW_INDEX = _PySeries.new_u64 if _INDEX == pl.UInt64 else _PySeries.new_u32
     _NEW_I64 = _PySeries.new_i64
 except (ImportError, AttributeError):  # pragma: no cover - another polars
-    _NEW_INDEX = _NEW_I64 = None
+    _NEW_INDEX = _NEW_I64 = _PyDataFrame = None
 
 
 def _index(rows: np.ndarray) -> pl.Series:
@@ -219,30 +225,42 @@ def int64_series(name: str, values: np.ndarray) -> pl.Series:
 # gather costs ~15 us and its concat ~16 us, whatever the size (a recursion iteration
 # makes dozens of each). Above it, polars' multithreaded kernels win.
 _NUMPY_ROWS = 1 << 16
-_NEW_SERIES: dict[pl.DataType, Any] = {}
+_NEW_SERIES: dict[np.dtype[Any], Any] = {}
 try:
     _NEW_SERIES = {
-        pl.Int8(): _PySeries.new_i8,
-        pl.Int16(): _PySeries.new_i16,
-        pl.Int32(): _PySeries.new_i32,
-        pl.Int64(): _PySeries.new_i64,
-        pl.UInt32(): _PySeries.new_u32,
-        pl.UInt64(): _PySeries.new_u64,
-        pl.Float32(): _PySeries.new_f32,
-        pl.Float64(): _PySeries.new_f64,
+        np.dtype(np.int8): _PySeries.new_i8,
+        np.dtype(np.int16): _PySeries.new_i16,
+        np.dtype(np.int32): _PySeries.new_i32,
+        np.dtype(np.int64): _PySeries.new_i64,
+        np.dtype(np.uint32): _PySeries.new_u32,
+        np.dtype(np.uint64): _PySeries.new_u64,
+        np.dtype(np.float32): _PySeries.new_f32,
+        np.dtype(np.float64): _PySeries.new_f64,
     }
 except NameError:  # pragma: no cover - another polars
     pass
 
 
-def _plain(column: pl.Series) -> bool:
-    return column.dtype in _NEW_SERIES and not column.null_count()
+def _numpy_columns(frame: pl.DataFrame) -> tuple[list[str], list[np.ndarray]] | None:
+    """The frame's columns as numpy views, when every one is a plain number column
+    without NULLs in one chunk (polars' own view: no copy, no checks); else None."""
+    names, values = [], []
+    for s in frame._df.get_columns():
+        v = s.to_numpy_view()
+        if v is None or v.dtype not in _NEW_SERIES or s.null_count():
+            return None
+        names.append(s.name())
+        values.append(v)
+    return names, values
 
 
-def _frame_of(columns: Sequence[tuple[str, pl.DataType, np.ndarray]]) -> pl.DataFrame:
-    """A frame of numpy columns of the dtypes in _NEW_SERIES."""
+def _frame_of_arrays(names: Sequence[str], values: Sequence[np.ndarray]) -> pl.DataFrame:
+    """A frame of numpy columns of the dtypes in _NEW_SERIES (NaN stays NaN: False is
+    the float constructors' nan_is_null)."""
     return pl.DataFrame._from_pydf(
-        _PyDataFrame([_NEW_SERIES[dtype](name, np.ascontiguousarray(v), False) for name, dtype, v in columns])
+        _PyDataFrame(
+            [_NEW_SERIES[v.dtype](n, np.ascontiguousarray(v), False) for n, v in zip(names, values, strict=True)]
+        )
     )
 
 
@@ -250,10 +268,8 @@ def take(frame: pl.DataFrame, rows: np.ndarray) -> pl.DataFrame:
     """frame's rows `rows` (in range, non-negative), in that order. Indexing with a numpy
     array costs 45-75 us a call in polars' checks of the index (1k rows); with an index
     Series it is the gather alone (~15 us); a small frame of plain numbers, in numpy."""
-    if len(rows) <= _NUMPY_ROWS and frame.width:
-        columns = frame.get_columns()
-        if all(_plain(c) for c in columns):
-            return _frame_of([(c.name, c.dtype, c.to_numpy()[rows]) for c in columns])
+    if len(rows) <= _NUMPY_ROWS and (plain := _numpy_columns(frame)) is not None and plain[0]:
+        return _frame_of_arrays(plain[0], [v[rows] for v in plain[1]])
     return frame[_index(rows)]
 
 

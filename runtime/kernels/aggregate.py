@@ -45,6 +45,7 @@ from dbspc.runtime.zset import (
     ZSet,
     col_name,
     decimal_words,
+    frame_of,
     group_rows,
     hash_rows,
     pick,
@@ -591,7 +592,7 @@ def _finalize_sums(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl.Dat
         if sign is None
         else pl.Series(take(state.get_column(sign).to_numpy()), dtype=pl.Int64)
     )
-    frame = pl.DataFrame([c.alias(col_name(i)) for i, c in enumerate(columns)] + [weight.alias(WEIGHT)])
+    frame = frame_of([c.alias(col_name(i)) for i, c in enumerate(columns)] + [weight.alias(WEIGHT)])
     if frame.dtypes[:-1] != [polars_dtype(t) for t in plan.out_types]:
         return None
     return frame

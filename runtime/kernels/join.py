@@ -27,6 +27,7 @@ from dbspc.runtime.zset import (
     ZSet,
     argsort_hashes,
     col_name,
+    frame_of,
     hash_rows,
     int64_series,
     pick,
@@ -178,7 +179,7 @@ def _paired(left: pl.DataFrame, right: pl.DataFrame, out_types: Sequence[SqlType
     """Row i of `left` beside row i of `right` (both c0.., w), weight = product."""
     columns = [*left.get_columns()[:-1], *right.get_columns()[:-1]]
     weight = left.get_column(WEIGHT).to_numpy() * right.get_column(WEIGHT).to_numpy()
-    frame = pl.DataFrame([c.alias(col_name(i)) for i, c in enumerate(columns)] + [int64_series(WEIGHT, weight)])
+    frame = frame_of([c.alias(col_name(i)) for i, c in enumerate(columns)] + [int64_series(WEIGHT, weight)])
     return ZSet.from_frame(frame, out_types)
 
 
