@@ -169,25 +169,30 @@ def _in_iterations(found: pl.DataFrame, column: str, first: int, last: int) -> p
 
 def _stored_join_at(
     run: _Running,
+    delta: ZSet,
     keys: tuple[int, ...],
     state: IterationTrace,
     i: int,
     delta_is_left: bool,
     out_types: tuple[SqlType, ...],
 ) -> ZSet:
-    """run's sum before iteration i ⋈ the state's rows of iteration i. That sum changes
-    only in iterations where its side changes (often only the first: a table entering
-    the scope by δ0), so its pairs with every stored iteration are found once and each
-    iteration takes its own."""
-    delta = run.before()
+    """delta ⋈ the state's rows of iteration i, where delta is a sum over this step's
+    iterations so far (kept by `run`). Such a sum changes only in iterations where its
+    side changes (often only the first: a table entering the scope by δ0), so its pairs
+    with every stored iteration are found once and each iteration takes its own. When
+    it keeps changing, the pairs of one iteration are probed each time instead."""
     if len(delta) == 0 or i > state.depth:
         return ZSet.empty(out_types)
     cached = run.probed
     if cached is None or cached[0] is not delta:
+        run.probes += 1
+        if run.probes > 2:  # changed twice (a sum of the first iteration may be consolidated once)
+            return _stored_join(delta, keys, state, i, i, delta_is_left, out_types)
         names = [col_name(k) for k in keys]
         frame = drop_null_keys(delta.frame, names)
         pairs = state.trace.matches(frame, names)
         if pairs is None:
+            run.probes = 3
             return _stored_join(delta, keys, state, i, i, delta_is_left, out_types)
         positions, found = pairs
         iteration = found.get_column(col_name(len(state.types))).to_numpy()
@@ -254,6 +259,7 @@ class _Running:
     # iteration trace at every stored iteration: (that sum, its rows with non-NULL keys,
     # the pairs' probe positions, the stored rows, their iterations)
     probed: tuple[ZSet, pl.DataFrame, np.ndarray, pl.DataFrame, np.ndarray] | None = None
+    probes: int = 0  # how often `probed` was filled: past 2, one iteration's pairs are probed each time
 
     def before(self) -> ZSet:
         return self.total if self.total is not None else ZSet.empty(self.types)
@@ -360,6 +366,9 @@ class IncrementalScope:
                 types = scope.body[o.inputs[side]].types
                 self.states[(n, side)] = IterationTrace(types, tuple(range(len(types))) if key is None else key)
         self.last_iterations = 0
+        # outputs read as Z-sets by the loop itself (fed back, whose emptiness ends it, or
+        # results): the others' readers consolidate what they need themselves
+        self.read_by_loop = {o.inputs[0] for o in scope.body if isinstance(o, op.Delay)} | set(scope.results)
 
     def traces(self) -> dict[str, Trace]:
         """Every iteration trace, by a stable name (for checkpoints)."""
@@ -465,14 +474,16 @@ class IncrementalScope:
         terms = [
             _stored_join(a, lk, sb, 0, i, True, o.types),
             join(a, cb_b, lk, rk, o.types),
-            _stored_join(cb_b, rk, sa, i, i, False, o.types),
-            _stored_join_at(ra, lk, sb, i, True, o.types),
+            _stored_join_at(rb, cb_b, rk, sa, i, False, o.types),
+            _stored_join_at(ra, ca, lk, sb, i, True, o.types),
             join(ca, b, lk, rk, o.types),
             _stored_join(b, rk, sa, 0, i - 1, False, o.types),
         ]
         ra.push(a)
         rb.push(b)
-        return plus(terms, o.types)
+        # bilinear, so the sum of the terms is the join; a consolidation here would be
+        # done again by the consumer that needs it (a union, a distinct)
+        return plus(terms, o.types) if n in self.read_by_loop else ZSet.concat(terms, o.types)
 
     def _corners(self, n: int, i: int, d: ZSet, run: _Running, key: tuple[int, ...]) -> list[tuple[ZSet, int]]:
         """The input's value at the four corners (t,i), (t-1,i), (t,i-1), (t-1,i-1),
