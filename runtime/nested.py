@@ -288,8 +288,8 @@ class _Touched:
     def __init__(self, names: list[str]) -> None:
         self.names = names
         self.frame: pl.DataFrame | None = None  # the rows (c0..), each once
-        self.hashes = np.empty(0, dtype=np.uint64)  # hash_rows of each row: all different
-        self.by_hash = np.empty(0, dtype=np.int64)  # the order that sorts `hashes`
+        self.sorted_hashes = np.empty(0, dtype=np.uint64)  # the rows' hash_rows, all different, ascending
+        self.by_hash = np.empty(0, dtype=np.int64)  # the row of each of those
         self.now = np.empty(0, dtype=np.int64)  # C[≤i] per row
         # every stored row found: the row it equals, its iteration, its weight
         self.s_row = np.empty(0, dtype=np.int64)
@@ -306,15 +306,16 @@ class _Touched:
         groups = group_rows(columns)
         assert groups.hashes is not None
         sums = groups.sums(d.frame.get_column(WEIGHT).to_numpy())
+        # the groups in ascending hash order (group_rows sorts by hash; its exact
+        # fallback for colliding rows does not, and is caught here as well)
         reps = groups.reps
         rep_hashes = groups.hashes[reps]
-        if len(rep_hashes) > 1 and len(np.unique(rep_hashes)) != len(rep_hashes):
+        if len(rep_hashes) > 1 and not bool((rep_hashes[1:] > rep_hashes[:-1]).all()):
             return None
         at = np.full(len(reps), -1, dtype=np.int64)
-        if len(self.hashes):
-            sorted_hashes = self.hashes[self.by_hash]
-            pos = np.minimum(np.searchsorted(sorted_hashes, rep_hashes), len(sorted_hashes) - 1)
-            hit = sorted_hashes[pos] == rep_hashes
+        if len(self.sorted_hashes):
+            pos = np.minimum(np.searchsorted(self.sorted_hashes, rep_hashes), len(self.sorted_hashes) - 1)
+            hit = self.sorted_hashes[pos] == rep_hashes
             at[hit] = self.by_hash[pos[hit]]
             if hit.any():
                 assert self.frame is not None
@@ -326,7 +327,7 @@ class _Touched:
             pairs = state.trace.matches(rows, self.names)
             if pairs is None:
                 return None
-            base = len(self.hashes)
+            base = len(self.sorted_hashes)
             at[new] = base + np.arange(new.size)
             positions, found = pairs
             if found.height:
@@ -335,8 +336,10 @@ class _Touched:
                 self.s_it = np.concatenate([self.s_it, it])
                 self.s_w = np.concatenate([self.s_w, found.get_column(WEIGHT).to_numpy()])
             self.frame = rows if self.frame is None else concat_frames([self.frame, rows])
-            self.hashes = np.concatenate([self.hashes, rep_hashes[new]])
-            self.by_hash = np.argsort(self.hashes, kind="stable")
+            # both in ascending hash order: merged by one insertion, not a sort
+            into = np.searchsorted(self.sorted_hashes, rep_hashes[new])
+            self.sorted_hashes = np.insert(self.sorted_hashes, into, rep_hashes[new])
+            self.by_hash = np.insert(self.by_hash, into, at[new])
             was = np.concatenate([was, np.zeros(new.size, dtype=np.int64)])
         self.now = was.copy()
         np.add.at(self.now, at, sums)
@@ -344,7 +347,7 @@ class _Touched:
 
     def stored(self, upto: int) -> np.ndarray:
         """Per row, its stored weight summed over iterations ≤ upto: S[≤upto]."""
-        out = np.zeros(len(self.hashes), dtype=np.int64)
+        out = np.zeros(len(self.sorted_hashes), dtype=np.int64)
         keep = self.s_it <= upto
         np.add.at(out, self.s_row[keep], self.s_w[keep])
         return out
