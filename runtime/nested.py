@@ -31,7 +31,18 @@ from dbspc.runtime.kernels.join import drop_null_keys, join, join_pairs
 from dbspc.runtime.kernels.linear import plus
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluate_stateless, evaluates
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, concat_frames, group_rows, int64_series, pick, rows_equal, take
+from dbspc.runtime.zset import (
+    WEIGHT,
+    ZSet,
+    col_name,
+    concat_frames,
+    frame_of,
+    group_rows,
+    int64_series,
+    pick,
+    rows_equal,
+    take,
+)
 
 ITER = "__iter"
 # Spark's convention: a recursive CTE may recurse 100 levels (spark.sql.cteRecursionLevelLimit)
@@ -147,15 +158,16 @@ class IterationTrace:
         return self.summed(self.matching(probe, probe_keys, first, last), first, last)
 
     def add(self, changes: list[ZSet]) -> None:
-        parts = []
-        for i, z in enumerate(changes):
-            if len(z):
-                iteration = pl.Series(col_name(len(self.types)), np.full(len(z), i, dtype=np.int32))
-                parts.append(pick(z.frame, z.columns).hstack([iteration, z.frame.get_column(WEIGHT)]))
-                self.depth = max(self.depth, i)
-        if parts:
-            frame = concat_frames(parts) if len(parts) > 1 else parts[0]
-            self.trace.insert(ZSet(frame, (*self.types, INT)))
+        """Store one outer step's inputs, each tagged with its iteration."""
+        parts = [(i, z.frame) for i, z in enumerate(changes) if len(z)]
+        if not parts:
+            return
+        self.depth = max(self.depth, parts[-1][0])
+        frame = concat_frames([f for _, f in parts]) if len(parts) > 1 else parts[0][1]
+        tags = np.repeat(np.array([i for i, _ in parts], dtype=np.int32), [f.height for _, f in parts])
+        iteration = pl.Series(col_name(len(self.types)), tags, dtype=pl.Int32)
+        columns = frame.get_columns()
+        self.trace.insert(ZSet(frame_of([*columns[:-1], iteration, columns[-1]]), (*self.types, INT)))
 
 
 def _in_iterations(found: pl.DataFrame, column: str, first: int, last: int) -> pl.DataFrame:
