@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -332,6 +333,13 @@ def run(
 @click.option("--in-process", is_flag=True, help="Run files in this process (no crash isolation).")
 @click.option("--table", is_flag=True, help="End with a Markdown table of the files' counts (docs/conformance.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Files run at once, each in its own process [the number of CPUs; 1 with --in-process].",
+)
 def slt(
     paths: tuple[str, ...],
     verbose: bool,
@@ -343,6 +351,7 @@ def slt(
     in_process: bool,
     table: bool,
     quiet: bool,
+    jobs: int | None,
 ) -> None:
     """Run sqllogictest files, each query as an incremental view fed in several steps.
 
@@ -351,6 +360,9 @@ def slt(
     from dbspc.slt.incremental import Limits
     from dbspc.slt.runner import run_paths
 
+    if in_process and jobs not in (None, 1):
+        raise click.UsageError("--jobs runs files in their own processes: it cannot be used with --in-process")
+    jobs = 1 if in_process else jobs or os.cpu_count() or 1
     limits = Limits(size_limit=size_limit, memory_mb=memory_mb, record_timeout=timeout, check_inputs=check_inputs)
     bar = _Progress("slt files") if sys.stderr.isatty() and not quiet else None
     totals = run_paths(
@@ -362,6 +374,7 @@ def slt(
         limits=limits,
         table=table,
         progress=bar.update if bar else None,
+        jobs=jobs,
     )
     if totals.wrong:
         sys.exit(1)

@@ -20,7 +20,8 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -272,17 +273,29 @@ def run_paths(
     limits: Limits | None = None,
     table: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
+    jobs: int = 1,
 ) -> Totals:
     """Run every file; print per-file counts, the top reasons, with `table` a Markdown table
     of the files, and `N passed, M failed` last. `progress(done, total, file)` is told
-    before each file and once at the end."""
+    before each file and once at the end. With `jobs` > 1, that many files run at once,
+    each in its own process; every file's lines are printed together, in file order."""
+    if jobs > 1 and not isolate:
+        raise ValueError("files run in parallel only in their own processes (not in-process)")
     totals = Totals()
     rows: list[tuple[str, Totals]] = []
     files = list(find_test_files(paths))
-    for done, path in enumerate(files):
-        if progress is not None:
-            progress(done, len(files), path)
-        t = run_file(path, verbose, limit, echo, isolate, limits=limits)
+    began = time.perf_counter()
+
+    def one(path: str, out: Echo) -> Totals:
+        if progress is not None and jobs == 1:
+            progress(files.index(path), len(files), path)
+        return run_file(path, verbose, limit, out, isolate, limits=limits)
+
+    for done, (path, (t, lines)) in enumerate(zip(files, _in_order(files, one, jobs, echo), strict=True)):
+        if progress is not None and jobs > 1:
+            progress(done + 1, len(files), path)
+        for line in lines:
+            echo(line)
         echo(f"{path}: {t.summary()} ({t.seconds:.1f}s)")
         totals.add(t)
         rows.append((path, t))
@@ -296,12 +309,38 @@ def run_paths(
         echo(f"top errors ({totals.errors}):")
         for reason, n in totals.error_reasons.most_common(15):
             echo(f"  {n:6d}  {reason}")
+    totals.seconds = time.perf_counter() - began  # the run's wall time (files may overlap)
     echo(f"total: {totals.summary()} ({totals.seconds:.1f}s)")
     if table:
         for line in markdown_table(rows, totals):
             echo(line)
     echo(f"{totals.passed} passed, {totals.failed} failed")
     return totals
+
+
+def _in_order(
+    files: Sequence[str], one: Callable[[str, Echo], Totals], jobs: int, echo: Echo
+) -> Iterator[tuple[Totals, list[str]]]:
+    """Each file's totals and the lines it printed, in file order: with one job, as they run
+    (its lines printed at once); with more, `jobs` files at a time on threads (each waits on
+    its file's process), their lines held until the file's turn."""
+    if jobs <= 1:
+        for path in files:
+            yield one(path, echo), []
+        return
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="slt") as pool:
+
+        def buffered(path: str) -> tuple[Totals, list[str]]:
+            lines: list[str] = []
+            return one(path, lines.append), lines
+
+        futures = [pool.submit(buffered, path) for path in files]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
 
 
 def markdown_table(rows: Sequence[tuple[str, Totals]], totals: Totals) -> list[str]:

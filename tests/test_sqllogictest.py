@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import sqlite3
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import sqlglot
+from click.testing import CliRunner
 
 from dbspc.cli import slt as slt_command
 from dbspc.slt.incremental import Limits
@@ -339,6 +341,29 @@ def test_shards_split_the_queries(tmp_path: Path) -> None:
     for k in range(3):
         parts.add(run_file(str(path), isolate=False, shard=(k, 3)))
     assert (parts.passed, parts.wrong, parts.errors) == (whole.passed, whole.wrong, whole.errors) == (7, 2, 0)
+
+
+def test_parallel_files_print_what_one_job_prints(tmp_path: Path) -> None:
+    """`dbspc slt -j N`: files run at once in their own processes; the per-file lines,
+    verbose ones included, come out together and in file order, with the same counts."""
+    for i, name in enumerate(("a.test", "b.test", "c.test")):
+        (tmp_path / name).write_text(INLINE.replace("{hash}", str(i) * 32))
+    runs = []
+    for jobs in (1, 3):
+        lines: list[str] = []
+        totals = run_paths([str(tmp_path)], verbose=True, echo=lines.append, jobs=jobs)
+        # the seconds differ from run to run
+        runs.append(([re.sub(r" \(\d+\.\ds\)$", "", line) for line in lines if not line.startswith("total:")], totals))
+    (one, t1), (three, t3) = runs
+    assert one == three
+    assert (t1.passed, t1.wrong, t1.errors) == (t3.passed, t3.wrong, t3.errors) == (21, 6, 0)
+    assert [line.split(":")[0] for line in one if ".test: " in line] == [
+        str(tmp_path / n) for n in ("a.test", "b.test", "c.test")
+    ]
+    with pytest.raises(ValueError, match="in-process"):
+        run_paths([str(tmp_path)], isolate=False, jobs=2)
+    result = CliRunner().invoke(slt_command, ["--in-process", "-j", "2", str(tmp_path)])
+    assert result.exit_code == 2 and "--in-process" in result.output
 
 
 CATALOG = """\
