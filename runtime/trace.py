@@ -43,6 +43,7 @@ from dbspc.runtime.zset import (
     polars_dtype,
     rows_equal,
     schema_of,
+    take_pair_beside,
 )
 from dbspc.runtime.zset import take as take_frame  # `take` names merge plans here
 
@@ -275,7 +276,7 @@ class Trace:
         while (i := self._next_merge()) is not None:
             older, newer = self._runs[i], self._runs[i + 1]
             if len(older) + len(newer) >= _BACKGROUND_ROWS:
-                self._merging = _Merging(older, newer, _MERGER.submit(self._merge, older, newer))
+                self._merging = _Merging(older, newer, _MERGER.submit(self._merge, older, newer, True))
                 continue
             merged = self._merge(older, newer)
             self._runs[i : i + 2] = [] if merged is None else [merged]
@@ -320,24 +321,30 @@ class Trace:
             self._adopt(wait=True)
             self._rebalance()
 
-    def _merge(self, old: _Run, new: _Run) -> _Run | None:
+    def _merge(self, old: _Run, new: _Run, beside: bool = False) -> _Run | None:
         """old + new as one consolidated run.
 
         Both runs are sorted by (key hash, row hash) and hold each row once, so a row in
         both is a pair of equal hashes: the compiled merge interleaves the runs in one
         pass and lists those pairs. Their rows are checked equal and their weights
-        added; then the rows are gathered once, in the merged order.
+        added; then the rows are gathered once, in the merged order (`beside`: on the
+        merger thread, gathered outside polars' thread pool, which the steps share).
         """
         take, in_old, in_new, slot, simple = spine.merge_plan(old.hashes, old.row_hashes, new.hashes, new.row_hashes)
-        both = pl.concat([old.frame, new.frame], how="vertical")
         if not simple or (
             in_old.size and not rows_equal(old.frame.get_columns()[:-1], in_old, new.frame.get_columns()[:-1], in_new)
-        ):
-            return self._make_run(both)  # two different rows with equal hashes: consolidate exactly
+        ):  # two different rows with equal hashes: consolidate exactly
+            return self._make_run(pl.concat([old.frame, new.frame], how="vertical"))
+
+        def gather(rows: np.ndarray) -> pl.DataFrame:
+            if beside:
+                return take_pair_beside(old.frame, new.frame, rows)
+            return take_frame(pl.concat([old.frame, new.frame], how="vertical"), rows)
+
         key_hashes = np.concatenate([old.hashes, new.hashes])
         row_hashes = key_hashes if self._hash_is_row else np.concatenate([old.row_hashes, new.row_hashes])
         if not in_old.size:
-            return self._run(key_hashes, row_hashes, take, take_frame(both, take))
+            return self._run(key_hashes, row_hashes, take, gather(take))
         old_w = old.frame.get_column(WEIGHT).to_numpy()
         weights = np.concatenate([old_w, new.frame.get_column(WEIGHT).to_numpy()])[take]
         weights[slot] = old_w[in_old] + new.frame.get_column(WEIGHT).to_numpy()[in_new]
@@ -345,7 +352,7 @@ class Trace:
         take = take[keep]
         if not take.size:
             return None
-        return self._run(key_hashes, row_hashes, take, _with_weights(take_frame(both, take), weights[keep]))
+        return self._run(key_hashes, row_hashes, take, _with_weights(gather(take), weights[keep]))
 
     # -- queries -------------------------------------------------------------------
 
