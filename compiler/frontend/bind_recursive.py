@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import networkx as nx
 from sqlglot import exp
 
 from dbspc.compiler.dialect import Semantics
@@ -36,6 +35,8 @@ class QueryBinder(Protocol):
 
 def bind_recursive_with(binder: QueryBinder, with_: exp.With, outer: dict[str, lp.Relation]) -> dict[str, lp.Relation]:
     """The relations of every CTE of a WITH RECURSIVE, in dependency order."""
+    import networkx as nx  # here, not at the top: only recursive views pay its import
+
     nodes = {cte.alias_or_name.lower(): cte for cte in with_.expressions}
     graph = nx.DiGraph()
     graph.add_nodes_from(nodes)
