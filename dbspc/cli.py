@@ -140,7 +140,7 @@ def compile(file: str, dialect: str, fmt: str, non_incremental: bool, no_report:
     from dbspc.compiler.circuit.dump import to_dot, to_json, to_text
     from dbspc.compiler.circuit.report import to_report
     from dbspc.compiler.compile import compile_sql
-    from dbspc.runtime.script import split_script
+    from dbspc.compiler.frontend.script_split import split_script
 
     text = split_script(_read(file)).program
     _warn_parse_only(file, dialect)
@@ -184,7 +184,7 @@ def explain(file: str, dialect: str, fmt: str, strict: bool) -> None:
     """
     from dbspc.compiler.circuit.explain import to_json_report, to_text_report, view_costs
     from dbspc.compiler.compile import compile_sql
-    from dbspc.runtime.script import split_script
+    from dbspc.compiler.frontend.script_split import split_script
 
     text = split_script(_read(file)).program
     _warn_parse_only(file, dialect)
@@ -273,9 +273,9 @@ def run(
       dbspc run examples/orders.sql
       dbspc run --output jsonl examples/orders.sql
     """
+    from dbspc.compiler.frontend.script_split import split_script
     from dbspc.runtime.pipeline import Pipeline
     from dbspc.runtime.render import jsonl_lines, state_lines, state_sizes, table_lines
-    from dbspc.runtime.script import split_script
 
     parts = split_script(_read(script))
     from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS

@@ -19,7 +19,7 @@ from dbspc.compiler.circuit.picture import to_svg
 from dbspc.compiler.compile import compile_sql
 from dbspc.compiler.errors import DbspcError
 from dbspc.compiler.frontend import bind_aggregate, bind_scalar, bind_window
-from dbspc.runtime.script import split_script
+from dbspc.compiler.frontend.script_split import split_script
 
 DOCS = Path(__file__).resolve().parent
 SCHEMA = """CREATE TABLE t (id INT, g STRING, x INT, d DECIMAL(10,2), s STRING, day DATE, at TIMESTAMP);

@@ -19,11 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dbspc.compiler.compile import compile_sql
+from dbspc.compiler.frontend.script_split import split_script
 from dbspc.runtime.distributed.buckets import bucket_of
 from dbspc.runtime.distributed.local import BucketedExecutor
 from dbspc.runtime.distributed.plan import SINGLE, Part, hashed, meets, plan
 from dbspc.runtime.pipeline import Pipeline, _operator_views
-from dbspc.runtime.script import split_script, step_changes
+from dbspc.runtime.script import step_changes
 from dbspc.runtime.zset import ZSet
 from tests.test_random_streams import Step, as_zsets, change_streams, compiled
 

@@ -18,7 +18,7 @@ from dbspc.cli import main
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.dump import numbering
 from dbspc.compiler.compile import compile_sql
-from dbspc.runtime.script import split_script
+from dbspc.compiler.frontend.script_split import split_script
 
 REPO = Path(__file__).resolve().parent.parent
 SVG = "{http://www.w3.org/2000/svg}"

@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 
 from dbspc.compiler.errors import RuntimeSqlError, SqlError
+from dbspc.compiler.frontend.script_split import split_script
 from dbspc.runtime.goldens import integrated_outputs
 from dbspc.runtime.oracle import assert_same_rows, spark_views
 from dbspc.runtime.pipeline import Pipeline
-from dbspc.runtime.script import run_script, split_script, step_changes
+from dbspc.runtime.script import run_script, step_changes
 from dbspc.runtime.zset import ZSet
 from tests.test_goldens import GOLDENS
 
