@@ -146,6 +146,16 @@ class IterationTrace:
         found = self.trace.lookup(probe.frame, [col_name(k) for k in probe_keys], consolidated=False)
         return _in_iterations(found, col_name(len(self.types)), first, last)
 
+    def may_match_after(self, probe: ZSet, probe_keys: tuple[int, ...], after: int) -> bool:
+        """Whether a stored row of an iteration after `after` may match a row of `probe`
+        by key, judged by key hashes: a no is certain; a false yes (two keys sharing a
+        hash) costs the loop one iteration that finds nothing."""
+        if len(probe) == 0 or after >= self.depth:
+            return False
+        names = [col_name(k) for k in probe_keys]
+        iterations = self.trace.column_where_hashed(probe.frame, names, col_name(len(self.types)))
+        return bool((iterations > after).any())
+
     def summed(self, found: pl.DataFrame, first: int, last: int) -> ZSet:
         """The rows of a `matching` result in iterations [first, last], summed over them."""
         if found.height == 0 or first > last:
@@ -336,17 +346,19 @@ class _Touched:
         new = np.flatnonzero(at < 0)
         if new.size:
             rows = pick(take(d.frame, reps[new]), self.names)
-            pairs = state.trace.matches(rows, self.names)
+            # the stored rows' iterations and weights are all a distinct needs of them
+            pairs = state.trace.matched_columns(
+                rows, self.names, [col_name(len(self.names)), WEIGHT], key_hashes=rep_hashes[new]
+            )
             if pairs is None:
                 return None
             base = len(self.sorted_hashes)
             at[new] = base + np.arange(new.size)
-            positions, found = pairs
-            if found.height:
-                it = found.get_column(col_name(len(self.names))).to_numpy().astype(np.int64, copy=False)
+            positions, (it, w) = pairs
+            if positions.size:
                 self.s_row = np.concatenate([self.s_row, base + positions])
-                self.s_it = np.concatenate([self.s_it, it])
-                self.s_w = np.concatenate([self.s_w, found.get_column(WEIGHT).to_numpy()])
+                self.s_it = np.concatenate([self.s_it, it.astype(np.int64, copy=False)])
+                self.s_w = np.concatenate([self.s_w, w])
             self.frame = rows if self.frame is None else concat_frames([self.frame, rows])
             # both in ascending hash order: merged by one insertion, not a sort
             into = np.searchsorted(self.sorted_hashes, rep_hashes[new])
@@ -450,7 +462,7 @@ class IncrementalScope:
             # a join's stored side meets the other side's changes; the rest meet their own
             probe_side = 1 - side if _NESTED[type(self.scope.body[n])].bilinear else side
             probe = running[(n, probe_side)].before()
-            if state.matching(probe, self.states[(n, probe_side)].trace.key, i + 1, state.depth).height:
+            if state.may_match_after(probe, self.states[(n, probe_side)].trace.key, i):
                 return True
         return False
 

@@ -44,6 +44,7 @@ from dbspc.runtime.zset import (
     rows_equal,
     schema_of,
     take_pair_beside,
+    take_series,
 )
 from dbspc.runtime.zset import take as take_frame  # `take` names merge plans here
 
@@ -73,6 +74,17 @@ def _gather_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     # Position of each output slot inside its own range: arange minus the range's offset.
     offsets = np.repeat(np.cumsum(counts) - counts, counts)
     out: np.ndarray = starts + (np.arange(total, dtype=np.int64) - offsets)
+    return out
+
+
+def _plain_numbers(frame: pl.DataFrame) -> list[np.ndarray] | None:
+    """The frame's columns as numpy arrays when each is a non-decimal number without
+    NULLs (compared in numpy as `rows_equal` does: NaN = NaN, -0.0 = 0.0); else None."""
+    out = []
+    for column in frame.get_columns():
+        if not column.dtype.is_numeric() or column.dtype.is_decimal() or column.null_count():
+            return None
+        out.append(column.to_numpy())
     return out
 
 
@@ -420,6 +432,67 @@ class Trace:
             np.add.at(out, row, run.frame.get_column(WEIGHT).to_numpy()[idx])
         return out
 
+    def matched_columns(
+        self,
+        probe: pl.DataFrame,
+        probe_cols: Sequence[str],
+        columns: Sequence[str],
+        key_hashes: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, list[np.ndarray]] | None:
+        """`matches`, but only some stored columns of the pairs, as numpy arrays: the
+        probe rows' positions and, in the same order, `columns` (plain numbers without
+        NULLs, such as an iteration trace's iteration and weight). Keys of plain numbers
+        are checked equal in numpy against the runs in place, so no stored row is gathered
+        into a frame; other keys go through `matches`. `key_hashes`: the probe keys'
+        `hash_rows`, when the caller has them. None as for `matches`."""
+        if not self._key:
+            return None
+        keys = self._probe_keys(probe, probe_cols)
+        if keys.height != probe.height:
+            return None
+        probe_keys = _plain_numbers(keys)
+        if probe_keys is None:
+            return self._matched_columns_of_frames(probe, probe_cols, columns)
+        if keys.height == 0 or not self._runs:
+            return np.empty(0, dtype=np.int64), [np.empty(0, dtype=np.int64) for _ in columns]
+        if key_hashes is None or [probe.schema[c] for c in probe_cols] != self._key_dtypes:
+            key_hashes = self._key_hashes(keys)  # (the caller's hashes are of uncast values)
+        by_hash, sorted_hashes, found_in = self._probe(key_hashes)
+        if not found_in:
+            return np.empty(0, dtype=np.int64), [np.empty(0, dtype=np.int64) for _ in columns]
+        names = (*self._key_names, *columns)
+        stored: list[np.ndarray] = []
+        gathered: list[list[np.ndarray]] = [[] for _ in names]
+        for run, idx in found_in:
+            stored.append(run.hashes[idx])
+            for j, name in enumerate(names):
+                values = run.frame.get_column(name)
+                if j < len(self._key_names) and values.null_count():  # a NULL key stored: compared in polars
+                    return self._matched_columns_of_frames(probe, probe_cols, columns)
+                # one chunk: numpy's view of it, no copy; else gather the rows first
+                gathered[j].append(
+                    values.to_numpy()[idx] if values.n_chunks() == 1 else take_series(values, idx).to_numpy()
+                )
+        hashes = np.concatenate(stored) if len(stored) > 1 else stored[0]
+        lo = np.searchsorted(sorted_hashes, hashes, side="left")
+        counts = np.searchsorted(sorted_hashes, hashes, side="right") - lo
+        probes = by_hash[_gather_ranges(lo, lo + counts)]
+        out = [np.repeat(np.concatenate(parts) if len(parts) > 1 else parts[0], counts) for parts in gathered]
+        k = len(self._key_names)
+        for mine, theirs in zip(out[:k], probe_keys, strict=True):
+            if not np.array_equal(mine, theirs[probes], equal_nan=mine.dtype.kind == "f"):
+                return None
+        return probes, out[k:]
+
+    def _matched_columns_of_frames(
+        self, probe: pl.DataFrame, probe_cols: Sequence[str], columns: Sequence[str]
+    ) -> tuple[np.ndarray, list[np.ndarray]] | None:
+        pairs = self.matches(probe, probe_cols)
+        if pairs is None:
+            return None
+        positions, found = pairs
+        return positions, [found.get_column(c).to_numpy() for c in columns]
+
     def matches(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> tuple[np.ndarray, pl.DataFrame] | None:
         """Every pair of a probe row and a stored row with equal keys (null-safe): the
         probe rows' positions, and the stored rows (c0.., w) in the same order. A stored
@@ -454,6 +527,18 @@ class Trace:
         if not rows_equal([found.get_column(k) for k in self._key_names], None, keys.get_columns(), probes):
             return None
         return probes, found
+
+    def column_where_hashed(self, probe: pl.DataFrame, probe_cols: Sequence[str], column: str) -> np.ndarray:
+        """`column` of every stored row whose key hash is a probe key's hash: each true
+        match (null-safe) and, on a hash collision, a few more. For callers that ask only
+        whether something may match, where a false yes costs work and a no must be
+        certain. One probe, and one column gathered: O(|probe| · log|state|)."""
+        keys = self._probe_keys(probe, probe_cols)
+        if keys.height == 0 or not self._runs:
+            return np.empty(0, dtype=np.int64)
+        _, _, found_in = self._probe(self._key_hashes(keys))
+        parts = [run.frame.get_column(column).to_numpy()[idx] for run, idx in found_in]
+        return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
     def _gather_found(self, found_in: list[tuple[_Run, np.ndarray]]) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
         """The rows at the probed positions of every run, one frame, with their key and row

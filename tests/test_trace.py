@@ -280,3 +280,58 @@ def test_saved_runs_are_adopted_as_they_are(key: tuple[int, ...]) -> None:
     shuffled = [f.reverse() for f in t.runs()]
     fresh = Trace(types, key)
     assert not fresh.restore_runs(shuffled) and len(fresh) == 0
+
+
+num_row_st = st.tuples(st.integers(0, 5), st.one_of(st.none(), st.integers(0, 3)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(st.tuples(num_row_st, st.integers(-2, 2).filter(bool)), max_size=8), min_size=1, max_size=5
+    ),
+    key=st.sampled_from([(0,), (1,), (0, 1)]),
+    probes=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 4)), max_size=5),
+    collide=st.sampled_from([None, 1, 2]),
+)
+def test_matched_columns_are_the_columns_of_matches(
+    batches: list[list[tuple[tuple[Any, Any], int]]],
+    key: tuple[int, ...],
+    probes: list[tuple[int, int]],
+    collide: int | None,
+) -> None:
+    """matched_columns gives the pairs of `matches` (the same probe positions, with the
+    stored rows' columns), checking keys in numpy against the runs in place; a NULL key
+    stored, or keys that only share a hash, are still exact or answered None."""
+    types: list[SqlType] = [BIGINT, BIGINT]
+    probe = pl.DataFrame(
+        {"p0": [p[0] for p in probes], "p1": [p[1] for p in probes]}, schema={"p0": pl.Int64, "p1": pl.Int64}
+    )
+    names = [f"p{k}" for k in key]
+    with colliding_hashes(collide):
+        t = Trace(types, key)
+        for batch in batches:
+            t.insert(ZSet.from_rows([r for r, _ in batch], types, [w for _, w in batch]))
+            got = t.matched_columns(probe, names, ["c0", "w"])
+            want = t.matches(probe, names)
+            if got is None:
+                assert collide is not None  # only a shared hash sends the caller to lookup
+                continue
+            assert want is not None
+            positions, columns = got
+            pairs = Counter(zip(positions.tolist(), *(c.tolist() for c in columns), strict=True))
+            frame = want[1]
+            expected = Counter(
+                zip(want[0].tolist(), *(frame.get_column(c).to_list() for c in ["c0", "w"]), strict=True)
+            )
+            assert pairs == expected
+
+
+def test_matched_columns_of_string_keys_go_through_matches() -> None:
+    t = Trace(TYPES, (1,))
+    t.insert(ZSet.from_rows([(1, "a"), (2, "b")], TYPES))
+    t.insert(ZSet.from_rows([(3, "a")], TYPES, [2]))
+    got = t.matched_columns(pl.DataFrame({"s": ["a", "z"]}), ["s"], ["c0", "w"])
+    assert got is not None
+    positions, (ids, weights) = got
+    assert sorted(zip(positions.tolist(), ids.tolist(), weights.tolist(), strict=True)) == [(0, 1, 1), (0, 3, 2)]
