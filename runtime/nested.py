@@ -396,6 +396,19 @@ class IncrementalScope:
         # outputs read as Z-sets by the loop itself (fed back, whose emptiness ends it, or
         # results): the others' readers consolidate what they need themselves
         self.read_by_loop = {o.inputs[0] for o in scope.body if isinstance(o, op.Delay)} | set(scope.results)
+        # unions whose every reader sums equal rows itself: left unconsolidated (a UNION's
+        # Plus before the recursion's distinct, say), one grouping fewer per iteration
+        readers: dict[int, list[op.Operator]] = {}
+        for o in scope.body:
+            for s in o.inputs:
+                readers.setdefault(s, []).append(o)
+        self.plain_sums = {
+            n
+            for n, o in enumerate(scope.body)
+            if isinstance(o, op.Plus)
+            and n not in self.read_by_loop
+            and all(isinstance(r, _SUMS_EQUAL_ROWS) for r in readers.get(n, []))
+        }
 
     def traces(self) -> dict[str, Trace]:
         """Every iteration trace, by a stable name (for checkpoints)."""
@@ -482,6 +495,8 @@ class IncrementalScope:
         if isinstance(o, op.Delay):
             return previous.get(o.inputs[0]) or ZSet.empty(o.types)
         args = [values[s] for s in o.inputs]
+        if n in self.plain_sums:
+            return ZSet.concat([as_zset(a) for a in args], o.types)
         nested = _NESTED.get(type(o))
         if nested is not None:
             return nested.evaluate(self, n, o, i, [as_zset(a) for a in args], running)
@@ -606,6 +621,10 @@ _NESTED: dict[type[op.Operator], _NestedOperator] = {
     op.AggregateNested: _NestedOperator(IncrementalScope._aggregate, lambda o: [o.group]),
 }
 
+
+# Readers that take an unconsolidated Z-set as it is: the nested operators group or
+# join their input themselves, and the linear ones map it row by row (DBSP Thm 3.3).
+_SUMS_EQUAL_ROWS = (op.DistinctNested, op.AggregateNested, op.JoinNested, op.Map, op.Filter, op.Plus, op.Negate)
 
 # Scope-only operators that the scopes evaluate themselves: δ0 at inner time 0.
 SCOPE_STRUCTURE: tuple[type[op.Operator], ...] = (op.ScopeInput,)
