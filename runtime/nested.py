@@ -515,10 +515,10 @@ class IncrementalScope:
         cb_b = _sum(cb, b)
         terms = [
             _stored_join(a, lk, sb, 0, i, True, o.types),
-            join(a, cb_b, lk, rk, o.types),
+            join(a, cb_b, lk, rk, o.types, consolidate=False),
             _stored_join_at(rb, cb_b, rk, sa, i, False, o.types),
             _stored_join_at(ra, ca, lk, sb, i, True, o.types),
-            join(ca, b, lk, rk, o.types),
+            join(ca, b, lk, rk, o.types, consolidate=False),
             _stored_join(b, rk, sa, 0, i - 1, False, o.types),
         ]
         ra.push(a)

@@ -105,11 +105,13 @@ def join(
     left_keys: Sequence[int],
     right_keys: Sequence[int],
     out_types: Sequence[SqlType],
+    consolidate: bool = True,
 ) -> ZSet:
     """left ⋈ right on left[left_keys[i]] = right[right_keys[i]] (SQL: NULL never matches).
 
     Output: left's columns then right's, weight = product (DBSP Table 1); empty keys
-    give the cross product ×. Consolidated.
+    give the cross product ×. Consolidated, unless `consolidate=False` (for a caller
+    that sums several terms and groups once): then pairs found by hash are left apart.
     """
     if len(left_keys) != len(right_keys):
         raise ValueError("join needs as many left keys as right keys")
@@ -123,7 +125,7 @@ def join(
         # pairs of distinct rows are distinct rows: consolidated inputs need no consolidation
         if left.consolidated and right.consolidated:
             return ZSet(joined.frame, joined.types, consolidated=True)
-        return joined.consolidate()
+        return joined.consolidate() if consolidate else joined
     lk = [f"__l{i}" for i in left_keys]
     rk = [f"__r{j}" for j in right_keys]
     lf = drop_null_keys(_side(left.frame, "__l", _LW), lk)
