@@ -66,6 +66,21 @@ _HINTS = (
 )
 
 
+class SparkExtension(UserWarning):
+    """A construct dbspc evaluates although Spark SQL refuses it, issued as a Python
+    warning: the view is answered, but has no Spark answer to be checked against. The CLI
+    prints it as `file:line:col: warning: ...`."""
+
+    def __init__(self, message: str, span: Span | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
+
+    def located(self, filename: str) -> str:
+        where = filename if self.span is None else f"{filename}:{self.span.line}:{self.span.col}"
+        return f"{where}: warning: {self.message}"
+
+
 class SqlError(DbspcError):
     """Malformed SQL, unknown names, type errors."""
 

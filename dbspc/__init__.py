@@ -33,6 +33,7 @@ _EXPORTS = {
     "InputError": "dbspc.compiler.errors",
     "UsageError": "dbspc.compiler.errors",
     "RuntimeSqlError": "dbspc.compiler.errors",
+    "SparkExtension": "dbspc.compiler.errors",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from dbspc.compiler.deep_stack import deep
-from dbspc.compiler.errors import DbspcError, Span
+from dbspc.compiler.errors import DbspcError, Span, SparkExtension
 
 T = TypeVar("T")
 DIALECT = click.option("--dialect", default="spark", show_default=True, help="SQL dialect of the input (sqlglot name).")
@@ -37,7 +38,7 @@ def _guarded(filename: str, action: Callable[[], T], step_span: Span | None = No
 
     An error of a step's data (no SQL position of its own) points at its `-- step` line."""
     try:
-        return action()
+        return _reporting_extensions(filename, action)
     except DbspcError as e:
         if e.span is None and step_span is not None:
             e = type(e)(f"step {step} rejected: {e.message}", step_span)
@@ -45,18 +46,36 @@ def _guarded(filename: str, action: Callable[[], T], step_span: Span | None = No
         sys.exit(1)
 
 
-def _report(filename: str, e: DbspcError) -> None:
-    """The positioned error line, then the source line with a caret and any hint;
-    colours only when stderr is a terminal."""
+def _reporting_extensions(filename: str, action: Callable[[], T]) -> T:
+    """`action()`, with each SparkExtension it warns of reported positioned in `filename`
+    (once: a circuit compiled twice says it once); other warnings pass on as they were."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", SparkExtension)
+        result = action()
+    shown = set()
+    for w in said:
+        if not isinstance(w.message, SparkExtension):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        elif (w.message.message, w.message.span) not in shown:
+            shown.add((w.message.message, w.message.span))
+            _report(filename, w.message)
+    return result
+
+
+def _report(filename: str, e: DbspcError | SparkExtension) -> None:
+    """The positioned error (or warning) line, then the source line with a caret and any
+    hint; colours only when stderr is a terminal."""
     color = sys.stderr.isatty()
-    click.echo(click.style(e.located(filename), fg="red", bold=True) if color else e.located(filename), err=True)
+    error = isinstance(e, DbspcError)
+    head = e.located(filename)
+    click.echo(click.style(head, fg="red" if error else "yellow", bold=True) if color else head, err=True)
     try:
         source = Path(filename).read_text(encoding="utf-8", errors="replace")
     except OSError:
         source = ""
-    for line in e.excerpt(source):
+    for line in DbspcError(e.message, e.span).excerpt(source):
         click.echo(click.style(line, fg="cyan") if color and line.rstrip().endswith("^") else line, err=True)
-    hint = e.hint()
+    hint = e.hint() if error else None
     if hint:
         click.echo(f"hint: {hint}", err=True)
 
@@ -225,7 +244,9 @@ def test_goldens(target: str, dialect: str, update: bool, oracle: str) -> None:
         spark = local_session(app="dbspc-test")
     failed = 0
     for path in paths:
-        outcome = check(path, update=update, oracle=oracle, dialect=dialect, spark=spark)
+        outcome = _reporting_extensions(
+            str(path), partial(check, path, update=update, oracle=oracle, dialect=dialect, spark=spark)
+        )
         failed += not outcome.ok
         status = "ok" if outcome.ok else "FAIL"
         click.echo(f"{status:4}  {path}" + (f"  ({outcome.message})" if outcome.ok and outcome.message else ""))

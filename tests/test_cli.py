@@ -154,6 +154,36 @@ def test_compile_json_and_dot(tmp_path: Path) -> None:
     assert result.stdout.count("->") == sum(len(n["inputs"]) for n in doc["nodes"])
 
 
+RECURSIVE_UNION = """CREATE TABLE edges (src INT, dst INT);
+CREATE VIEW tc AS
+WITH RECURSIVE r(a, b) AS (
+  SELECT src, dst FROM edges
+  {op}
+  SELECT r.a, e.dst FROM r JOIN edges e ON r.b = e.src
+)
+SELECT a, b FROM r;
+"""
+
+
+def test_recursive_union_is_a_positioned_warning_in_spark_dialect(tmp_path: Path) -> None:
+    """Spark 4 refuses UNION inside a recursive CTE (UNION_NOT_SUPPORTED_IN_RECURSIVE_CTE);
+    dbspc evaluates it and says so, at the CTE, once, and exits 0. UNION ALL, and UNION in
+    another dialect, are said nothing of."""
+    write(tmp_path, "tc.sql", RECURSIVE_UNION.format(op="UNION"))
+    proc = run_dbspc(["compile", "tc.sql"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("tc.sql:3:16: warning: recursive CTE 'r' uses UNION, which Spark SQL refuses")
+    assert "UNION_NOT_SUPPORTED_IN_RECURSIVE_CTE" in lines[0] and lines[1:] == [
+        " 3 | WITH RECURSIVE r(a, b) AS (",
+        "   |                ^",
+    ]
+    assert "%" in proc.stdout  # the circuit is printed as without the warning
+    assert run_dbspc(["compile", "--dialect", "duckdb", "tc.sql"], tmp_path).stderr == ""
+    all_ = write(tmp_path, "all.sql", RECURSIVE_UNION.format(op="UNION ALL"))
+    assert invoke(["compile", all_]).output.count("warning") == 0
+
+
 def test_compile_non_incremental(tmp_path: Path) -> None:
     """--non-incremental prints the lifted circuit ↑Q: one join, one distinct, no state."""
     result = invoke(["compile", write(tmp_path, "ex.sql", EXAMPLE_44), "--non-incremental"])

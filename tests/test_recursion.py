@@ -292,3 +292,19 @@ def test_distinct_grouping_is_exact_when_every_hash_collides(path: Path, values:
     for number, (a, b) in enumerate(zip(fast.outputs, slow.outputs, strict=True), start=1):
         for view in a:
             assert_same_rows(a[view], b[view], f"{path.stem} step {number} {view}", exact=True)
+
+
+def test_recursive_union_warns_that_spark_refuses_it() -> None:
+    """From Python (a Spark job's CREATE VIEW), the same warning as the CLI's, with the
+    CTE's position: a SparkExtension, which `warnings` filters like any other."""
+    from dbspc.compiler.errors import Span, SparkExtension
+    from dbspc.runtime.pipeline import Pipeline
+
+    sql = (
+        "CREATE TABLE e (s INT, d INT);\n"
+        "CREATE VIEW r AS WITH RECURSIVE p(a) AS (SELECT s FROM e UNION SELECT d FROM p JOIN e ON p.a = e.s) "
+        "SELECT a FROM p;"
+    )
+    with pytest.warns(SparkExtension, match="UNION_NOT_SUPPORTED_IN_RECURSIVE_CTE") as said:
+        Pipeline.from_sql(sql)
+    assert [w.message.span for w in said if isinstance(w.message, SparkExtension)] == [Span(2, 33)]

@@ -9,12 +9,13 @@ SQL's working-table evaluation means).
 
 from __future__ import annotations
 
+import warnings
 from typing import Protocol
 
 from sqlglot import exp
 
 from dbspc.compiler.dialect import Semantics
-from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.errors import SparkExtension, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.bind_window import refuse_window_in_recursion
 from dbspc.compiler.frontend.positions import span_of
 from dbspc.compiler.frontend.type_rules import TypeMismatch, common_type
@@ -59,6 +60,11 @@ def bind_recursive_with(binder: QueryBinder, with_: exp.With, outer: dict[str, l
     return {name: ctes[name] for name in nodes}
 
 
+# Spark 4 evaluates a recursive CTE's UNION ALL only; UNION (set semantics, DBSP §5) is
+# dbspc's extension there, said as a warning.
+_SPARK_DIALECTS = ("spark", "databricks")
+
+
 def _arms(body: exp.Expression) -> tuple[list[exp.Expression], set[bool]]:
     """The UNION arms of a CTE body and the set of their distinct flags."""
     while isinstance(body, exp.Subquery):
@@ -84,6 +90,16 @@ def _bind_group(binder: QueryBinder, ctes: list[exp.CTE], outer: dict[str, lp.Re
         if len(flags) > 1:
             raise UnsupportedSql(f"recursive CTE '{name}' mixes UNION and UNION ALL; use one of them", span_of(cte))
         set_semantics[name] = flags == {True}
+        if set_semantics[name] and binder.semantics.dialect in _SPARK_DIALECTS:
+            warnings.warn(
+                SparkExtension(
+                    f"recursive CTE '{name}' uses UNION, which Spark SQL refuses in a recursive CTE "
+                    "(UNION_NOT_SUPPORTED_IN_RECURSIVE_CTE); dbspc computes its least fixed point, "
+                    "as PostgreSQL and DuckDB do",
+                    span_of(cte),
+                ),
+                stacklevel=2,
+            )
     fields = _infer_fields(binder, ctes, names, arms, group, outer)
     refs = {n: lp.RecursiveRef(fields[n], n, i) for i, n in enumerate(names)}
     scope = {**outer, **refs}
