@@ -75,7 +75,7 @@ def _report(filename: str, e: DbspcError | SparkExtension) -> None:
         source = ""
     for line in DbspcError(e.message, e.span).excerpt(source):
         click.echo(click.style(line, fg="cyan") if color and line.rstrip().endswith("^") else line, err=True)
-    hint = e.hint() if error else None
+    hint = e.hint() if isinstance(e, DbspcError) else None
     if hint:
         click.echo(f"hint: {hint}", err=True)
 

@@ -88,6 +88,12 @@ def _plain_numbers(frame: pl.DataFrame) -> list[np.ndarray] | None:
     return out
 
 
+def _values_at(column: pl.Series, rows: np.ndarray) -> np.ndarray:
+    """A column's values at `rows` as numpy: through numpy's view of one chunk (no copy of
+    the column), else gathered first (a run read back from a checkpoint may be chunked)."""
+    return column.to_numpy()[rows] if column.n_chunks() == 1 else take_series(column, rows).to_numpy()
+
+
 def _sorted_unique(values: np.ndarray, presorted: bool = False) -> np.ndarray:
     """Distinct values, ascending (np.unique's hash-based path is far slower here)."""
     v = values if presorted else np.sort(values)
@@ -469,10 +475,7 @@ class Trace:
                 values = run.frame.get_column(name)
                 if j < len(self._key_names) and values.null_count():  # a NULL key stored: compared in polars
                     return self._matched_columns_of_frames(probe, probe_cols, columns)
-                # one chunk: numpy's view of it, no copy; else gather the rows first
-                gathered[j].append(
-                    values.to_numpy()[idx] if values.n_chunks() == 1 else take_series(values, idx).to_numpy()
-                )
+                gathered[j].append(_values_at(values, idx))
         hashes = np.concatenate(stored) if len(stored) > 1 else stored[0]
         lo = np.searchsorted(sorted_hashes, hashes, side="left")
         counts = np.searchsorted(sorted_hashes, hashes, side="right") - lo
@@ -537,7 +540,7 @@ class Trace:
         if keys.height == 0 or not self._runs:
             return np.empty(0, dtype=np.int64)
         _, _, found_in = self._probe(self._key_hashes(keys))
-        parts = [run.frame.get_column(column).to_numpy()[idx] for run, idx in found_in]
+        parts = [_values_at(run.frame.get_column(column), idx) for run, idx in found_in]
         return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
     def _gather_found(self, found_in: list[tuple[_Run, np.ndarray]]) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
