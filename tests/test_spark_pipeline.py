@@ -930,6 +930,31 @@ def test_a_runaway_recursive_view_fails_fast(spark: Any, tmp_path: Path) -> None
     job.close()
 
 
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_a_recursive_union_view_warns_once_at_the_callers_line(spark: Any, tmp_path: Path) -> None:
+    """Spark refuses UNION in a recursive CTE; a job registering one is warned from its
+    own view() line, once, though each later view() compiles the program again."""
+    import inspect
+
+    from dbspc.compiler.errors import SparkExtension
+
+    src = Sources(spark, tmp_path / "sources")
+    src.create("edges", pa.schema([("a", pa.int32()), ("b", pa.int32()), ("v", pa.int64())]))
+    job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", publish=False)
+    job.append_table("edges", source=src.name("edges"), offset="v")
+    reach = """CREATE VIEW reach AS WITH RECURSIVE r(x, y) AS (
+                 SELECT a, b FROM edges UNION SELECT r.x, e.b FROM r JOIN edges e ON r.y = e.a)
+               SELECT x, y FROM r"""
+    with pytest.warns(SparkExtension, match="UNION_NOT_SUPPORTED_IN_RECURSIVE_CTE") as said:
+        line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+        job.view(reach)
+        job.view("CREATE VIEW n AS SELECT COUNT(*) AS n FROM edges")
+    extensions = [w for w in said if issubclass(w.category, SparkExtension)]
+    assert [(w.filename, w.lineno) for w in extensions] == [(__file__, line)]
+    job.close()
+
+
 def test_the_refresh_layer_imports_no_pyspark(tmp_path: Path) -> None:
     """runtime.refresh is engine-neutral: with pyspark unimportable, it imports and runs
     a refresh over the pyarrow engine."""

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from dbspc.compiler.errors import UsageError
+from dbspc.compiler.errors import SparkExtension, UsageError
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.refresh import metrics
@@ -88,6 +89,7 @@ class SparkPipeline:
         self._sources: list[Source] = list(sources)
         self._views: list[str] = list(views)
         self._origins: list[tuple[str, int] | None] = []
+        self._extensions_said: set[str] = set()
         self._options: dict[str, Any] = {
             "dialect": dialect,
             "max_iterations": max_iterations,
@@ -145,11 +147,20 @@ class SparkPipeline:
         self._views.append(sql)
         self._origins.append(origin)
         try:
-            self._new_job().check()
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always", SparkExtension)
+                self._new_job().check()
         except BaseException:
             self._views.pop()
             self._origins.pop()
             raise
+        for w in said:
+            if not isinstance(w.message, SparkExtension):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            elif w.message.message not in self._extensions_said:
+                # said once, at the caller's view() line (each view() compiles them all again)
+                self._extensions_said.add(w.message.message)
+                warnings.warn(SparkExtension(w.message.message), stacklevel=2)
         return self
 
     def view_file(self, path: str | Path) -> SparkPipeline:
