@@ -24,7 +24,8 @@ from pathlib import Path
 
 import polars as pl
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# appended, not put first: a PYTHONPATH naming another checkout must win (before/after runs)
+sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 from bench.recursion import make_workload, program
 from dbspc.runtime.pipeline import Pipeline

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -35,6 +35,7 @@ from dbspc.runtime.zset import (
     argsort_hashes,
     col_name,
     concat_frames,
+    frame_of_numbers,
     groups_hold_equal_rows,
     hash_groups,
     hash_rows,
@@ -112,6 +113,9 @@ _BACKGROUND_ROWS = 1 << 16
 _MERGER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbspc-merge")
 # While a merge is under way the tail keeps its runs; past this many, a step waits.
 _MAX_RUNS = 48
+# Up to this many rows a probe's matches are gathered in numpy from the runs' views; more
+# go through polars' multithreaded gather (zset.take draws the same line).
+_NUMPY_GATHER_ROWS = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,9 +133,25 @@ class _Run:
     row_hashes: np.ndarray  # uint64 hashes of the full rows (to find rows that may cancel)
     frame: pl.DataFrame  # c0.., w in the same order
     fences: np.ndarray  # every spine.FENCE_STEP-th key hash: what a probe searches first
+    # numpy's views of the columns read by number (runs never change, so made once)
+    views: dict[str, np.ndarray | None] = field(default_factory=dict, compare=False)
 
     def __len__(self) -> int:
         return self.frame.height
+
+    def numbers(self, name: str) -> np.ndarray | None:
+        """Column `name` as numpy's view of it (no copy) when it is one chunk of plain
+        numbers without NULLs, else None: a probe's gathers then cost one indexing each
+        instead of a handful of polars calls."""
+        try:
+            return self.views[name]
+        except KeyError:
+            pass
+        column = self.frame.get_column(name)
+        plain = column.dtype.is_numeric() and not column.dtype.is_decimal()
+        values = column.to_numpy() if plain and not column.null_count() and column.n_chunks() == 1 else None
+        self.views[name] = values
+        return values
 
 
 class Trace:
@@ -472,6 +492,10 @@ class Trace:
         for run, idx in found_in:
             stored.append(run.hashes[idx])
             for j, name in enumerate(names):
+                plain = run.numbers(name)
+                if plain is not None:
+                    gathered[j].append(plain[idx])
+                    continue
                 values = run.frame.get_column(name)
                 if j < len(self._key_names) and values.null_count():  # a NULL key stored: compared in polars
                     return self._matched_columns_of_frames(probe, probe_cols, columns)
@@ -521,15 +545,32 @@ class Trace:
         lo = np.searchsorted(sorted_hashes, hashes, side="left")
         counts = np.searchsorted(sorted_hashes, hashes, side="right") - lo
         probes = by_hash[_gather_ranges(lo, lo + counts)]
-        parts: list[pl.DataFrame] = []
+        rows: list[np.ndarray] = []
         start = 0
-        for run, idx in found_in:
-            parts.append(take_frame(run.frame, np.repeat(idx, counts[start : start + idx.size])))
+        for _, idx in found_in:
+            rows.append(np.repeat(idx, counts[start : start + idx.size]))
             start += idx.size
-        found = concat_frames(parts) if len(parts) > 1 else parts[0]
+        found = self._gather_numbers(found_in, rows) if sum(map(len, rows)) <= _NUMPY_GATHER_ROWS else None
+        if found is None:
+            parts = [take_frame(run.frame, r) for (run, _), r in zip(found_in, rows, strict=True)]
+            found = concat_frames(parts) if len(parts) > 1 else parts[0]
         if not rows_equal([found.get_column(k) for k in self._key_names], None, keys.get_columns(), probes):
             return None
         return probes, found
+
+    def _gather_numbers(self, found_in: list[tuple[_Run, np.ndarray]], rows: list[np.ndarray]) -> pl.DataFrame | None:
+        """The runs' rows `rows` (one index array per run), as one frame built from the
+        runs' numpy views when every column is plain numbers: one indexing per column and
+        run, one frame. None otherwise (the caller gathers through polars)."""
+        names = list(self._schema)
+        columns: list[list[np.ndarray]] = [[] for _ in names]
+        for (run, _), r in zip(found_in, rows, strict=True):
+            for j, name in enumerate(names):
+                values = run.numbers(name)
+                if values is None:
+                    return None
+                columns[j].append(values[r])
+        return frame_of_numbers(names, [np.concatenate(c) if len(c) > 1 else c[0] for c in columns])
 
     def column_where_hashed(self, probe: pl.DataFrame, probe_cols: Sequence[str], column: str) -> np.ndarray:
         """`column` of every stored row whose key hash is a probe key's hash: each true
@@ -540,7 +581,10 @@ class Trace:
         if keys.height == 0 or not self._runs:
             return np.empty(0, dtype=np.int64)
         _, _, found_in = self._probe(self._key_hashes(keys))
-        parts = [_values_at(run.frame.get_column(column), idx) for run, idx in found_in]
+        parts = [
+            plain[idx] if (plain := run.numbers(column)) is not None else _values_at(run.frame.get_column(column), idx)
+            for run, idx in found_in
+        ]
         return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
     def _gather_found(self, found_in: list[tuple[_Run, np.ndarray]]) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:

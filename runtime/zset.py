@@ -264,6 +264,14 @@ def _frame_of_arrays(names: Sequence[str], values: Sequence[np.ndarray]) -> pl.D
     )
 
 
+def frame_of_numbers(names: Sequence[str], values: Sequence[np.ndarray]) -> pl.DataFrame | None:
+    """A frame of these numpy columns (plain numbers, no NULLs) through polars' typed
+    constructors, or None when a dtype has none (the caller then gathers in polars)."""
+    if _PyDataFrame is None or any(v.dtype not in _NEW_SERIES for v in values):
+        return None
+    return _frame_of_arrays(names, values)
+
+
 def take(frame: pl.DataFrame, rows: np.ndarray) -> pl.DataFrame:
     """frame's rows `rows` (in range, non-negative), in that order. Indexing with a numpy
     array costs 45-75 us a call in polars' checks of the index (1k rows); with an index
