@@ -44,6 +44,17 @@ REGIONS = 1_000
 CHANGE = 1_000
 
 
+def customers_frame(rng: np.random.Generator) -> pl.DataFrame:
+    """The customers, each in a random region (drawn before the orders, from the same rng)."""
+    return pl.DataFrame(
+        {
+            "c0": np.arange(CUSTOMERS, dtype=np.int32),
+            "c1": rng.integers(0, REGIONS, CUSTOMERS).astype(np.int32),
+            WEIGHT: np.ones(CUSTOMERS, dtype=np.int64),
+        }
+    )
+
+
 def orders_frame(ids: np.ndarray, rng: np.random.Generator) -> pl.DataFrame:
     return pl.DataFrame(
         {
@@ -63,13 +74,7 @@ def run_size(
 ) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     p = Pipeline.from_sql(PROGRAM)
-    customers = pl.DataFrame(
-        {
-            "c0": np.arange(CUSTOMERS, dtype=np.int32),
-            "c1": rng.integers(0, REGIONS, CUSTOMERS).astype(np.int32),
-            WEIGHT: np.ones(CUSTOMERS, dtype=np.int64),
-        }
-    )
+    customers = customers_frame(rng)
     orders = orders_frame(np.arange(n), rng)
     t0 = time.perf_counter()
     p.step({"customers": ZSet.from_frame(customers, p.table_types("customers"))})

@@ -20,7 +20,7 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.join_groupby import CUSTOMERS, PROGRAM, REGIONS, orders_frame
+from bench.join_groupby import CUSTOMERS, PROGRAM, customers_frame, orders_frame
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import WEIGHT, ZSet
@@ -36,13 +36,7 @@ def main() -> None:
     n = parser.parse_args().orders
     rng = np.random.default_rng(7)
     p = Pipeline.from_sql(PROGRAM)
-    customers = pl.DataFrame(
-        {
-            "c0": np.arange(CUSTOMERS, dtype=np.int32),
-            "c1": rng.integers(0, REGIONS, CUSTOMERS).astype(np.int32),
-            WEIGHT: np.ones(CUSTOMERS, dtype=np.int64),
-        }
-    )
+    customers = customers_frame(rng)
     orders = orders_frame(np.arange(n), rng)
     p.step({"customers": ZSet.from_frame(customers, p.table_types("customers"))})
     for start in range(0, n, 1_000_000):
