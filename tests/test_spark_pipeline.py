@@ -936,6 +936,7 @@ def test_a_recursive_union_view_warns_once_at_the_callers_line(spark: Any, tmp_p
     """Spark refuses UNION in a recursive CTE; a job registering one is warned from its
     own view() line, once, though each later view() compiles the program again."""
     import inspect
+    import warnings
 
     from dbspc.compiler.errors import SparkExtension
 
@@ -952,6 +953,10 @@ def test_a_recursive_union_view_warns_once_at_the_callers_line(spark: Any, tmp_p
         job.view("CREATE VIEW n AS SELECT COUNT(*) AS n FROM edges")
     extensions = [w for w in said if issubclass(w.category, SparkExtension)]
     assert [(w.filename, w.lineno) for w in extensions] == [(__file__, line)]
+    with warnings.catch_warnings(record=True) as later:
+        warnings.simplefilter("always", SparkExtension)
+        job.start()  # compiles the program again: nothing more to say
+    assert not [w for w in later if issubclass(w.category, SparkExtension)]
     job.close()
 
 

@@ -33,6 +33,7 @@ import logging
 import os
 import re
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from dbspc.compiler.errors import DbspcError, InputError, Span, UsageError
+from dbspc.compiler.errors import DbspcError, InputError, Span, SparkExtension, UsageError
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.refresh import checkpoint, evolve, files, metrics
@@ -175,7 +176,10 @@ class Job:
         now = {s.table.lower(): self._columns(s) for s in self.sources}
         self.columns = evolve.held_columns(manifest.program, now) if manifest else now
         note = evolve.schema_note(manifest.program, now) if manifest else ""
-        pipeline = self._compile(self.columns, note)
+        with warnings.catch_warnings():
+            # registration (check()) said each Spark extension once; starting says none again
+            warnings.simplefilter("ignore", SparkExtension)
+            pipeline = self._compile(self.columns, note)
         if self.validate is not None:
             self.validate(pipeline)
         views = {v: (pipeline.view_columns(v), pipeline.view_types(v)) for v in pipeline.view_names()}
