@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from dbspc.compiler.circuit import operators as op
-from dbspc.compiler.circuit.circuit import body_order
+from dbspc.compiler.circuit.circuit import body_order, consumers_of
 from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
 from dbspc.compiler.types import INT, SqlType
 from dbspc.runtime.kernels.aggregate import aggregate
@@ -398,16 +398,13 @@ class IncrementalScope:
         self.read_by_loop = {o.inputs[0] for o in scope.body if isinstance(o, op.Delay)} | set(scope.results)
         # unions whose every reader sums equal rows itself: left unconsolidated (a UNION's
         # Plus before the recursion's distinct, say), one grouping fewer per iteration
-        readers: dict[int, list[op.Operator]] = {}
-        for o in scope.body:
-            for s in o.inputs:
-                readers.setdefault(s, []).append(o)
+        readers = consumers_of(scope.body)
         self.plain_sums = {
             n
             for n, o in enumerate(scope.body)
             if isinstance(o, op.Plus)
             and n not in self.read_by_loop
-            and all(isinstance(r, _SUMS_EQUAL_ROWS) for r in readers.get(n, []))
+            and all(isinstance(scope.body[r], _SUMS_EQUAL_ROWS) for r in readers[n])
         }
 
     def traces(self) -> dict[str, Trace]:

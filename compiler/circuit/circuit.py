@@ -62,11 +62,7 @@ class Circuit:
         return g
 
     def consumers(self) -> dict[int, list[int]]:
-        out: dict[int, list[int]] = {i: [] for i in range(len(self.nodes))}
-        for i, op in enumerate(self.nodes):
-            for src in op.inputs:
-                out[src].append(i)
-        return out
+        return consumers_of(self.nodes)
 
     def topological_order(self) -> list[int]:
         """Deterministic: ties broken by node id."""
@@ -104,6 +100,15 @@ class Circuit:
                 raise InternalCompilerError(f"delay %{i} needs one input")
             if isinstance(op, Integrate) and any(k >= len(op.types) for k in op.key):
                 raise InternalCompilerError(f"integrate %{i} keys a missing column")
+
+
+def consumers_of(nodes: Sequence[Operator]) -> dict[int, list[int]]:
+    """Each node's readers, by id (a circuit's nodes, or a scope's body)."""
+    out: dict[int, list[int]] = {i: [] for i in range(len(nodes))}
+    for i, op in enumerate(nodes):
+        for src in op.inputs:
+            out[src].append(i)
+    return out
 
 
 def body_order(body: tuple[Operator, ...]) -> list[int]:
