@@ -6,7 +6,12 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +84,22 @@ class SparkExtension(UserWarning):
     def located(self, filename: str) -> str:
         where = filename if self.span is None else f"{filename}:{self.span.line}:{self.span.col}"
         return f"{where}: warning: {self.message}"
+
+
+def collecting_extensions(action: Callable[[], T]) -> tuple[T, list[SparkExtension]]:
+    """`action()`'s result and the SparkExtensions it warned of, each once (a program
+    compiled twice warns twice), for a caller that says them itself, where the user
+    looks; other warnings pass on as they were."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", SparkExtension)
+        result = action()
+    extensions: list[SparkExtension] = []
+    for w in said:
+        if not isinstance(w.message, SparkExtension):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        elif all((e.message, e.span) != (w.message.message, w.message.span) for e in extensions):
+            extensions.append(w.message)
+    return result, extensions
 
 
 class SqlError(DbspcError):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from dbspc.compiler.deep_stack import deep
-from dbspc.compiler.errors import DbspcError, Span, SparkExtension
+from dbspc.compiler.errors import DbspcError, Span, SparkExtension, collecting_extensions
 
 T = TypeVar("T")
 DIALECT = click.option("--dialect", default="spark", show_default=True, help="SQL dialect of the input (sqlglot name).")
@@ -47,18 +46,10 @@ def _guarded(filename: str, action: Callable[[], T], step_span: Span | None = No
 
 
 def _reporting_extensions(filename: str, action: Callable[[], T]) -> T:
-    """`action()`, with each SparkExtension it warns of reported positioned in `filename`
-    (once: a circuit compiled twice says it once); other warnings pass on as they were."""
-    with warnings.catch_warnings(record=True) as said:
-        warnings.simplefilter("always", SparkExtension)
-        result = action()
-    shown = set()
-    for w in said:
-        if not isinstance(w.message, SparkExtension):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        elif (w.message.message, w.message.span) not in shown:
-            shown.add((w.message.message, w.message.span))
-            _report(filename, w.message)
+    """`action()`, with each SparkExtension it warns of reported positioned in `filename`."""
+    result, extensions = collecting_extensions(action)
+    for extension in extensions:
+        _report(filename, extension)
     return result
 
 

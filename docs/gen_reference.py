@@ -11,14 +11,13 @@ table below is compiled, so the page says what the compiler does: it cannot drif
 from __future__ import annotations
 
 import sys
-import warnings
 from pathlib import Path
 
 from sqlglot import exp
 
 from dbspc.compiler.circuit.picture import to_svg
 from dbspc.compiler.compile import compile_sql
-from dbspc.compiler.errors import DbspcError, SparkExtension
+from dbspc.compiler.errors import DbspcError, collecting_extensions
 from dbspc.compiler.frontend import bind_aggregate, bind_scalar, bind_window
 from dbspc.compiler.frontend.script_split import split_script
 
@@ -98,13 +97,10 @@ def _names(classes: object) -> list[str]:
 
 def _verdict(sql: str) -> tuple[str, str]:
     try:
-        with warnings.catch_warnings(record=True) as said:
-            warnings.simplefilter("always", SparkExtension)
-            compile_sql(SCHEMA + f"CREATE VIEW v AS {sql};", "spark", True)
+        _, extensions = collecting_extensions(lambda: compile_sql(SCHEMA + f"CREATE VIEW v AS {sql};", "spark", True))
     except DbspcError as e:
         return "refused", e.message.replace("|", "\\|")
-    extensions = [w.message.message for w in said if isinstance(w.message, SparkExtension)]
-    return ("extension", extensions[0].replace("|", "\\|")) if extensions else ("supported", "")
+    return ("extension", extensions[0].message.replace("|", "\\|")) if extensions else ("supported", "")
 
 
 def reference() -> str:

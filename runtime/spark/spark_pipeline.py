@@ -25,7 +25,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from dbspc.compiler.errors import SparkExtension, UsageError
+from dbspc.compiler.errors import SparkExtension, UsageError, collecting_extensions
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.refresh import metrics
@@ -147,20 +147,16 @@ class SparkPipeline:
         self._views.append(sql)
         self._origins.append(origin)
         try:
-            with warnings.catch_warnings(record=True) as said:
-                warnings.simplefilter("always", SparkExtension)
-                self._new_job().check()
+            _, extensions = collecting_extensions(self._new_job().check)
         except BaseException:
             self._views.pop()
             self._origins.pop()
             raise
-        for w in said:
-            if not isinstance(w.message, SparkExtension):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            elif w.message.message not in self._extensions_said:
+        for extension in extensions:
+            if extension.message not in self._extensions_said:
                 # said once, at the caller's view() line (each view() compiles them all again)
-                self._extensions_said.add(w.message.message)
-                warnings.warn(SparkExtension(w.message.message), stacklevel=2)
+                self._extensions_said.add(extension.message)
+                warnings.warn(SparkExtension(extension.message), stacklevel=2)
         return self
 
     def view_file(self, path: str | Path) -> SparkPipeline:
