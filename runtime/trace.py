@@ -78,15 +78,16 @@ def _gather_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
+def _is_plain_number(column: pl.Series) -> bool:
+    """A non-decimal number column without NULLs: numpy holds and compares it as
+    `rows_equal` does (NaN = NaN, -0.0 = 0.0)."""
+    return column.dtype.is_numeric() and not column.dtype.is_decimal() and not column.null_count()
+
+
 def _plain_numbers(frame: pl.DataFrame) -> list[np.ndarray] | None:
-    """The frame's columns as numpy arrays when each is a non-decimal number without
-    NULLs (compared in numpy as `rows_equal` does: NaN = NaN, -0.0 = 0.0); else None."""
-    out = []
-    for column in frame.get_columns():
-        if not column.dtype.is_numeric() or column.dtype.is_decimal() or column.null_count():
-            return None
-        out.append(column.to_numpy())
-    return out
+    """The frame's columns as numpy arrays when each is a plain number column; else None."""
+    columns = frame.get_columns()
+    return [c.to_numpy() for c in columns] if all(_is_plain_number(c) for c in columns) else None
 
 
 def _values_at(column: pl.Series, rows: np.ndarray) -> np.ndarray:
@@ -148,8 +149,7 @@ class _Run:
         except KeyError:
             pass
         column = self.frame.get_column(name)
-        plain = column.dtype.is_numeric() and not column.dtype.is_decimal()
-        values = column.to_numpy() if plain and not column.null_count() and column.n_chunks() == 1 else None
+        values = column.to_numpy() if _is_plain_number(column) and column.n_chunks() == 1 else None
         self.views[name] = values
         return values
 
