@@ -21,7 +21,8 @@ import duckdb
 import numpy as np
 import polars as pl
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# appended, not put first: a PYTHONPATH naming another checkout must win (before/after runs)
+sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.zset import WEIGHT, ZSet

@@ -3,8 +3,9 @@
 Loads bench/join_groupby.py's tables (100,000 customers, N orders, the same generator and
 seed) into its join + GROUP BY view, waits for the background merges, and prints for
 every trace (the circuit's integrals and aggregate state, and the pipeline's whole-row
-index of each table, which checks deletes) its rows, bytes and bytes per row, then the
-total against the Arrow size of the two tables (their columns, without weights).
+index of a table no operator integrates as it comes, which checks deletes; here none,
+the join's integrals serve) its rows, bytes and bytes per row, then the total against
+the Arrow size of the two tables (their columns, without weights).
 
     .venv/bin/python bench/state_size.py [--orders 1000000]
 """
@@ -18,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# appended, not put first: a PYTHONPATH naming another checkout must win (before/after runs)
+sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 from bench.join_groupby import CUSTOMERS, PROGRAM, customers_frame, orders_frame
 from dbspc.runtime.pipeline import Pipeline
@@ -43,7 +45,7 @@ def main() -> None:
         p.step({"orders": ZSet.from_frame(orders.slice(start, 1_000_000), p.table_types("orders"))})
     traces: dict[str, Trace] = {
         **p.executor.traces(),
-        **{f"table {t} (whole-row index)": x for t, x in p.tables.items()},
+        **{f"table {t} (whole-row index)": x for t, x in p.tables.items() if x in p.tables_apart()},
     }
     for trace in traces.values():
         trace.settle()

@@ -85,6 +85,18 @@ class Executor:
             out.update({f"{base}.{k}" if k else base: t for k, t in state.traces().items()})
         return out
 
+    def table_integrals(self) -> dict[str, tuple[str, Trace]]:
+        """Per table, an integral of its rows as they come (a join's integral of the
+        table, say), by its name in `traces()`: a pipeline's delete checks can read it
+        instead of keeping the table a second time."""
+        out: dict[str, tuple[str, Trace]] = {}
+        for n, state in self.states.items():
+            o = self.circuit[n]
+            source = self.circuit[o.inputs[0]] if isinstance(o, op.Integrate) else None
+            if isinstance(state, Integral) and isinstance(source, op.Source) and source.name not in out:
+                out[source.name] = (f"n{n}.{self.evaluators[n].state_name}", state.trace)
+        return out
+
     def meta(self) -> dict[str, object]:
         metas = {str(n): m for n, s in self.states.items() if (m := s.meta()) is not None}
         return {"steps": self.steps, "operators": metas}

@@ -31,8 +31,19 @@ class Pipeline:
         self.incremental = compiled.circuit.incremental
         self.executor = Executor(self.circuit, _operator_views(self.circuit), max_iterations)
         # The integrated inputs: validate deletes, answer DELETE ... WHERE, and feed the
-        # lifted circuit in --non-incremental mode.
-        self.tables: dict[str, Trace] = {name: table_trace(t) for name, t in self.program.tables.items()}
+        # lifted circuit in --non-incremental mode. A table whose rows an operator
+        # integrates as they come (a join's integral of it) is held once: its checks read
+        # that integral, which the step itself updates.
+        shared = self.executor.table_integrals() if self.incremental else {}
+        self._shared: dict[str, str] = {}  # table -> its integral's name in executor.traces()
+        self.tables: dict[str, Trace] = {}
+        for name, t in self.program.tables.items():
+            op_name, trace = shared.get(name, ("", None))
+            if trace is not None and trace.types == t.types:
+                self._shared[name] = op_name
+                self.tables[name] = trace
+            else:
+                self.tables[name] = table_trace(t)
         self._previous: dict[str, ZSet] = {}
         self.steps = 0
 
@@ -69,8 +80,18 @@ class Pipeline:
         the operators' traces. A checkpoint saves their snapshots; a restore refills a
         fresh Pipeline of the same program, then calls `restored(meta)`."""
         out = {f"table.{name}": t for name, t in self.tables.items()}
-        out.update({f"op.{k}": t for k, t in self.executor.traces().items()})
+        shared = set(self._shared.values())
+        out.update({f"op.{k}": t for k, t in self.executor.traces().items() if k not in shared})
         return out
+
+    def state_aliases(self) -> dict[str, str]:
+        """Names an older checkpoint may hold a shared table's integral under, each with
+        the name it is saved under now (it held such a table twice)."""
+        return {f"op.{k}": f"table.{name}" for name, k in self._shared.items()}
+
+    def tables_apart(self) -> list[Trace]:
+        """The tables' traces that are not also an operator's state (for state totals)."""
+        return [t for name, t in self.tables.items() if name not in self._shared]
 
     def state_meta(self) -> dict[str, object]:
         if not self.incremental:
@@ -99,7 +120,8 @@ class Pipeline:
         else:
             outputs = self._step_from_scratch(checked)
         for name, z in checked.items():
-            self.tables[name].insert(z)
+            if name not in self._shared:  # (the step has updated a shared one)
+                self.tables[name].insert(z)
         self.steps += 1
         return {name: outputs[name] for name in self.program.views}
 

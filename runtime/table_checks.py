@@ -25,7 +25,8 @@ def table_trace(schema: TableSchema) -> Trace:
 
 def checked(schema: TableSchema, held: Trace, change: ZSet) -> ZSet:
     """`change` consolidated, or an InputError naming the table and the first bad row.
-    `held` is the table's contents before the change (not modified here)."""
+    `held` is the table's contents before the change (not modified here), indexed by
+    the whole row or by some of its columns (a join's integral of the table)."""
     table = schema.name
     if change.types != schema.types:
         got = ", ".join(t.sql() for t in change.types)
@@ -51,7 +52,7 @@ def _check_deletes(schema: TableSchema, held: Trace, change: ZSet, deletes: pl.D
     if weights is not None:
         short = take(deletes, np.flatnonzero(weights + deletes.get_column(WEIGHT).to_numpy() < 0))
     else:  # rows with equal hashes: an exact lookup of the rows present
-        present = held.lookup(deletes, change.columns)
+        present = held.lookup(deletes, [change.columns[i] for i in held.key])
         after = consolidate_frame(pl.concat([present, deletes], how="vertical")) if present.height else deletes
         short = after.filter(pl.Series(after.get_column(WEIGHT).to_numpy() < 0))
     if short.height:

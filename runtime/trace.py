@@ -438,24 +438,45 @@ class Trace:
     def weights_of(self, rows: pl.DataFrame) -> np.ndarray | None:
         """The weight held for each of `rows` (c0.. typed as the trace's columns; w and
         other columns after them are ignored), 0 for a row not there, in one probe of
-        every run: O(|rows| log |state|). For a trace keyed by the whole row. None when
-        two of `rows` share a hash or one shares it with a different stored row: the
-        caller then asks `lookup`, which is exact whatever the hashes."""
-        if not self._whole_row:
-            raise ValueError("weights_of needs a trace keyed by the whole row")
+        every run: O(|rows| log |state|). A trace keyed by fewer columns (a join's
+        integral of a table, which a delete check reads) is probed by (key hash, row
+        hash), so a key with many rows costs a search among them, not a scan. None when
+        two of `rows` share their hashes or one shares them with a different stored row:
+        the caller then asks `lookup`, which is exact whatever the hashes."""
         n = rows.height
         out = np.zeros(n, dtype=np.int64)
         if n == 0 or not self._runs:
             return out
-        by_hash, sorted_hashes, found = self._probe(self._key_hashes(rows))
-        if n > 1 and bool((sorted_hashes[1:] == sorted_hashes[:-1]).any()):
-            return None
         columns = rows.get_columns()[: len(self._types)]
-        for run, idx in found:
-            row = by_hash[np.searchsorted(sorted_hashes, run.hashes[idx])]
+        if self._hash_is_row:
+            by_hash, sorted_hashes, found = self._probe(self._key_hashes(rows))
+            if n > 1 and bool((sorted_hashes[1:] == sorted_hashes[:-1]).any()):
+                return None
+            for run, idx in found:
+                row = by_hash[np.searchsorted(sorted_hashes, run.hashes[idx])]
+                if not rows_equal(run.frame.get_columns()[:-1], idx, columns, row):
+                    return None
+                np.add.at(out, row, run.frame.get_column(WEIGHT).to_numpy()[idx])
+            return out
+        key_hashes = self._key_hashes(rows)
+        row_hashes = self._hash(rows, self._columns)
+        order, starts = hash_groups(key_hashes, row_hashes)
+        if len(starts) != n:
+            return None
+        found_pairs = spine.probe_pairs(
+            [r.hashes for r in self._runs],
+            [r.row_hashes for r in self._runs],
+            [r.fences for r in self._runs],
+            key_hashes[order],
+            row_hashes[order],
+        )
+        for run, (wanted, idx) in zip(self._runs, found_pairs, strict=True):
+            if not idx.size:
+                continue
+            row = order[wanted]
             if not rows_equal(run.frame.get_columns()[:-1], idx, columns, row):
                 return None
-            np.add.at(out, row, run.frame.get_column(WEIGHT).to_numpy()[idx])
+            out[row] += run.frame.get_column(WEIGHT).to_numpy()[idx]  # a row is once in a run
         return out
 
     def matched_columns(

@@ -68,6 +68,27 @@ def test_fenced_probes_find_every_position_of_the_wanted_hashes(seed: int) -> No
         assert np.array_equal(got, np.flatnonzero(np.isin(run, wanted)))
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_pair_probes_find_each_wanted_pair_where_a_run_holds_it(seed: int) -> None:
+    """Runs of distinct (key hash, row hash) pairs, with keys of one row and keys of
+    hundreds (spanning fence blocks), against a set lookup."""
+    rng = np.random.default_rng(seed)
+    sizes = [0, 1, spine.FENCE_STEP - 1, spine.FENCE_STEP + 1, int(rng.integers(0, 5000))]
+    runs = []
+    for n in sizes:
+        kh, rh = _hashes(rng, n, int(rng.integers(1, 40))), _hashes(rng, n, 3000)
+        order, starts = spine.sort_groups(kh, rh)
+        runs.append((kh[order][starts], rh[order][starts]))  # one row per pair, as a run holds
+    kh, rh = _hashes(rng, 300, 40), _hashes(rng, 300, 3000)
+    order, starts = spine.sort_groups(kh, rh)
+    wkh, wrh = kh[order][starts], rh[order][starts]
+    found = spine.probe_pairs([k for k, _ in runs], [r for _, r in runs], [spine.fences(k) for k, _ in runs], wkh, wrh)
+    for (k, r), (wanted, at) in zip(runs, found, strict=True):
+        held = {(a, b): i for i, (a, b) in enumerate(zip(k.tolist(), r.tolist(), strict=True))}
+        want = [(q, held[p]) for q, p in enumerate(zip(wkh.tolist(), wrh.tolist(), strict=True)) if p in held]
+        assert list(zip(wanted.tolist(), at.tolist(), strict=True)) == want
+
+
 def test_large_runs_are_ordered_as_the_compiled_sort_orders_them() -> None:
     """Above _PARALLEL_GROUP_ROWS rows the hashes are sorted with polars: the same order and groups."""
     from dbspc.runtime.zset import _PARALLEL_GROUP_ROWS, hash_groups

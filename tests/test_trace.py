@@ -225,12 +225,14 @@ def test_contents_are_exact_when_hashes_collide(batches: list[list[tuple[tuple[A
             assert dict(rows_of(t.snapshot().frame)) == {r: w for r, w in integrated.items() if w}
 
 
+@pytest.mark.parametrize("key", [(0, 1), (0,), (1,), ()])
 @pytest.mark.parametrize("collide", [False, True])
-def test_weights_of_rows_of_a_whole_row_trace(collide: bool) -> None:
-    """weights_of reads the weight held for exact rows across runs (NULLs included); when
-    hashes collide it answers None and the caller's exact lookup decides."""
+def test_weights_of_rows(collide: bool, key: tuple[int, ...]) -> None:
+    """weights_of reads the weight held for exact rows across runs (NULLs included),
+    whatever the trace's key (a table's whole-row index, or a join's integral of it);
+    when hashes collide it answers None and the caller's exact lookup decides."""
     with colliding_hashes(1 if collide else None):
-        t = Trace(TYPES, (0, 1))
+        t = Trace(TYPES, key)
         t.insert(ZSet.from_rows([(1, "a"), (2, None), (3, "c")], TYPES, [2, 1, 1]))
         t.insert(ZSet.from_rows([(1, "a"), (3, "c"), (4, "d")], TYPES, [1, -1, 1]))
         probe = ZSet.from_rows([(1, "a"), (2, None), (3, "c"), (9, "z"), (4, None)], TYPES).frame
@@ -239,8 +241,42 @@ def test_weights_of_rows_of_a_whole_row_trace(collide: bool) -> None:
             assert got is None
         else:
             assert got is not None and got.tolist() == [3, 1, 0, 0, 0]
-    with pytest.raises(ValueError, match="whole row"):
-        Trace(TYPES, (0,)).weights_of(probe)
+
+
+num_row_st = st.tuples(st.integers(0, 5), st.one_of(st.none(), st.integers(0, 3)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(st.tuples(num_row_st, st.integers(-2, 2).filter(bool)), max_size=12), min_size=1, max_size=5
+    ),
+    key=st.sampled_from([(0,), (1,), (0, 1), ()]),
+    probes=st.lists(num_row_st, max_size=8, unique=True),
+    collide=st.sampled_from([None, 2]),
+)
+def test_weights_of_are_the_integrated_weights(
+    batches: list[list[tuple[tuple[Any, Any], int]]],
+    key: tuple[int, ...],
+    probes: list[tuple[Any, Any]],
+    collide: int | None,
+) -> None:
+    """Against a dict: many rows per key (the pair probe searches among a key's rows),
+    rows spread over runs, and hashes reduced to two values (then None, or exact)."""
+    types = (INT, INT)
+    with colliding_hashes(collide):
+        t = Trace(types, key)
+        held: dict[tuple[Any, Any], int] = {}
+        for batch in batches:
+            for row, w in batch:
+                held[row] = held.get(row, 0) + w
+            if batch:
+                t.insert(ZSet.from_rows([r for r, _ in batch], types, [w for _, w in batch]))
+        got = t.weights_of(ZSet.from_rows(probes, types).frame)
+        if collide is None:
+            assert got is not None
+        if got is not None:
+            assert got.tolist() == [held.get(r, 0) for r in probes]
 
 
 def test_delete_checks_are_exact_when_hashes_collide() -> None:
@@ -280,9 +316,6 @@ def test_saved_runs_are_adopted_as_they_are(key: tuple[int, ...]) -> None:
     shuffled = [f.reverse() for f in t.runs()]
     fresh = Trace(types, key)
     assert not fresh.restore_runs(shuffled) and len(fresh) == 0
-
-
-num_row_st = st.tuples(st.integers(0, 5), st.one_of(st.none(), st.integers(0, 3)))
 
 
 @settings(max_examples=60, deadline=None)

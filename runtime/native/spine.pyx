@@ -204,3 +204,85 @@ def probe_fenced(list runs, list run_fences, const uint64_t[::1] wanted):
                     f -= 1  # the next probe may start in this block again
         found.append(buf[:total])
     return found
+
+
+def probe_pairs(list runs, list run_rows, list run_fences, const uint64_t[::1] wkh, const uint64_t[::1] wrh):
+    """For each run (key hashes `runs[i]`, row hashes `run_rows[i]`, ordered by both;
+    fences `run_fences[i]`), where it holds a wanted (key hash, row hash) pair: a list of
+    (wanted positions, run positions) int64 arrays, one pair per run. `wkh`, `wrh`: the
+    wanted pairs, sorted by (key hash, row hash) and distinct. A run holds a row once, so
+    a pair is at one position of a run at most, and a key with many rows costs a search
+    among them, not a scan (a delete check through a join's integral, say)."""
+    cdef Py_ssize_t m = wkh.shape[0], n, nf, q, lo, hi, mid, k, total, f, cap
+    cdef const uint64_t[::1] h
+    cdef const uint64_t[::1] r
+    cdef const uint64_t[::1] fe
+    cdef int64_t[::1] out_q
+    cdef int64_t[::1] out_p
+    cdef uint64_t x, y
+    found = []
+    for run, rows, fence in zip(runs, run_rows, run_fences):
+        h = run
+        r = rows
+        fe = fence
+        n = h.shape[0]
+        nf = fe.shape[0]
+        cap = max(1, min(n, m))
+        qs = np.empty(cap, np.int64)
+        ps = np.empty(cap, np.int64)
+        out_q = qs
+        out_p = ps
+        total = 0
+        f = 0
+        with nogil:
+            for q in range(m):
+                x = wkh[q]
+                y = wrh[q]
+                # the first fence >= x, galloping from the last one (pairs ascend)
+                k = 1
+                hi = f
+                while hi < nf and fe[hi] < x:
+                    f = hi + 1
+                    hi = f + k
+                    k *= 2
+                if hi > nf:
+                    hi = nf
+                while f < hi:
+                    mid = (f + hi) >> 1
+                    if fe[mid] < x:
+                        f = mid + 1
+                    else:
+                        hi = mid
+                lo = (f - 1) * _STEP + 1 if f > 0 else 0
+                hi = f * _STEP if f * _STEP < n else n
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if h[mid] < x:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo >= n:
+                    break
+                # lo: the key's first row; gallop over its rows to the first row hash >= y
+                k = 1
+                hi = lo
+                while hi < n and h[hi] == x and r[hi] < y:
+                    lo = hi + 1
+                    hi = lo + k
+                    k *= 2
+                if hi > n:
+                    hi = n
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if h[mid] == x and r[mid] < y:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo < n and h[lo] == x and r[lo] == y:
+                    out_q[total] = q
+                    out_p[total] = lo
+                    total += 1
+                if f > 0:
+                    f -= 1  # the next pair may start in this block again
+        found.append((qs[:total], ps[:total]))
+    return found

@@ -171,14 +171,18 @@ class StateStore:
             known[name] = entries
         return section, known
 
-    def load(self, manifest: Manifest, traces: Mapping[str, Trace]) -> None:
+    def load(self, manifest: Manifest, traces: Mapping[str, Trace], aliases: Mapping[str, str] | None = None) -> None:
         """Refill fresh traces from the manifest's parts (the caller then calls
-        Pipeline.restored). A trace the manifest does not know means another program."""
-        if set(manifest.state) != set(traces):
-            missing = sorted(set(traces) ^ set(manifest.state))
+        Pipeline.restored). A trace the manifest does not know means another program.
+        `aliases` (Pipeline.state_aliases): a name an older checkpoint also saved a
+        trace under, skipped when the manifest has the trace's own name too."""
+        aliases = aliases or {}
+        state = {k: v for k, v in manifest.state.items() if not (k in aliases and aliases[k] in manifest.state)}
+        if set(state) != set(traces):
+            missing = sorted(set(traces) ^ set(state))
             raise DbspcError(f"checkpoint state does not match the program's state (differs in {missing[:5]})")
         self.known = {}
-        for name, parts in manifest.state.items():
+        for name, parts in state.items():
             trace = traces[name]
             frames = [files.read_ipc(self.root / rel) for rel in parts]
             if not trace.restore_runs(frames):  # parts in another run order: rebuild them

@@ -212,7 +212,7 @@ class Job:
                 f"checkpoint {self.checkpoint_dir} was written by a distributed job; resume it with "
                 "execution='distributed', or start over with a new checkpoint"
             )
-        self._store.load(manifest, pipeline.state_traces())
+        self._store.load(manifest, pipeline.state_traces(), pipeline.state_aliases())
         pipeline.restored(manifest.pipeline)
 
     def check(self) -> Pipeline:
@@ -342,7 +342,7 @@ class Job:
     def _observe(self, result: RefreshResult, pipeline: Pipeline) -> None:
         """One log line, one `metrics()` record and one metrics-table row per refresh."""
         assert self.manifest is not None
-        tables = list(pipeline.tables.values())
+        tables = pipeline.tables_apart()
         record = metrics.record(result, self.manifest.offsets, tables, time.time())
         self.history.append(record)
         LOG.info(metrics.line(record))
