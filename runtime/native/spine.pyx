@@ -142,11 +142,43 @@ def fences(const uint64_t[::1] h):
     return np.asarray(h[::FENCE_STEP]).copy()
 
 
+cdef inline Py_ssize_t _first_at_least(
+    const uint64_t[::1] h, const uint64_t[::1] fe, uint64_t x, Py_ssize_t* f
+) noexcept nogil:
+    """The first position of the sorted run `h` whose hash is >= x (its length if
+    none), through its fences `fe`: the first fence >= x, galloping from fence f[0]
+    (probes ascend, so the search starts where the last one ended), then one block of
+    the run. f[0] is left at that fence."""
+    cdef Py_ssize_t n = h.shape[0], nf = fe.shape[0], k = 1, hi = f[0], lo, mid
+    while hi < nf and fe[hi] < x:
+        f[0] = hi + 1
+        hi = f[0] + k
+        k *= 2
+    if hi > nf:
+        hi = nf
+    while f[0] < hi:
+        mid = (f[0] + hi) >> 1
+        if fe[mid] < x:
+            f[0] = mid + 1
+        else:
+            hi = mid
+    # the run's first hash >= x lies in ((f - 1) * STEP, f * STEP]
+    lo = (f[0] - 1) * _STEP + 1 if f[0] > 0 else 0
+    hi = f[0] * _STEP if f[0] * _STEP < n else n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if h[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 def probe_fenced(list runs, list run_fences, const uint64_t[::1] wanted):
     """For each run's sorted key hashes in `runs`, the positions whose hash is one of
     `wanted` (sorted, distinct), found through the run's fences (`fences(run)`): a list
     of int64 arrays, one per run, ascending."""
-    cdef Py_ssize_t m = wanted.shape[0], n, nf, q, lo, hi, mid, k, total, f, cap
+    cdef Py_ssize_t m = wanted.shape[0], n, q, lo, total, f, cap
     cdef const uint64_t[::1] h
     cdef const uint64_t[::1] fe
     cdef int64_t[::1] out
@@ -156,7 +188,6 @@ def probe_fenced(list runs, list run_fences, const uint64_t[::1] wanted):
         h = run
         fe = fence
         n = h.shape[0]
-        nf = fe.shape[0]
         cap = max(16, min(n, 2 * m))
         buf = np.empty(cap, np.int64)
         out = buf
@@ -165,30 +196,7 @@ def probe_fenced(list runs, list run_fences, const uint64_t[::1] wanted):
         with nogil:
             for q in range(m):
                 x = wanted[q]
-                # the first fence >= x, galloping from the last one (probes ascend)
-                k = 1
-                hi = f
-                while hi < nf and fe[hi] < x:
-                    f = hi + 1
-                    hi = f + k
-                    k *= 2
-                if hi > nf:
-                    hi = nf
-                while f < hi:
-                    mid = (f + hi) >> 1
-                    if fe[mid] < x:
-                        f = mid + 1
-                    else:
-                        hi = mid
-                # the run's first hash >= x lies in ((f - 1) * STEP, f * STEP]
-                lo = (f - 1) * _STEP + 1 if f > 0 else 0
-                hi = f * _STEP if f * _STEP < n else n
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if h[mid] < x:
-                        lo = mid + 1
-                    else:
-                        hi = mid
+                lo = _first_at_least(h, fe, x, &f)
                 while lo < n and h[lo] == x:
                     if total == cap:
                         with gil:
@@ -213,7 +221,7 @@ def probe_pairs(list runs, list run_rows, list run_fences, const uint64_t[::1] w
     wanted pairs, sorted by (key hash, row hash) and distinct. A run holds a row once, so
     a pair is at one position of a run at most, and a key with many rows costs a search
     among them, not a scan (a delete check through a join's integral, say)."""
-    cdef Py_ssize_t m = wkh.shape[0], n, nf, q, lo, hi, mid, k, total, f, cap
+    cdef Py_ssize_t m = wkh.shape[0], n, q, lo, hi, mid, k, total, f, cap
     cdef const uint64_t[::1] h
     cdef const uint64_t[::1] r
     cdef const uint64_t[::1] fe
@@ -226,7 +234,6 @@ def probe_pairs(list runs, list run_rows, list run_fences, const uint64_t[::1] w
         r = rows
         fe = fence
         n = h.shape[0]
-        nf = fe.shape[0]
         cap = max(1, min(n, m))
         qs = np.empty(cap, np.int64)
         ps = np.empty(cap, np.int64)
@@ -238,29 +245,7 @@ def probe_pairs(list runs, list run_rows, list run_fences, const uint64_t[::1] w
             for q in range(m):
                 x = wkh[q]
                 y = wrh[q]
-                # the first fence >= x, galloping from the last one (pairs ascend)
-                k = 1
-                hi = f
-                while hi < nf and fe[hi] < x:
-                    f = hi + 1
-                    hi = f + k
-                    k *= 2
-                if hi > nf:
-                    hi = nf
-                while f < hi:
-                    mid = (f + hi) >> 1
-                    if fe[mid] < x:
-                        f = mid + 1
-                    else:
-                        hi = mid
-                lo = (f - 1) * _STEP + 1 if f > 0 else 0
-                hi = f * _STEP if f * _STEP < n else n
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if h[mid] < x:
-                        lo = mid + 1
-                    else:
-                        hi = mid
+                lo = _first_at_least(h, fe, x, &f)
                 if lo >= n:
                     break
                 # lo: the key's first row; gallop over its rows to the first row hash >= y
