@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from concurrent.futures import Future
+from decimal import Decimal
 from typing import Any
 
 import polars as pl
@@ -277,6 +278,26 @@ def test_weights_of_are_the_integrated_weights(
             assert got is not None
         if got is not None:
             assert got.tolist() == [held.get(r, 0) for r in probes]
+
+
+@pytest.mark.parametrize("key", [(0,), (0, 1, 2)])
+@pytest.mark.parametrize("differs", [1, 2])
+def test_weights_of_compares_the_rows_found_in_every_run(key: tuple[int, ...], differs: int) -> None:
+    """With every hash equal, each run holds a row that differs from the probe's only in
+    an INT (differs=1) or a DECIMAL column (2), compared once for all runs: the answer
+    is None (the caller's exact lookup decides), never another row's weight."""
+    types = (INT, INT, decimal(10, 2))
+    probe = ZSet.from_rows([(1, 5, Decimal("1.25"))], types).frame
+    with colliding_hashes(1):
+        t = Trace(types, key)
+        for other, filler in ((6, 9), (7, 0)):  # 10 rows, then 1: two runs (no merge)
+            row = (1, other, Decimal("1.25")) if differs == 1 else (1, 5, Decimal(other))
+            t.insert(ZSet.from_rows([row] + [(10 + i, 0, Decimal(0)) for i in range(filler)], types))
+        assert t.run_count == 2
+        assert t.weights_of(probe) is None
+        t.insert(ZSet.from_rows([(1, 5, Decimal("1.25"))], types, [3]))
+        got = t.weights_of(probe)
+        assert got is None or got.tolist() == [3]
 
 
 def test_delete_checks_are_exact_when_hashes_collide() -> None:
