@@ -1,0 +1,80 @@
+"""The join + GROUP BY view's step in CPU time, for before/after comparisons on a busy machine.
+
+bench/join_groupby.py times steps by the wall clock, which on a shared machine moves with
+whatever else runs. This loads the same tables (its generator and seed), waits for every
+trace's merges, then applies change steps of half deletes of present rows and half new
+orders, and prints one JSON line: the median step in this thread's CPU time and in wall
+time, and the wall-clock p99, over the steps after the first twenty. Run it alternately
+for two checkouts, each on its own PYTHONPATH, and compare the rounds:
+
+    for r in 1 2 3 4; do for tree in ../before .; do
+        PYTHONPATH=$tree .venv/bin/python bench/join_groupby_cpu.py --orders 1000000; done; done
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+# appended, not put first: a PYTHONPATH naming another checkout must win (before/after runs)
+sys.path.append(str(Path(__file__).resolve().parent.parent))
+
+from bench.join_groupby import PROGRAM, customers_frame, orders_frame
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.zset import WEIGHT, ZSet
+
+WARM = 20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--orders", type=int, default=1_000_000)
+    parser.add_argument("--steps", type=int, default=100, help="timed steps (after 20 untimed)")
+    parser.add_argument("--change", type=int, default=1_000, help="rows changed per step")
+    args = parser.parse_args()
+    rng = np.random.default_rng(7)
+    p = Pipeline.from_sql(PROGRAM)
+    customers, orders = customers_frame(rng), orders_frame(np.arange(args.orders), rng)
+    p.step({"customers": ZSet.from_frame(customers, p.table_types("customers"))})
+    for start in range(0, args.orders, 1_000_000):
+        p.step({"orders": ZSet.from_frame(orders.slice(start, 1_000_000), p.table_types("orders"))})
+    for trace in [*p.executor.traces().values(), *p.tables.values()]:
+        trace.settle()
+    # the changes are made before timing, so the loop times the steps alone
+    live, next_id, changes = orders, args.orders, []
+    k = args.change // 2
+    for _ in range(WARM + args.steps):
+        gone = live.sample(k, seed=int(rng.integers(1 << 30)))
+        new = orders_frame(np.arange(next_id, next_id + k), rng)
+        next_id += k
+        batch = pl.concat([gone.with_columns(pl.lit(-1, pl.Int64).alias(WEIGHT)), new])
+        changes.append(ZSet.from_frame(batch, p.table_types("orders")))
+        live = pl.concat([live.join(gone.select("c0"), on="c0", how="anti"), new])
+    cpu, wall = [], []
+    for z in changes:
+        c, w = time.thread_time(), time.perf_counter()
+        p.step({"orders": z})
+        cpu.append(time.thread_time() - c)
+        wall.append(time.perf_counter() - w)
+    cpu, wall = cpu[WARM:], sorted(wall[WARM:])
+    print(
+        json.dumps(
+            {
+                "orders": args.orders,
+                "cpu_ms": round(statistics.median(cpu) * 1e3, 2),
+                "wall_ms": round(statistics.median(wall) * 1e3, 2),
+                "p99_wall_ms": round(wall[int(0.99 * (len(wall) - 1))] * 1e3, 2),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
