@@ -114,6 +114,11 @@ _BACKGROUND_ROWS = 1 << 16
 _MERGER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbspc-merge")
 # While a merge is under way the tail keeps its runs; past this many, a step waits.
 _MAX_RUNS = 48
+# A saved run's hash columns (Trace.saved_run), and how many of its rows a reload hashes
+# again to check that the saved hashes are this trace's.
+_SAVED_KEY_HASH = "__key_hash"
+_SAVED_ROW_HASH = "__row_hash"
+_HASH_SAMPLE = 64
 # Up to this many rows a probe's matches are gathered in numpy from the runs' views; more
 # go through polars' multithreaded gather (zset.take draws the same line).
 _NUMPY_GATHER_ROWS = 1 << 16
@@ -279,14 +284,18 @@ class Trace:
         if self._runs:
             raise ValueError("restore_runs fills an empty trace")
         runs = []
-        for frame in frames:
-            if frame.height == 0:
+        for saved in frames:
+            if saved.height == 0:
                 continue
+            frame = self._ordered(saved)  # (without the saved hash columns)
             if frame.dtypes != self._dtypes:
                 frame = frame.select([pl.col(name).cast(dtype) for name, dtype in self._schema.items()])
-            frame = self._ordered(frame)
-            keys = self._key_hashes(frame)
-            rows = self._row_hashes(frame, keys)
+            hashes = self._saved_hashes(saved, frame)
+            if hashes is None:
+                keys = self._key_hashes(frame)
+                rows = self._row_hashes(frame, keys)
+            else:
+                keys, rows = hashes
             later, earlier = keys[1:], keys[:-1]
             ordered = (later > earlier) | ((later == earlier) & (rows[1:] >= rows[:-1]))
             if not ordered.all() or not frame.get_column(WEIGHT).to_numpy().all():
@@ -294,6 +303,35 @@ class Trace:
             runs.append(_Run(keys, rows, frame, spine.fences(keys)))
         self._runs = runs
         return True
+
+    def saved_run(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """The run whose frame is `frame` (one of `runs()`), as a checkpoint writes it:
+        its columns, then its key hashes and (when they differ) its row hashes, so that a
+        reload maps them instead of hashing every row again."""
+        run = next(r for r in self._runs if r.frame is frame)
+        hashes = [pl.Series(_SAVED_KEY_HASH, run.hashes)]
+        if run.row_hashes is not run.hashes:
+            hashes.append(pl.Series(_SAVED_ROW_HASH, run.row_hashes))
+        return frame.hstack(hashes)
+
+    def _saved_hashes(self, saved: pl.DataFrame, frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+        """The hashes a saved run carries (`saved_run`), if they are this trace's: the
+        rows at up to _HASH_SAMPLE places are hashed again and must give the same, so a
+        file saved by another hash function (or with hashes of other columns) is hashed
+        anew rather than trusted. None: hash the rows."""
+        names = saved.columns
+        if _SAVED_KEY_HASH not in names or (not self._hash_is_row and _SAVED_ROW_HASH not in names):
+            return None
+        keys = saved.get_column(_SAVED_KEY_HASH).to_numpy()
+        rows = keys if self._hash_is_row else saved.get_column(_SAVED_ROW_HASH).to_numpy()
+        at = np.unique(np.linspace(0, frame.height - 1, min(frame.height, _HASH_SAMPLE)).astype(np.int64))
+        sample = take_frame(frame, at)
+        sample_keys = self._key_hashes(sample)
+        if not np.array_equal(sample_keys, keys[at]):
+            return None
+        if not self._hash_is_row and not np.array_equal(self._row_hashes(sample, sample_keys), rows[at]):
+            return None
+        return keys, rows
 
     def insert(self, delta: ZSet) -> None:
         """state := state + delta (the integrator's step, DBSP §2: I = Σ)."""

@@ -244,6 +244,50 @@ def test_weights_of_rows(collide: bool, key: tuple[int, ...]) -> None:
             assert got is not None and got.tolist() == [3, 1, 0, 0, 0]
 
 
+@pytest.mark.parametrize("key", [(0,), (0, 1), ()])
+def test_saved_runs_carry_their_hashes(key: tuple[int, ...], monkeypatch: Any) -> None:
+    """saved_run writes a run's hashes beside its rows; restore_runs adopts them after
+    hashing only a sample of rows again, and hashes everything when the saved hashes are
+    not this trace's (another hash function, say) or absent (an older checkpoint)."""
+    import dbspc.runtime.trace as trace_module
+    from dbspc.runtime import zset as zset_module
+
+    types = (INT, STRING)
+    t = Trace(types, key)
+    for i in range(4):
+        t.insert(ZSet.from_rows([(k % 7, f"s{k}") for k in range(i * 300, i * 300 + 290 + i)], types))
+    t.settle()
+    saved = [t.saved_run(f) for f in t.runs()]
+    assert all(f.width == t.runs()[0].width + (1 if key in [(0, 1), ()] else 2) for f in saved)
+    hashed: list[int] = []
+    real = zset_module.hash_rows
+
+    def counting(columns: Any, *a: Any, **kw: Any) -> Any:
+        hashed.append(len(columns[0]) if columns else 0)
+        return real(columns, *a, **kw)
+
+    monkeypatch.setattr(trace_module, "hash_rows", counting)
+    back = Trace(types, key)
+    assert back.restore_runs(saved)
+    assert max(hashed) <= trace_module._HASH_SAMPLE  # a sample hashed again, not the runs
+    assert back.snapshot().to_rows() == t.snapshot().to_rows()
+    probe = pl.DataFrame({"c0": [3, 5]}, schema={"c0": pl.Int32})
+    if key == (0,):
+        assert sorted(back.lookup(probe, ["c0"]).rows()) == sorted(t.lookup(probe, ["c0"]).rows())
+    back.insert(ZSet.from_rows([(3, "s3")], types, [-1]))
+    t.insert(ZSet.from_rows([(3, "s3")], types, [-1]))
+    assert back.snapshot().to_rows() == t.snapshot().to_rows()
+    # hashes that are not this trace's: every row hashed again, the same contents
+    foreign = [f.with_columns(pl.col(c) ^ 1 for c in f.columns if c.startswith("__")) for f in saved]
+    for frames in (foreign, t.runs()):
+        hashed.clear()
+        again = Trace(types, key)
+        if again.restore_runs(frames):
+            assert max(hashed) > trace_module._HASH_SAMPLE
+        else:  # (the runs' order differs from another hash's order: refused, and empty)
+            assert len(again) == 0
+
+
 num_row_st = st.tuples(st.integers(0, 5), st.one_of(st.none(), st.integers(0, 3)))
 
 

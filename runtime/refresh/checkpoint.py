@@ -32,7 +32,7 @@ import polars as pl
 from dbspc.compiler.errors import DbspcError, InputError, UsageError
 from dbspc.runtime.refresh import files
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import ZSet
+from dbspc.runtime.zset import WEIGHT, ZSet
 
 FORMAT = "dbspc-spark-checkpoint/2"  # 2: outputs are table versions (sinks.py)
 MANIFEST = "MANIFEST.json"
@@ -165,7 +165,7 @@ class StateStore:
                 existing = next((f for g, f in previous if g is frame), None)
                 if existing is None:
                     existing = f"state/r{refresh_id:08d}.{index:04d}.{part:03d}.arrow"
-                    files.write_ipc(self.root / existing, frame)
+                    files.write_ipc(self.root / existing, traces[name].saved_run(frame))
                 entries.append((frame, existing))
             section[name] = [f for _, f in entries]
             known[name] = entries
@@ -187,7 +187,7 @@ class StateStore:
             frames = [files.read_ipc(self.root / rel) for rel in parts]
             if not trace.restore_runs(frames):  # parts in another run order: rebuild them
                 for frame in frames:
-                    trace.insert(ZSet(frame, trace.types))
+                    trace.insert(ZSet(frame.select([*ZSet.empty(trace.types).columns, WEIGHT]), trace.types))
             # Each insert makes one run and a merge removes one: as many runs as parts
             # (of the same sizes) means no merge happened and run i holds part i.
             restored = trace_parts(trace)
