@@ -244,6 +244,19 @@ def test_weights_of_rows(collide: bool, key: tuple[int, ...]) -> None:
             assert got is not None and got.tolist() == [3, 1, 0, 0, 0]
 
 
+def assert_same_answers(back: Trace, t: Trace) -> None:
+    """A trace restored from `t`'s runs holds and answers the same, before and after one
+    more change to both (traces of (INT, STRING) rows as the restore tests make them)."""
+    types = (INT, STRING)
+    assert back.snapshot().to_rows() == t.snapshot().to_rows()
+    probe = pl.DataFrame({"c0": [3, 5]}, schema={"c0": pl.Int32})
+    if t.key == (0,):
+        assert sorted(back.lookup(probe, ["c0"]).rows()) == sorted(t.lookup(probe, ["c0"]).rows())
+    back.insert(ZSet.from_rows([(3, "s3")], types, [-1]))
+    t.insert(ZSet.from_rows([(3, "s3")], types, [-1]))
+    assert back.snapshot().to_rows() == t.snapshot().to_rows()
+
+
 @pytest.mark.parametrize("key", [(0,), (0, 1), ()])
 def test_saved_runs_carry_their_hashes(key: tuple[int, ...], monkeypatch: Any) -> None:
     """saved_run writes a run's hashes beside its rows; restore_runs adopts them after
@@ -270,13 +283,7 @@ def test_saved_runs_carry_their_hashes(key: tuple[int, ...], monkeypatch: Any) -
     back = Trace(types, key)
     assert back.restore_runs(saved)
     assert max(hashed) <= trace_module._HASH_SAMPLE  # a sample hashed again, not the runs
-    assert back.snapshot().to_rows() == t.snapshot().to_rows()
-    probe = pl.DataFrame({"c0": [3, 5]}, schema={"c0": pl.Int32})
-    if key == (0,):
-        assert sorted(back.lookup(probe, ["c0"]).rows()) == sorted(t.lookup(probe, ["c0"]).rows())
-    back.insert(ZSet.from_rows([(3, "s3")], types, [-1]))
-    t.insert(ZSet.from_rows([(3, "s3")], types, [-1]))
-    assert back.snapshot().to_rows() == t.snapshot().to_rows()
+    assert_same_answers(back, t)
     # hashes that are not this trace's: every row hashed again, the same contents
     foreign = [f.with_columns(pl.col(c) ^ 1 for c in f.columns if c.startswith("__")) for f in saved]
     for frames in (foreign, t.runs()):
@@ -371,13 +378,7 @@ def test_saved_runs_are_adopted_as_they_are(key: tuple[int, ...]) -> None:
     back = Trace(types, key)
     assert back.restore_runs(t.runs())
     assert [f.height for f in back.runs()] == [f.height for f in t.runs()]
-    assert back.snapshot().to_rows() == t.snapshot().to_rows()
-    probe = pl.DataFrame({"c0": [3, 5]}, schema={"c0": pl.Int32})
-    if key == (0,):
-        assert sorted(back.lookup(probe, ["c0"]).rows()) == sorted(t.lookup(probe, ["c0"]).rows())
-    back.insert(ZSet.from_rows([(3, "s3")], types, [-1]))
-    t.insert(ZSet.from_rows([(3, "s3")], types, [-1]))
-    assert back.snapshot().to_rows() == t.snapshot().to_rows()
+    assert_same_answers(back, t)
     shuffled = [f.reverse() for f in t.runs()]
     fresh = Trace(types, key)
     assert not fresh.restore_runs(shuffled) and len(fresh) == 0
