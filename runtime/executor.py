@@ -86,15 +86,14 @@ class Executor:
         return out
 
     def table_integrals(self) -> dict[str, tuple[str, Trace]]:
-        """Per table, an integral of its rows as they come (a join's integral of the
-        table, say), by its name in `traces()`: a pipeline's delete checks can read it
-        instead of keeping the table a second time."""
+        """Per table, the trace of `Circuit.table_integrals`'s integral of it, by its
+        name in `traces()`: a pipeline's delete checks read it instead of keeping the
+        table a second time."""
         out: dict[str, tuple[str, Trace]] = {}
-        for n, state in self.states.items():
-            o = self.circuit[n]
-            source = self.circuit[o.inputs[0]] if isinstance(o, op.Integrate) else None
-            if isinstance(state, Integral) and isinstance(source, op.Source) and source.name not in out:
-                out[source.name] = (f"n{n}.{self.evaluators[n].state_name}", state.trace)
+        for table, n in self.circuit.table_integrals().items():
+            state = self.states[n]
+            assert isinstance(state, Integral)
+            out[table] = (f"n{n}.{self.evaluators[n].state_name}", state.trace)
         return out
 
     def meta(self) -> dict[str, object]:

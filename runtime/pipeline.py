@@ -39,7 +39,7 @@ class Pipeline:
         self.tables: dict[str, Trace] = {}
         for name, t in self.program.tables.items():
             op_name, trace = shared.get(name, ("", None))
-            if trace is not None and trace.types == t.types:
+            if trace is not None and trace.types == t.types:  # (a source has its table's types)
                 self._shared[name] = op_name
                 self.tables[name] = trace
             else:

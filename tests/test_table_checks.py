@@ -54,6 +54,17 @@ def test_a_table_only_filtered_keeps_its_own_index() -> None:
         p.step({"t": ZSet.from_rows([(1, 2)], (INT, INT), [-1])})
 
 
+def test_the_report_says_how_each_table_is_held() -> None:
+    from dbspc.compiler.circuit.report import to_report
+    from dbspc.compiler.compile import compile_sql
+
+    joined = to_report(compile_sql(PROGRAM, "spark", True).circuit)
+    assert "-- table customers: held once, as %" in joined and "-- table orders: held once, as %" in joined
+    filtered = to_report(compile_sql("CREATE TABLE t (a INT); CREATE VIEW v AS SELECT a FROM t WHERE a > 0;").circuit)
+    assert "-- table t: a whole-row index of its own for delete checks, O(C log R) to insert" in filtered
+    assert "-- table" not in to_report(compile_sql(PROGRAM, "spark", False).circuit)  # (the lifted circuit)
+
+
 row_st = st.tuples(st.integers(0, 4), st.integers(0, 2), st.sampled_from(["x", "y", None]))
 
 

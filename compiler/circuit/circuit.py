@@ -49,6 +49,19 @@ class Circuit:
     def outputs(self) -> dict[str, int]:
         return {op.name: i for i, op in enumerate(self.nodes) if isinstance(op, Output)}
 
+    def table_integrals(self) -> dict[str, int]:
+        """Per table, the first live integral straight over its source with all its
+        columns (a Δ ⋈ I join's integral of the table): the table's whole contents,
+        indexed by the integral's key, which a pipeline's delete checks read instead of
+        a copy of the table of their own."""
+        live = self.live()
+        out: dict[str, int] = {}
+        for n, op in enumerate(self.nodes):
+            source = self.nodes[op.inputs[0]] if isinstance(op, Integrate) and n in live else None
+            if isinstance(source, Source) and op.types == source.types:
+                out.setdefault(source.name, n)
+        return out
+
     def graph(self) -> nx.MultiDiGraph:
         """Edges go from producer to consumer; `port` is the input position."""
         import networkx as nx

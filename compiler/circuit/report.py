@@ -51,4 +51,12 @@ def to_report(c: Circuit) -> str:
         lines.append(f"-- {r[0].ljust(widths[0])}  {r[1].ljust(widths[1])}  {r[2].ljust(widths[2])}  {r[3]}")
     stateful = sum(1 for n in num if c[n].stateful)
     lines.append(f"-- {stateful} stateful operator(s)")
+    if c.incremental:
+        # What a pipeline keeps of each table to check its deletes (runtime/pipeline.py).
+        held = c.table_integrals()
+        for table in sorted(c.sources()):
+            if table in held:
+                lines.append(f"-- table {table}: held once, as {where.ref(held[table])} (its delete checks probe it)")
+            else:
+                lines.append(f"-- table {table}: a whole-row index of its own for delete checks, O(C log R) to insert")
     return "\n".join(lines) + "\n"
