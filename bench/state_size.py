@@ -45,7 +45,7 @@ def main() -> None:
         p.step({"orders": ZSet.from_frame(orders.slice(start, 1_000_000), p.table_types("orders"))})
     traces: dict[str, Trace] = {
         **p.executor.traces(),
-        **{f"table {t} (whole-row index)": x for t, x in p.tables.items() if x in p.tables_apart()},
+        **{f"table {t} (whole-row index)": x for t, x in p.tables_apart().items()},
     }
     for trace in traces.values():
         trace.settle()

@@ -324,6 +324,8 @@ def run(
             click.echo(f"wrote {path}")
     if state:
         sizes = state_sizes(pipeline.executor.circuit, pipeline.executor.state_sizes())
+        # a table no operator integrates whole is also held by the pipeline (delete checks)
+        sizes.update({f"table {t} (whole-row index)": (len(x), x.nbytes()) for t, x in pipeline.tables_apart().items()})
         for line in state_lines(sizes):
             click.echo(line)
 

@@ -89,9 +89,9 @@ class Pipeline:
         the name it is saved under now (it held such a table twice)."""
         return {f"op.{k}": f"table.{name}" for name, k in self._shared.items()}
 
-    def tables_apart(self) -> list[Trace]:
+    def tables_apart(self) -> dict[str, Trace]:
         """The tables' traces that are not also an operator's state (for state totals)."""
-        return [t for name, t in self.tables.items() if name not in self._shared]
+        return {name: t for name, t in self.tables.items() if name not in self._shared}
 
     def state_meta(self) -> dict[str, object]:
         if not self.incremental:

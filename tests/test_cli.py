@@ -593,8 +593,27 @@ def test_run_reports_state_per_operator(tmp_path: Path) -> None:
         ("%4", "integrate", "3"),  # t
         ("%11", "aggregate_incremental", "1"),  # the group k = 1
     ]
-    assert table[-1][1:4] == ["total", "6", "rows"]
+    assert table[-1][1:4] == ["total", "6", "rows"]  # (t and u are held as the join's integrals)
     assert all(int(r[-2].replace(",", "").split(".")[0]) > 0 for r in table)
+
+
+def test_run_reports_a_table_held_apart(tmp_path: Path) -> None:
+    """A table no operator integrates whole (here only filtered, then aggregated) is held
+    by the pipeline in a whole-row index for its delete checks: --state lists it too."""
+    script = (
+        "CREATE TABLE t (a INT, b INT);\n"
+        "CREATE VIEW v AS SELECT a, COUNT(*) AS n FROM t WHERE b > 0 GROUP BY a;\n"
+        "-- step\nINSERT INTO t VALUES (1, 2), (2, 0);\n"
+    )
+    result = invoke(["run", "--state", write(tmp_path, "s.sql", script)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    table = [line.split() for line in lines[lines.index("-- state held:") + 1 :]]
+    assert [r[1:4] for r in table] == [
+        ["%3", "aggregate_incremental", "1"],
+        ["table", "t", "(whole-row"],
+        ["total", "3", "rows"],
+    ]
 
 
 def test_run_writes_csv_and_parquet_files(tmp_path: Path) -> None:

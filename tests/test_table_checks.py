@@ -38,7 +38,7 @@ def test_a_joined_table_is_held_once_by_the_join_integral() -> None:
     integrals = p.executor.traces()
     assert any(t is p.tables["orders"] for t in integrals.values())
     assert any(t is p.tables["customers"] for t in integrals.values())
-    assert p.tables_apart() == []
+    assert p.tables_apart() == {}
     names = p.state_traces()
     assert len({id(t) for t in names.values()}) == len(names)  # each trace saved once
     assert set(p.state_aliases().values()) == {"table.orders", "table.customers"}

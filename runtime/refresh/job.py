@@ -342,7 +342,7 @@ class Job:
     def _observe(self, result: RefreshResult, pipeline: Pipeline) -> None:
         """One log line, one `metrics()` record and one metrics-table row per refresh."""
         assert self.manifest is not None
-        tables = pipeline.tables_apart()
+        tables = list(pipeline.tables_apart().values())
         record = metrics.record(result, self.manifest.offsets, tables, time.time())
         self.history.append(record)
         LOG.info(metrics.line(record))
