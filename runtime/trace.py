@@ -476,28 +476,19 @@ class Trace:
     def weights_of(self, rows: pl.DataFrame) -> np.ndarray | None:
         """The weight held for each of `rows` (c0.. typed as the trace's columns; w and
         other columns after them are ignored), 0 for a row not there, in one probe of
-        every run: O(|rows| log |state|). A trace keyed by fewer columns (a join's
-        integral of a table, which a delete check reads) is probed by (key hash, row
-        hash), so a key with many rows costs a search among them, not a scan. None when
-        two of `rows` share their hashes or one shares them with a different stored row:
-        the caller then asks `lookup`, which is exact whatever the hashes."""
+        every run by (key hash, row hash): O(|rows| log |state|). A trace keyed by fewer
+        columns (a join's integral of a table, which a delete check reads) is searched
+        among a key's rows, so a key with many rows costs a search, not a scan; in one
+        keyed by the whole row both hashes are the row's. None when two of `rows` share
+        their hashes or one shares them with a different stored row: the caller then
+        asks `lookup`, which is exact whatever the hashes."""
         n = rows.height
         out = np.zeros(n, dtype=np.int64)
         if n == 0 or not self._runs:
             return out
         columns = rows.get_columns()[: len(self._types)]
-        if self._hash_is_row:
-            by_hash, sorted_hashes, found = self._probe(self._key_hashes(rows))
-            if n > 1 and bool((sorted_hashes[1:] == sorted_hashes[:-1]).any()):
-                return None
-            for run, idx in found:
-                row = by_hash[np.searchsorted(sorted_hashes, run.hashes[idx])]
-                if not rows_equal(run.frame.get_columns()[:-1], idx, columns, row):
-                    return None
-                np.add.at(out, row, run.frame.get_column(WEIGHT).to_numpy()[idx])
-            return out
         key_hashes = self._key_hashes(rows)
-        row_hashes = self._hash(rows, self._columns)
+        row_hashes = self._row_hashes(rows, key_hashes)
         order, starts = hash_groups(key_hashes, row_hashes)
         if len(starts) != n:
             return None
