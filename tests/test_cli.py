@@ -575,6 +575,14 @@ def test_long_chains_run_in_stages(tmp_path: Path) -> None:
     assert "integer overflow" in result.stderr and "Traceback" not in result.output
 
 
+def state_held(tmp_path: Path, script: str) -> list[list[str]]:
+    """`dbspc run --state` of `script`: the words of each line of its state table."""
+    result = invoke(["run", "--state", write(tmp_path, "s.sql", script)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    return [line.split() for line in lines[lines.index("-- state held:") + 1 :]]
+
+
 def test_run_reports_state_per_operator(tmp_path: Path) -> None:
     """--state ends with the rows and bytes each stateful operator holds, labelled as in
     the circuit dump; z⁻¹ of an integral holds nothing of its own and is not listed."""
@@ -583,11 +591,7 @@ def test_run_reports_state_per_operator(tmp_path: Path) -> None:
         "CREATE VIEW j AS SELECT t.k, SUM(v) AS s FROM t JOIN u ON t.k = u.k GROUP BY t.k;\n"
         "-- step\nINSERT INTO t VALUES (1, 10), (1, 20), (2, 5);\nINSERT INTO u VALUES (1), (3);\n"
     )
-    result = invoke(["run", "--state", write(tmp_path, "s.sql", script)])
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
-    start = lines.index("-- state held:")
-    table = [line.split() for line in lines[start + 1 :]]
+    table = state_held(tmp_path, script)
     assert [(r[1], r[2], r[3]) for r in table[:-1]] == [
         ("%2", "integrate", "2"),  # u
         ("%4", "integrate", "3"),  # t
@@ -605,10 +609,7 @@ def test_run_reports_a_table_held_apart(tmp_path: Path) -> None:
         "CREATE VIEW v AS SELECT a, COUNT(*) AS n FROM t WHERE b > 0 GROUP BY a;\n"
         "-- step\nINSERT INTO t VALUES (1, 2), (2, 0);\n"
     )
-    result = invoke(["run", "--state", write(tmp_path, "s.sql", script)])
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
-    table = [line.split() for line in lines[lines.index("-- state held:") + 1 :]]
+    table = state_held(tmp_path, script)
     assert [r[1:4] for r in table] == [
         ["%3", "aggregate_incremental", "1"],
         ["table", "t", "(whole-row"],
