@@ -35,6 +35,7 @@ from dbspc.runtime.zset import (
     argsort_hashes,
     col_name,
     concat_frames,
+    decimal_words,
     frame_of_numbers,
     groups_hold_equal_rows,
     hash_groups,
@@ -88,6 +89,20 @@ def _plain_numbers(frame: pl.DataFrame) -> list[np.ndarray] | None:
     """The frame's columns as numpy arrays when each is a plain number column; else None."""
     columns = frame.get_columns()
     return [c.to_numpy() for c in columns] if all(_is_plain_number(c) for c in columns) else None
+
+
+def _comparable(column: pl.Series) -> np.ndarray | None:
+    """One chunk of plain numbers, or of DECIMAL without NULLs, as numpy arrays that
+    compare row by row as `rows_equal` compares the values (a DECIMAL as its (n, 2)
+    decimal128 words): numpy's views, no copy. None for any other column."""
+    if column.n_chunks() != 1:
+        return None
+    if _is_plain_number(column):
+        return column.to_numpy()
+    if column.dtype.is_decimal() and not column.null_count():
+        words = decimal_words(column)
+        return None if words is None else words[0]
+    return None
 
 
 def _values_at(column: pl.Series, rows: np.ndarray) -> np.ndarray:
@@ -156,6 +171,16 @@ class _Run:
         column = self.frame.get_column(name)
         values = column.to_numpy() if _is_plain_number(column) and column.n_chunks() == 1 else None
         self.views[name] = values
+        return values
+
+    def comparable(self, name: str) -> np.ndarray | None:
+        """Column `name` as `_comparable` sees it, made once (runs never change)."""
+        key = f"={name}"
+        try:
+            return self.views[key]
+        except KeyError:
+            pass
+        values = self.views[key] = _comparable(self.frame.get_column(name))
         return values
 
 
@@ -499,14 +524,28 @@ class Trace:
             key_hashes[order],
             row_hashes[order],
         )
-        for run, (wanted, idx) in zip(self._runs, found_pairs, strict=True):
-            if not idx.size:
-                continue
-            row = order[wanted]
-            if not rows_equal(run.frame.get_columns()[:-1], idx, columns, row):
-                return None
+        pairs = zip(self._runs, found_pairs, strict=True)
+        found = [(run, order[wanted], idx) for run, (wanted, idx) in pairs if idx.size]
+        if not found:
+            return out
+        if not all(self._found_equal(found, j, column) for j, column in enumerate(columns)):
+            return None
+        for run, row, idx in found:
             out[row] += run.frame.get_column(WEIGHT).to_numpy()[idx]  # a row is once in a run
         return out
+
+    def _found_equal(self, found: list[tuple[_Run, np.ndarray, np.ndarray]], j: int, column: pl.Series) -> bool:
+        """Whether column j of the stored rows `found` (each run with the probe rows and
+        the run's positions that pair up) equals `column` at those probe rows: one numpy
+        comparison over all the runs where both sides are `_comparable`, else run by run."""
+        name = self._columns[j]
+        mine = _comparable(column) if column.dtype == self._dtypes[j] else None
+        stored = [s for run, _, _ in found if (s := run.comparable(name)) is not None] if mine is not None else []
+        if mine is None or len(stored) < len(found):
+            return all(rows_equal([run.frame.get_column(name)], idx, [column], row) for run, row, idx in found)
+        theirs = np.concatenate([s[idx] for s, (_, _, idx) in zip(stored, found, strict=True)])
+        rows = np.concatenate([row for _, row, _ in found])
+        return np.array_equal(theirs, mine[rows], equal_nan=mine.dtype.kind == "f")
 
     def matched_columns(
         self,
