@@ -17,9 +17,13 @@ class Compiled:
     circuit: Circuit
 
 
-def compile_sql(text: str, dialect: str = "spark", incremental: bool = True) -> Compiled:
+def compile_sql(text: str, dialect: str = "spark", incremental: bool = True, base: Program | None = None) -> Compiled:
+    """The circuit of `text`'s views; with `base`, of `text` read after `base`'s tables
+    and views, which are bound once and reused (a harness running many queries over
+    one schema). Positions in errors are `text`'s own."""
+
     def run() -> Compiled:
-        program = compile_program(text, dialect)
+        program = compile_program(text, dialect, base)
         lifted = lower_views(list(program.views.values()))
         return Compiled(program, optimize(lifted, incremental))
 

@@ -49,9 +49,14 @@ class Pipeline:
 
     @staticmethod
     def from_sql(
-        text: str, dialect: str = "spark", incremental: bool = True, max_iterations: int = DEFAULT_MAX_ITERATIONS
+        text: str,
+        dialect: str = "spark",
+        incremental: bool = True,
+        max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        base: Program | None = None,
     ) -> Pipeline:
-        return Pipeline(compile_sql(text, dialect, incremental), max_iterations)
+        """A pipeline of `text`'s tables and views (read after `base`'s, see compile_sql)."""
+        return Pipeline(compile_sql(text, dialect, incremental, base), max_iterations)
 
     # -- schema ----------------------------------------------------------------------------
 

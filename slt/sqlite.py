@@ -30,7 +30,9 @@ import polars as pl
 import sqlglot
 from sqlglot import exp
 
+from dbspc.compiler.deep_stack import deep
 from dbspc.compiler.errors import DbspcError, SqlError, UnsupportedSql
+from dbspc.compiler.frontend.program import Program, compile_program
 from dbspc.compiler.types import SqlType
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.script import step_changes
@@ -38,6 +40,8 @@ from dbspc.runtime.zset import WEIGHT, ZSet
 from dbspc.slt.incremental import IntermediateTooLarge, Limits, WrongResult, run_view
 
 DIALECT = "sqlite"
+# Bound schemas kept per file (Database._programs); past this many the cache starts over.
+_PROGRAMS_KEPT = 64
 QUERY_VIEW = "slt_query"
 STEPS = 3
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,6 +137,9 @@ class Database:
         self.stores: dict[str, Pipeline] = {}
         self.versions: dict[str, int] = {}
         self._splits: dict[str, tuple[int, list[ZSet]]] = {}
+        # the tables and views a query reads, bound once by their DDL: a file's queries
+        # read a few schemas, and re-parsing them was a fifth of a query's compile time
+        self._programs: dict[tuple[str, ...], Program] = {}
 
     # -- statements ------------------------------------------------------------------------
 
@@ -428,10 +435,15 @@ class Database:
     def _pipeline(self, last: list[_Relation], refs: frozenset[str] | set[str] | None = None) -> Pipeline:
         """A pipeline over the tables and views `last` reads, then `last` itself."""
         wanted = self._closure(refs if refs is not None else frozenset().union(*(r.refs for r in last)))
-        ddl = [t.ddl for n, t in self.tables.items() if n in wanted]
-        ddl += [v.ddl for n, v in self.views.items() if n in wanted]
-        ddl += [r.ddl for r in last]
-        return Pipeline.from_sql(";\n".join(ddl), DIALECT)
+        relations = [*self.tables.items(), *self.views.items()]
+        ddl = tuple(r.ddl for n, r in relations if n in wanted)
+        base = self._programs.get(ddl)
+        if base is None:
+            base = deep(lambda: compile_program(";\n".join(ddl), DIALECT))
+            if len(self._programs) >= _PROGRAMS_KEPT:
+                self._programs.clear()
+            self._programs[ddl] = base
+        return Pipeline.from_sql(";\n".join(r.ddl for r in last), DIALECT, base=base)
 
     def steps_for(self, tables: Sequence[str]) -> list[dict[str, ZSet]]:
         """The tables' contents as STEPS changes: inserts, deletes and re-inserts."""

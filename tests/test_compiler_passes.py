@@ -16,7 +16,7 @@ from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit
 from dbspc.compiler.circuit.dump import to_dot, to_json, to_text
 from dbspc.compiler.compile import compile_sql
-from dbspc.compiler.errors import InternalCompilerError
+from dbspc.compiler.errors import InternalCompilerError, SqlError
 from dbspc.compiler.frontend.program import compile_program
 from dbspc.compiler.incremental.aggregate_incremental import aggregate_incremental
 from dbspc.compiler.incremental.cancel_d_i import cancel_differentiate_integrate
@@ -406,3 +406,20 @@ def test_dumps_are_deterministic(incremental: bool) -> None:
     assert (
         to_text(one).splitlines()[0].startswith(f"-- circuit ({'incremental' if incremental else 'non-incremental'})")
     )
+
+
+def test_compiling_on_a_base_program_equals_compiling_the_whole_text() -> None:
+    """compile_sql(text, base=...) reads `text` after base's tables and views, bound
+    once: the same circuit as the concatenated program, base left unchanged, and errors
+    positioned in `text` itself."""
+    ddl = "CREATE TABLE t (a INT, b STRING);\nCREATE TABLE u (a INT);\nCREATE VIEW v AS SELECT a FROM t WHERE a > 2"
+    view = "CREATE VIEW q AS SELECT v.a, COUNT(*) AS n FROM v JOIN u ON v.a = u.a GROUP BY v.a"
+    base = compile_program(ddl)
+    whole = compile_sql(f"{ddl};\n{view}")
+    on_base = compile_sql(view, base=base)
+    assert to_text(on_base.circuit) == to_text(whole.circuit)
+    assert list(on_base.program.views) == ["v", "q"] and list(base.views) == ["v"]
+    assert "q" not in base.catalog.tables
+    with pytest.raises(SqlError) as e:
+        compile_sql("CREATE VIEW w AS SELECT nope FROM t", base=base)
+    assert e.value.span is not None and e.value.span.line == 1

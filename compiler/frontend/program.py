@@ -43,6 +43,12 @@ class Program:
     def semantics(self) -> Semantics:
         return semantics_of(self.dialect)
 
+    def copy(self) -> Program:
+        """A program to add statements to, leaving this one as it is (the schemas and
+        bound views themselves are never changed, so they are shared)."""
+        catalog = Catalog(dict(self.catalog.tables))
+        return Program(self.dialect, catalog, dict(self.tables), dict(self.views), dict(self.reads))
+
 
 # sqlglot logs a warning and falls back to an opaque Command for statements it cannot
 # parse; dbspc reports those itself, as positioned syntax errors.
@@ -298,9 +304,10 @@ def _span(line: object, col: object) -> Span | None:
     return None
 
 
-def compile_program(text: str, dialect: str = "spark") -> Program:
-    """Bind every CREATE TABLE and CREATE VIEW of `text`; other statements are refused."""
-    program = Program(semantics_of(dialect).dialect)
+def compile_program(text: str, dialect: str = "spark", base: Program | None = None) -> Program:
+    """Bind every CREATE TABLE and CREATE VIEW of `text`, after those of `base` (left as
+    it is) if given; other statements are refused."""
+    program = Program(semantics_of(dialect).dialect) if base is None else base.copy()
     for stmt in parse_statements(text, dialect):
         add_statement(program, stmt)
     return program
