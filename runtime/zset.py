@@ -524,17 +524,19 @@ def rows_equal(
     group-by: NULL = NULL, NaN = NaN, -0.0 = 0.0. Plain numeric columns compare in
     numpy; the others through polars."""
     for a, b in zip(left, right, strict=True):
-        if a.dtype == b.dtype and isinstance(a.dtype, pl.Decimal):
+        dtype = a.dtype  # (a property that builds a new object each time)
+        same = dtype == b.dtype
+        if same and isinstance(dtype, pl.Decimal):
             wa, wb = decimal_words(a), decimal_words(b)
             if wa is not None and wb is not None:
                 if not _words_equal(wa, left_rows, wb, right_rows):
                     return False
                 continue
-        if a.dtype == b.dtype and a.dtype.is_numeric() and not a.dtype.is_decimal():
+        if same and dtype.is_numeric() and not dtype.is_decimal():
             if not (a.null_count() or b.null_count()):
                 va, vb = a.to_numpy(), b.to_numpy()
                 va = va if left_rows is None else va[left_rows]
-                if not np.array_equal(va, vb[right_rows], equal_nan=a.dtype.is_float()):
+                if not np.array_equal(va, vb[right_rows], equal_nan=dtype.is_float()):
                     return False
                 continue
         ga = a if left_rows is None else take_series(a, left_rows)
