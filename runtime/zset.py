@@ -30,27 +30,30 @@ def col_name(index: int) -> str:
     return f"c{index}"
 
 
+# made once: a step asks for these hundreds of times (polars types are immutable)
+_POLARS_TYPES: dict[str, pl.DataType] = {
+    "TINYINT": pl.Int8(),
+    "SMALLINT": pl.Int16(),
+    "INT": pl.Int32(),
+    "BIGINT": pl.Int64(),
+    "FLOAT": pl.Float32(),
+    "DOUBLE": pl.Float64(),
+    "STRING": pl.String(),
+    "BOOLEAN": pl.Boolean(),
+    "DATE": pl.Date(),
+    "TIMESTAMP": pl.Datetime("us"),
+    "NULL": pl.Null(),
+}
+
+
 def polars_dtype(t: SqlType) -> pl.DataType:
     """The columnar type that holds values of SQL type `t`."""
-    mapping: dict[str, pl.DataType] = {
-        "TINYINT": pl.Int8(),
-        "SMALLINT": pl.Int16(),
-        "INT": pl.Int32(),
-        "BIGINT": pl.Int64(),
-        "FLOAT": pl.Float32(),
-        "DOUBLE": pl.Float64(),
-        "STRING": pl.String(),
-        "BOOLEAN": pl.Boolean(),
-        "DATE": pl.Date(),
-        "TIMESTAMP": pl.Datetime("us"),
-        "NULL": pl.Null(),
-    }
     if t.kind == "DECIMAL":
         assert t.precision is not None
         return pl.Decimal(t.precision, t.scale or 0)
     if t.element is not None:
         return pl.List(polars_dtype(t.element))
-    return mapping[t.kind]
+    return _POLARS_TYPES[t.kind]
 
 
 def schema_of(types: Sequence[SqlType]) -> dict[str, pl.DataType]:
@@ -378,6 +381,16 @@ def hash_rows(columns: Sequence[pl.Series], seed: int = ROW_HASH_SEED) -> np.nda
 
 
 def _mix_column(h: np.ndarray, column: pl.Series, seed: int) -> None:
+    # plain numbers without NULLs through polars' own numpy view (~0.5 us), the same
+    # bytes the Arrow path below reads at ~15 us a column
+    view = column._s.to_numpy_view() if _PySeries is not None else None
+    if view is not None and view.dtype.kind in "iuf" and not column.null_count():
+        raw = np.ascontiguousarray(view).view(np.int8)
+        if view.dtype.kind == "f":
+            rowhash.mix_float(h, raw, view.itemsize, 0, None)
+        else:
+            rowhash.mix_fixed(h, raw, view.itemsize, view.dtype.kind == "i", 0, None)
+        return
     array = column.to_arrow()
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()

@@ -180,3 +180,31 @@ def test_merger_gather_equals_polars_gather(sliced: bool) -> None:
     for name in ("f32", "f64"):
         assert np.array_equal(np.signbit(gathered[name].to_numpy()), np.signbit(expected[name].to_numpy()))
     assert zset.take_pair_beside(a, b, rows[:0]).equals(expected.head(0))
+
+
+@pytest.mark.parametrize(
+    "dtype", [pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt32, pl.UInt64, pl.Float32, pl.Float64]
+)
+@pytest.mark.parametrize("nulls", [False, True])
+def test_row_hash_of_numbers_is_the_same_through_numpy_and_arrow(
+    dtype: type[pl.DataType], nulls: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hash_rows reads a number column without NULLs through polars' numpy view and any
+    other through its Arrow buffers; both give each value one hash (checkpoints keep
+    them), whatever the slicing or chunking, and a value hashes alike in every integer
+    width."""
+    values: list[Any] = [0, 1, 5, 7, 100 if dtype.is_unsigned_integer() else -100, 3, 1]
+    if nulls:
+        values[2] = None
+    column = pl.Series("c0", values, dtype=dtype)
+    chunked = pl.concat([column.slice(0, 3), column.slice(3)], rechunk=False)
+    shapes = [column, column.slice(2, 4), chunked]
+    through_numpy = [zset.hash_rows([c]) for c in shapes]
+    monkeypatch.setattr(zset, "_PySeries", None)  # (the Arrow path)
+    through_arrow = [zset.hash_rows([c]) for c in shapes]
+    for a, b in zip(through_numpy, through_arrow, strict=True):
+        assert np.array_equal(a, b)
+    assert np.array_equal(through_numpy[1], through_numpy[0][2:6])
+    assert np.array_equal(through_numpy[2], through_numpy[0])
+    if dtype.is_integer():
+        assert np.array_equal(through_numpy[0], zset.hash_rows([column.cast(pl.Int64)]))
