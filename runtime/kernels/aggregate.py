@@ -48,6 +48,7 @@ from dbspc.runtime.zset import (
     frame_of,
     group_rows,
     hash_rows,
+    int64_series,
     pick,
     polars_dtype,
     rows_equal,
@@ -603,7 +604,7 @@ def _sum_column(sums: np.ndarray, some: np.ndarray, out: SqlType) -> pl.Series |
     or DECIMAL built on its decimal128 words. None for a decimal out of its precision
     (the polars finalize then raises the overflow error)."""
     if not out.is_decimal:
-        column = pl.Series(sums, dtype=pl.Int64)
+        column = int64_series("", sums)
         return column.scatter(np.flatnonzero(~some), None) if not some.all() else column
     if (out.precision or 38) <= 18 and bool((np.abs(sums[some]) >= 10 ** (out.precision or 38)).any()):
         return None
@@ -839,32 +840,32 @@ class IncrementalAggregate:
             values = np.concatenate([vo[gone], vn[born]])
             valid = np.concatenate([ko[gone], kn[born]])
             if a.call.fn in ("count_star", "count"):
-                columns.append(pl.Series(values, dtype=pl.Int64))
+                columns.append(int64_series("", values))
                 continue
             column = _sum_column(values, valid, a.out_type)
             if column is None:
                 return None
             columns.append(column)
         sign = np.concatenate([np.full(len(gone), -1, dtype=np.int64), np.ones(len(born), dtype=np.int64)])
-        out = pl.DataFrame([c.alias(col_name(i)) for i, c in enumerate(columns)] + [pl.Series(WEIGHT, sign)])
+        out = frame_of([c.alias(col_name(i)) for i, c in enumerate(columns)] + [int64_series(WEIGHT, sign)])
         if out.dtypes[:-1] != [polars_dtype(t) for t in p.out_types]:
             return None
 
         # The state's change: the touched groups' stored rows out, their new rows in.
         retract = at[had]
         state = [take_series(k, np.flatnonzero(live)) for k in keys]
-        state.append(pl.Series(new.n[live], dtype=pl.Int64))
+        state.append(int64_series("", new.n[live]))
         for a in p.aggs:
             if a.index in new.k:
-                state.append(pl.Series(new.k[a.index][live], dtype=pl.Int64))
+                state.append(int64_series("", new.k[a.index][live]))
             if a.index in new.s:
                 state.append(_decimal_column(new.s[a.index][live], None, 38, 0))
-        born_state = pl.DataFrame(
+        born_state = frame_of(
             [c.alias(col_name(i)) for i, c in enumerate(state)]
-            + [pl.Series(WEIGHT, np.ones(int(live.sum()), dtype=np.int64))]
+            + [int64_series(WEIGHT, np.ones(int(live.sum()), dtype=np.int64))]
         )
         gone_state = take(stored, retract)  # a fresh frame: its weights can be replaced in place
-        gone_state.replace_column(gone_state.width - 1, pl.Series(WEIGHT, np.full(len(retract), -1, dtype=np.int64)))
+        gone_state.replace_column(gone_state.width - 1, int64_series(WEIGHT, np.full(len(retract), -1, dtype=np.int64)))
         change = pl.concat([gone_state, born_state], how="vertical")
         trace = self._state
 
