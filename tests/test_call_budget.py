@@ -1,0 +1,33 @@
+"""A step's Python-level calls stay within a budget (issue 10).
+
+A small step's time is mostly the fixed cost of each call, a polars or numpy call of
+10-50 us around a compiled kernel, and the wall clock on a shared machine moves too much
+to notice a few more. The number of calls does not move: with the pinned polars and numpy
+it is exact from run to run. So a change that adds calls to every step (a per-run loop, a
+polars query where a numpy view served, a property read in a loop) fails here instead of
+hiding in a noisy benchmark. The budgets are the counts of 2026-11-25 (bench/calls_per_step.py)
+with ~20% headroom; lower them when a change lowers the counts.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.calls_per_step import counted, join_groupby, recursion
+
+
+@pytest.mark.parametrize(
+    ("workload", "calls", "library_calls"),
+    [
+        # 1k-row changes (half deletes) to the join + GROUP BY view over 20,000 orders: 3,021 and 761
+        ("join_groupby", 3_600, 900),
+        # the transitive closure over 2,000 nodes: 21,186 and 6,475
+        ("closure", 25_000, 7_700),
+    ],
+)
+def test_a_step_makes_no_more_calls_than_its_budget(workload: str, calls: int, library_calls: int) -> None:
+    steps = join_groupby(20_000, 10) if workload == "join_groupby" else recursion("tc", 2_000, 10)
+    made = counted(steps)
+    assert made["calls"] <= calls, made
+    assert made["library_calls"] <= library_calls, made
+    assert made["calls"] > calls // 2, f"{made}: far under the budget, lower it"
