@@ -91,15 +91,19 @@ def _plain_numbers(frame: pl.DataFrame) -> list[np.ndarray] | None:
     return [c.to_numpy() for c in columns] if all(_is_plain_number(c) for c in columns) else None
 
 
+def _number_view(column: pl.Series) -> np.ndarray | None:
+    """numpy's view of one chunk of plain numbers (no copy), else None."""
+    return column.to_numpy() if column.n_chunks() == 1 and _is_plain_number(column) else None
+
+
 def _comparable(column: pl.Series) -> np.ndarray | None:
     """One chunk of plain numbers, or of DECIMAL without NULLs, as numpy arrays that
     compare row by row as `rows_equal` compares the values (a DECIMAL as its (n, 2)
     decimal128 words): numpy's views, no copy. None for any other column."""
-    if column.n_chunks() != 1:
-        return None
-    if _is_plain_number(column):
-        return column.to_numpy()
-    if column.dtype.is_decimal() and not column.null_count():
+    numbers = _number_view(column)
+    if numbers is not None:
+        return numbers
+    if column.n_chunks() == 1 and column.dtype.is_decimal() and not column.null_count():
         words = decimal_words(column)
         return None if words is None else words[0]
     return None
@@ -154,7 +158,8 @@ class _Run:
     row_hashes: np.ndarray  # uint64 hashes of the full rows (to find rows that may cancel)
     frame: pl.DataFrame  # c0.., w in the same order
     fences: np.ndarray  # every spine.FENCE_STEP-th key hash: what a probe searches first
-    # numpy's views of the columns read by number (runs never change, so made once)
+    # numpy's views of the columns read by number, and (under "=name") `comparable`'s
+    # (runs never change, so each is made once)
     views: dict[str, np.ndarray | None] = field(default_factory=dict, compare=False)
 
     def __len__(self) -> int:
@@ -168,13 +173,12 @@ class _Run:
             return self.views[name]
         except KeyError:
             pass
-        column = self.frame.get_column(name)
-        values = column.to_numpy() if _is_plain_number(column) and column.n_chunks() == 1 else None
-        self.views[name] = values
+        values = self.views[name] = _number_view(self.frame.get_column(name))
         return values
 
     def comparable(self, name: str) -> np.ndarray | None:
-        """Column `name` as `_comparable` sees it, made once (runs never change)."""
+        """Column `name` as `_comparable` sees it, made once (an inline lookup, as in
+        `numbers`: both sit on a probe's hot path)."""
         key = f"={name}"
         try:
             return self.views[key]
