@@ -19,6 +19,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,35 +38,24 @@ WARM = 20
 
 def by_operator(p: Pipeline) -> Counter[str]:
     """Thread CPU time (ns) of each operator's evaluation, of the changes' checks and of
-    the commits (trace inserts and merges), summed over the steps from now on."""
+    the executor's whole step (its operators, then the commits: trace inserts and
+    merges), summed over the steps from now on."""
     parts: Counter[str] = Counter()
     executor = p.executor
-    evaluate, check, commit_all = executor.evaluate, p._checked, executor.step
 
-    def timed_evaluate(n: int, *rest: Any) -> Any:
-        t = time.thread_time_ns()
-        try:
-            return evaluate(n, *rest)
-        finally:
-            parts[f"%{n} {executor.circuit[n].kind}"] += time.thread_time_ns() - t
+    def timed(run: Callable[..., Any], label: Callable[..., str]) -> Callable[..., Any]:
+        def wrapper(*args: Any) -> Any:
+            t = time.thread_time_ns()
+            try:
+                return run(*args)
+            finally:
+                parts[label(*args)] += time.thread_time_ns() - t
 
-    def timed_check(*rest: Any) -> Any:
-        t = time.thread_time_ns()
-        try:
-            return check(*rest)
-        finally:
-            parts["change checks"] += time.thread_time_ns() - t
+        return wrapper
 
-    def timed_step(*rest: Any) -> Any:
-        t = time.thread_time_ns()
-        try:
-            return commit_all(*rest)
-        finally:
-            parts["executor step: the operators, then the commits"] += time.thread_time_ns() - t
-
-    executor.evaluate = timed_evaluate  # type: ignore[method-assign]
-    executor.step = timed_step  # type: ignore[method-assign]
-    p._checked = timed_check  # type: ignore[method-assign]
+    executor.evaluate = timed(executor.evaluate, lambda n, *_: f"%{n} {executor.circuit[n].kind}")  # type: ignore[method-assign]
+    executor.step = timed(executor.step, lambda *_: "executor step: the operators, then the commits")  # type: ignore[method-assign]
+    p._checked = timed(p._checked, lambda *_: "change checks")  # type: ignore[method-assign]
     return parts
 
 
