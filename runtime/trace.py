@@ -45,6 +45,7 @@ from dbspc.runtime.zset import (
     polars_dtype,
     rows_equal,
     schema_of,
+    stack,
     take_pair_beside,
     take_series,
 )
@@ -439,12 +440,12 @@ class Trace:
         if not simple or (
             in_old.size and not rows_equal(old.frame.get_columns()[:-1], in_old, new.frame.get_columns()[:-1], in_new)
         ):  # two different rows with equal hashes: consolidate exactly
-            return self._make_run(pl.concat([old.frame, new.frame], how="vertical"))
+            return self._make_run(stack([old.frame, new.frame]))
 
         def gather(rows: np.ndarray) -> pl.DataFrame:
             if beside:
                 return take_pair_beside(old.frame, new.frame, rows)
-            return take_frame(pl.concat([old.frame, new.frame], how="vertical"), rows)
+            return take_frame(stack([old.frame, new.frame]), rows)
 
         key_hashes = np.concatenate([old.hashes, new.hashes])
         row_hashes = key_hashes if self._hash_is_row else np.concatenate([old.row_hashes, new.row_hashes])
@@ -468,7 +469,7 @@ class Trace:
             return ZSet.empty(self._types)
         if len(frames) == 1:
             return ZSet(frames[0], self._types)
-        return ZSet(_consolidate_frame(pl.concat(frames, how="vertical"), self._types), self._types)
+        return ZSet(_consolidate_frame(stack(frames), self._types), self._types)
 
     def _probe_keys(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> pl.DataFrame:
         """The probe's keys (repeats and all), renamed to the key's column names and cast

@@ -182,6 +182,28 @@ def test_merger_gather_equals_polars_gather(sliced: bool) -> None:
     assert zset.take_pair_beside(a, b, rows[:0]).equals(expected.head(0))
 
 
+@pytest.mark.parametrize("sliced", [False, True])
+def test_column_gather_and_stack_equal_polars(sliced: bool) -> None:
+    """take gathers column by column and stack appends chunks, both outside polars'
+    thread pool: every type, NULLs, NaN and -0.0, chunked and sliced frames, and no rows
+    must come out as polars' frame gather and concat give them."""
+    rng = np.random.default_rng(5)
+    a, b = _every_kind(rng, 700), _every_kind(rng, 500)
+    if sliced:
+        a, b = a.slice(13, 600), b.slice(101, 333)
+    stacked = zset.stack([a, b, a.head(0)])
+    assert stacked.equals(pl.concat([a, b]))
+    rows = rng.integers(0, stacked.height, 900)
+    for frame in (stacked, stacked.rechunk()):  # two chunks, then one
+        assert take(frame, rows).equals(frame[pl.Series(rows)])
+        assert take(frame, rows[:0]).equals(frame.head(0))
+        assert zset.take_series(frame["s"], rows).equals(frame["s"][pl.Series(rows)])
+    many = zset.stack([a] * 40)  # stacking again and again does not fragment without end
+    assert many.n_chunks() <= zset._MAX_CHUNKS and many.equals(pl.concat([a] * 40))
+    with pytest.raises(pl.exceptions.PolarsError):  # names and dtypes must agree, as in pl.concat
+        zset.stack([a, b.rename({"i8": "x"})])
+
+
 @pytest.mark.parametrize(
     "dtype", [pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt32, pl.UInt64, pl.Float32, pl.Float64]
 )

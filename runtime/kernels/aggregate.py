@@ -44,6 +44,7 @@ from dbspc.runtime.zset import (
     RowGroups,
     ZSet,
     col_name,
+    concat_frames,
     decimal_words,
     frame_of,
     group_rows,
@@ -775,13 +776,7 @@ class IncrementalAggregate:
         else:
             out_delta = ZSet(p.finalize(merged), p.out_types)
 
-        state_change = pl.concat(
-            [
-                p.to_trace_frame(stored, -1),
-                p.to_trace_frame(_live(new_state), 1),
-            ],
-            how="vertical",
-        )
+        state_change = concat_frames([p.to_trace_frame(stored, -1), p.to_trace_frame(_live(new_state), 1)])
 
         def commit() -> None:
             self._state.insert(ZSet(state_change, tuple(p.state_types)))
@@ -866,7 +861,7 @@ class IncrementalAggregate:
         )
         gone_state = take(stored, retract)  # a fresh frame: its weights can be replaced in place
         gone_state.replace_column(gone_state.width - 1, int64_series(WEIGHT, np.full(len(retract), -1, dtype=np.int64)))
-        change = pl.concat([gone_state, born_state], how="vertical")
+        change = concat_frames([gone_state, born_state])
         trace = self._state
 
         def commit() -> None:
