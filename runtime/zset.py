@@ -308,6 +308,14 @@ def take(frame: pl.DataFrame, rows: np.ndarray) -> pl.DataFrame:
     return pl.DataFrame._from_pydf(_PyDataFrame([_GATHER(c._s, index._s) for c in frame.get_columns()]))
 
 
+def take_weighted(frame: pl.DataFrame, rows: np.ndarray, weights: np.ndarray) -> pl.DataFrame:
+    """`take(frame, rows)` with the weight column (the last) replaced by `weights`: the
+    gather is a new frame, so its column is replaced in place, without a polars query."""
+    out = take(frame, rows)
+    out.replace_column(out.width - 1, int64_series(WEIGHT, weights))
+    return out
+
+
 def take_series(column: pl.Series, rows: np.ndarray) -> pl.Series:
     """column's values at `rows` (as `take`; Series.gather costs ~30 us, this ~2 us)."""
     if _GATHER is None:  # pragma: no cover - another polars

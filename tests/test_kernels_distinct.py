@@ -8,9 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dbspc.compiler.types import INT, STRING, SqlType
-from dbspc.runtime.kernels.distinct import distinct, distinct_delta
+from dbspc.runtime.kernels.distinct import distinct, distinct_delta, positive_part, positive_part_delta
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import ZSet
+from tests.collisions import colliding_hashes
 
 TYPES: list[SqlType] = [INT, STRING]
 
@@ -47,12 +48,22 @@ row_st = st.tuples(st.one_of(st.none(), st.integers(0, 3)), st.one_of(st.none(),
 
 
 @settings(max_examples=50, deadline=None)
-@given(steps=st.lists(st.lists(st.tuples(row_st, st.integers(-2, 2).filter(bool)), max_size=6), min_size=1, max_size=6))
-def test_integrated_h_equals_distinct_of_integral(steps: list[list[tuple[Any, int]]]) -> None:
+@given(
+    steps=st.lists(st.lists(st.tuples(row_st, st.integers(-2, 2).filter(bool)), max_size=6), min_size=1, max_size=6),
+    collide=st.sampled_from([None, 2, 1]),
+    relu=st.booleans(),
+)
+def test_integrated_h_equals_distinct_of_integral(
+    steps: list[list[tuple[Any, int]]], collide: int | None, relu: bool
+) -> None:
+    """Σ H(i, d) over the steps equals f(∫d), for f = distinct and relu, also when the
+    rows' hashes collide (the delta then reads the weights by an exact lookup)."""
+    f, f_delta = (positive_part, positive_part_delta) if relu else (distinct, distinct_delta)
     t = Trace(TYPES, (0, 1))
     out = ZSet.empty(TYPES)
-    for rows in steps:
-        d = ZSet.from_rows([r for r, _ in rows], TYPES, [w for _, w in rows])
-        out = ZSet.concat([out, distinct_delta(t, d)], TYPES).consolidate()
-        t.insert(d)
-        assert out.to_rows() == distinct(t.snapshot()).to_rows()
+    with colliding_hashes(collide):
+        for rows in steps:
+            d = ZSet.from_rows([r for r, _ in rows], TYPES, [w for _, w in rows])
+            out = ZSet.concat([out, f_delta(t, d)], TYPES).consolidate()
+            t.insert(d)
+            assert out.to_rows() == f(t.snapshot()).to_rows()

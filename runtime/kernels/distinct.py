@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import polars as pl
+import numpy as np
 
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.errors import InternalCompilerError
 from dbspc.runtime.registry import Context, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import WEIGHT, ZSet
+from dbspc.runtime.zset import WEIGHT, ZSet, take, take_weighted
 
 _OLD = "__old"
 
@@ -18,25 +18,28 @@ _OLD = "__old"
 def distinct(batch: ZSet) -> ZSet:
     """distinct(m)[x] = 1 if m[x] > 0 else 0 (DBSP §4)."""
     z = batch.consolidate()
-    frame = z.frame.filter(pl.col(WEIGHT) > 0).with_columns(pl.lit(1, dtype=pl.Int64).alias(WEIGHT))
-    return ZSet(frame, batch.types)
+    keep = np.flatnonzero(z.frame.get_column(WEIGHT).to_numpy() > 0)
+    return ZSet(take_weighted(z.frame, keep, np.ones(len(keep), dtype=np.int64)), batch.types, consolidated=True)
 
 
 def positive_part(batch: ZSet) -> ZSet:
     """relu(m)[x] = max(m[x], 0): the bag difference a − b of EXCEPT ALL when m = a − b."""
     z = batch.consolidate()
-    return ZSet(z.frame.filter(pl.col(WEIGHT) > 0), batch.types)
+    return ZSet(
+        take(z.frame, np.flatnonzero(z.frame.get_column(WEIGHT).to_numpy() > 0)), batch.types, consolidated=True
+    )
 
 
-def _distinct_weight(i: pl.Expr, new: pl.Expr) -> pl.Expr:
-    return pl.when((i > 0) & (new <= 0)).then(-1).when((i <= 0) & (new > 0)).then(1).otherwise(0)
+# f(i + d) - f(i) per row, from i (the weight held) and new = i + d, as int64 arrays
+Weight = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
-def _relu_weight(i: pl.Expr, new: pl.Expr) -> pl.Expr:
-    def relu(e: pl.Expr) -> pl.Expr:
-        return pl.when(e > 0).then(e).otherwise(0)
+def _distinct_weight(i: np.ndarray, new: np.ndarray) -> np.ndarray:
+    return ((i <= 0) & (new > 0)).astype(np.int64) - ((i > 0) & (new <= 0))
 
-    return relu(new) - relu(i)
+
+def _relu_weight(i: np.ndarray, new: np.ndarray) -> np.ndarray:
+    return np.maximum(new, 0) - np.maximum(i, 0)
 
 
 def distinct_delta(old: Trace, delta: ZSet) -> ZSet:
@@ -59,8 +62,10 @@ def positive_part_delta(old: Trace, delta: ZSet) -> ZSet:
     return pointwise_delta(old, delta, _relu_weight)
 
 
-def pointwise_delta(old: Trace, delta: ZSet, weight: Callable[[pl.Expr, pl.Expr], pl.Expr]) -> ZSet:
-    """f(i + d) − f(i) per row of d, given as `weight(i, i + d)`, with i read from `old`."""
+def pointwise_delta(old: Trace, delta: ZSet, weight: Weight) -> ZSet:
+    """f(i + d) − f(i) per row of d, given as `weight(i, i + d)`, with i read from `old`:
+    by one probe of its runs (`Trace.weights_of`), or, when hashes collide, by an exact
+    lookup and a null-safe join."""
     types = delta.types
     if old.key != tuple(range(len(types))):
         raise ValueError("a pointwise delta needs a trace keyed by all its columns")
@@ -68,18 +73,22 @@ def pointwise_delta(old: Trace, delta: ZSet, weight: Callable[[pl.Expr, pl.Expr]
     if d.frame.height == 0:
         return ZSet.empty(types)
     cols = d.columns
-    stored = old.lookup(d.frame, cols)
-    if cols:
-        stored = stored.rename({WEIGHT: _OLD})
+    held = old.weights_of(d.frame) if cols else None
+    if held is not None:
+        rows = d.frame
+    elif cols:
+        stored = old.lookup(d.frame, cols).rename({WEIGHT: _OLD})
         # Null-safe: a row with NULLs is the same Z-set element as its stored copy.
         both = d.frame.join(stored, on=cols, how="left", nulls_equal=True)
+        held = both.get_column(_OLD).fill_null(0).to_numpy()
+        rows = both.drop(_OLD)
     else:
         # Zero columns: the only element is the empty row.
-        both = d.frame.with_columns(pl.lit(int(stored[WEIGHT].sum()), dtype=pl.Int64).alias(_OLD))
-    i = pl.col(_OLD).fill_null(0)
-    h = weight(i, i + pl.col(WEIGHT))
-    out = both.select([*cols, h.cast(pl.Int64).alias(WEIGHT)]).filter(pl.col(WEIGHT) != 0)
-    return ZSet(out, types)
+        held = np.full(d.frame.height, int(old.snapshot().frame.get_column(WEIGHT).sum()), dtype=np.int64)
+        rows = d.frame
+    h = weight(held, held + rows.get_column(WEIGHT).to_numpy())
+    keep = np.flatnonzero(h)
+    return ZSet(take_weighted(rows, keep, h[keep]), types, consolidated=True)
 
 
 @evaluates(op.Distinct)
