@@ -35,7 +35,7 @@ from dbspc.compiler.types import SqlType
 from dbspc.runtime.array_functions import KERNELS as ARRAY_KERNELS
 from dbspc.runtime.datetime_functions import KERNELS as DATETIME_KERNELS
 from dbspc.runtime.string_functions import KERNELS as STRING_KERNELS
-from dbspc.runtime.zset import WEIGHT, col_name, polars_dtype
+from dbspc.runtime.zset import WEIGHT, col_name, frame_of, polars_dtype
 
 Guard = pl.Expr | None  # None: the subexpression is evaluated on every row
 
@@ -111,7 +111,7 @@ def run_checks(frame: pl.DataFrame, checks: Sequence[Check], what: str) -> None:
     names = [f"__check{i}" for i in range(len(checks))]
     if frame.height < EAGER_ROWS:  # (the frame is not empty, so a constant condition may fire)
         flagged = [ch.condition.any().alias(n) for ch, n in zip(checks, names, strict=True)]
-        flags = _guarded(functools.partial(frame.select, flagged), what)
+        flags = _guarded(functools.partial(frame.select_seq, flagged), what)
     else:
         query = (
             frame.lazy()
@@ -137,7 +137,9 @@ def _describe(frame: pl.DataFrame, check: Check, what: str) -> str:
 # Below this many rows a query runs eagerly: polars' query optimizer costs ~0.2 ms a
 # call, more than the work on a small batch (1,000 rows: 0.32 ms against 0.50). Above it
 # the optimizer's common subexpressions (a check repeats its operand's subtree) and its
-# parallel evaluation win (1M rows: 6 ms lazy against 19 eager).
+# parallel evaluation win (1M rows: 6 ms lazy against 19 eager). The eager calls are the
+# sequential ones (select_seq): handing a small batch's expressions to polars' thread
+# pool costs more than evaluating them (20 rows, three expressions: 280 us against 140).
 EAGER_ROWS = 8192
 
 
@@ -168,7 +170,7 @@ def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.Data
     if frame.height < EAGER_ROWS:
         columns = [v.alias(col_name(i)) for i, v in enumerate(values)] + weight
         try:
-            out = _guarded(functools.partial(frame.select, columns), what)
+            out = _guarded(functools.partial(frame.select_seq, columns), what)
             if out.height == frame.height:  # (constants alone, without the weight, give one row)
                 return out
         except (pl.exceptions.ShapeError, pl.exceptions.InvalidOperationError):
@@ -188,11 +190,29 @@ def evaluate_predicate(frame: pl.DataFrame, predicate: Scalar, what: str) -> pl.
     staged, (predicate,) = _in_stages(frame, [predicate], what)
     values, checks = compile_scalars([predicate])
     run_checks(staged, checks, what)
-    if staged.height < EAGER_ROWS:
-        kept = _guarded(functools.partial(staged.filter, values[0]), what)
-    else:
+    kept = _filter_eagerly(staged, values[0], what) if staged.height < EAGER_ROWS else None
+    if kept is None:
         kept = _collect(staged.lazy().filter(values[0]), what)
     return kept if staged is frame else kept.select(frame.columns)
+
+
+def _filter_eagerly(frame: pl.DataFrame, predicate: pl.Expr, what: str) -> pl.DataFrame | None:
+    """frame.filter(predicate) for a small frame: the mask in one sequential select, then
+    each column filtered in this thread (DataFrame.filter goes through polars' thread
+    pool, ~130 us a call before any work). A constant predicate gives one value, which
+    keeps every row or none. None (the caller runs the optimized query) for a mask of
+    another length, which a constant computed by a Python function can give."""
+    try:
+        mask = _guarded(functools.partial(frame.select_seq, predicate.alias("__keep")), what).to_series()
+    except (pl.exceptions.ShapeError, pl.exceptions.InvalidOperationError):
+        return None
+    if mask.dtype != pl.Boolean:
+        mask = mask.cast(pl.Boolean)
+    if len(mask) == frame.height:
+        return frame_of([column.filter(mask) for column in frame.get_columns()])
+    if len(mask) == 1:
+        return frame if mask[0] is True else frame.head(0)
+    return None
 
 
 # Deep expressions (generated SQL chains thousands of `+` terms) are evaluated in stages
@@ -220,7 +240,7 @@ def _in_stages(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> tuple
         values, checks = compile_scalars(stage)
         run_checks(frame, checks, what)
         computed = [v.alias(col_name(base + i)) for i, v in enumerate(values)]
-        frame = _guarded(functools.partial(frame.with_columns, computed), what)
+        frame = _guarded(functools.partial(frame.with_columns_seq, computed), what)
         base += len(stage)
     return frame, list(rewritten)
 
