@@ -29,6 +29,7 @@ from dbspc.compiler.types import (
     SqlType,
     decimal,
 )
+from dbspc.runtime import expressions
 from dbspc.runtime.expressions import compile_scalar, evaluate, like_to_regex
 from dbspc.runtime.kernels.linear import filter_rows, map_rows, negate, plus
 from dbspc.runtime.zset import ZSet, polars_dtype
@@ -693,6 +694,20 @@ def test_filter_errors_and_empty() -> None:
         filter_rows(z, pred, "v")
     assert len(filter_rows(ZSet.empty([INT, INT]), pred, "v")) == 0
     assert len(map_rows(ZSet.empty([INT, INT]), [col(0, INT)], [INT], "v")) == 0
+
+
+@pytest.mark.parametrize("eager_rows", [1 << 30, 0])  # the small batches' path, then the optimized query's
+def test_filter_constant_and_null_predicates(eager_rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A constant predicate keeps every row or none; NULL drops as FALSE does."""
+    monkeypatch.setattr(expressions, "EAGER_ROWS", eager_rows)
+    z = ZSet.from_rows([(1, "a"), (2, "b"), (None, "c")], [INT, STRING], weights=[1, 2, -1])
+    assert filter_rows(z, lit(True, B), "v").to_rows() == z.to_rows()
+    assert filter_rows(z, lit(False, B), "v").to_rows() == []
+    assert filter_rows(z, lit(None, B), "v").to_rows() == []
+    assert filter_rows(z, call("eq", B, lit(1, INT), lit(1, INT)), "v").to_rows() == z.to_rows()
+    kept = filter_rows(z, call("lt", B, col(0, INT), lit(2, INT)), "v")  # NULL < 2 is NULL: dropped
+    assert kept.to_rows() == [((1, "a"), 1)]
+    assert filter_rows(z, call("is_null", B, col(0, INT)), "v").to_rows() == [((None, "c"), -1)]
 
 
 def test_plus_and_negate() -> None:
