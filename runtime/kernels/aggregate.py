@@ -384,7 +384,7 @@ class _Plan:
             added = _add_aligned(self, *parts)
             if added is not None:
                 return added
-        frame = pl.concat(parts, how="vertical")
+        frame = concat_frames(parts)
         sums = [pl.col(name).sum().alias(name) for name, _ in self.state_cols]
         return _group_agg(frame, self.gnames, sums)
 
@@ -757,7 +757,7 @@ class IncrementalAggregate:
                 [*(col_name(i) for i in range(len(p.gnames) + 1)), WEIGHT],
                 [*p.gnames, _v(arg), WEIGHT],
             )
-            values = _positive_values(p, arg, pl.concat([old_m, dm], how="vertical"))
+            values = _positive_values(p, arg, concat_frames([old_m, dm]))
             merged = _join_groups(merged, p.mset_eval(arg, values), p.gnames)
             if old_state.height:
                 old_merged = _join_groups(old_merged, p.mset_eval(arg, old_m), p.gnames)
@@ -771,7 +771,7 @@ class IncrementalAggregate:
             old_out = ZSet(self._fetch(self._out, keys), p.out_types).negate()
             out_delta = ZSet.concat([ZSet(new_out, p.out_types), old_out], p.out_types).consolidate()
         elif old_state.height:
-            both = pl.concat([_signed(merged, 1), _signed(old_merged, -1)], how="vertical")
+            both = concat_frames([_signed(merged, 1), _signed(old_merged, -1)])
             out_delta = ZSet(p.finalize(both, _SIGN), p.out_types).consolidate()
         else:
             out_delta = ZSet(p.finalize(merged), p.out_types)

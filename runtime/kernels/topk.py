@@ -34,13 +34,30 @@ from dbspc.compiler.types import SqlType
 from dbspc.runtime.kernels.window import window
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace, _gather_ranges
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, schema_of
+from dbspc.runtime.zset import (
+    WEIGHT,
+    ZSet,
+    col_name,
+    concat_frames,
+    int64_series,
+    pick,
+    rows_equal,
+    schema_of,
+)
+from dbspc.runtime.zset import (
+    take as take_rows,
+)
 
 _H = "__h"  # hash of the partition columns
 _PART_SEED = 0x70C4
 _ROW_SEED = 0x70C5
 # Merge the newest run into the previous one while that is at most this many times larger.
 _MERGE_FACTOR = 4
+
+
+def _weighted(frame: pl.DataFrame, weights: np.ndarray) -> pl.DataFrame:
+    """Rows c0.. (a run's, gathered) with the weight column `weights` appended."""
+    return frame.hstack([int64_series(WEIGHT, weights)])
 
 
 def _row_number() -> tuple[WindowCall, ...]:
@@ -59,7 +76,8 @@ class _Run:
     dead: int = 0
 
     def live(self) -> pl.DataFrame:
-        return self.frame.with_columns(pl.Series(WEIGHT, self.weights)).filter(pl.col(WEIGHT) > 0)
+        keep = np.flatnonzero(self.weights > 0)
+        return _weighted(take_rows(self.frame, keep), self.weights[keep])
 
 
 class TopKState:
@@ -91,18 +109,18 @@ class TopKState:
     def _part_hash(self, frame: pl.DataFrame) -> np.ndarray:
         if not self._part:
             return np.zeros(frame.height, dtype=np.uint64)
-        return np.asarray(frame.select(self._part).hash_rows(seed=_PART_SEED).to_numpy(), dtype=np.uint64)
+        return np.asarray(pick(frame, self._part).hash_rows(seed=_PART_SEED).to_numpy(), dtype=np.uint64)
 
     def _row_hash(self, frame: pl.DataFrame) -> np.ndarray:
-        return np.asarray(frame.select(self._cols).hash_rows(seed=_ROW_SEED).to_numpy(), dtype=np.uint64)
+        return np.asarray(pick(frame, self._cols).hash_rows(seed=_ROW_SEED).to_numpy(), dtype=np.uint64)
 
     def _run(self, live: pl.DataFrame) -> _Run:
         """A run of positive, distinct rows c0.., w."""
         if self._part:
-            live = live.with_columns(pl.Series(_H, self._part_hash(live)))
+            live = live.hstack([pl.Series(_H, self._part_hash(live))])
         live = live.sort(self._by, descending=self._desc, nulls_last=self._nulls_last)
         part_h = live[_H].to_numpy() if self._part else np.zeros(live.height, dtype=np.uint64)
-        frame = live.select(self._cols)
+        frame = pick(live, self._cols)
         row_hashes = self._row_hash(frame)
         order = np.argsort(row_hashes, kind="stable")
         weights = live[WEIGHT].to_numpy().astype(np.int64, copy=True)
@@ -114,7 +132,7 @@ class TopKState:
         new_pos = np.cumsum(keep) - 1
         order = run.row_order[keep[run.row_order]]
         return _Run(
-            run.frame.filter(pl.Series(keep)),
+            take_rows(run.frame, np.flatnonzero(keep)),
             run.part_h[keep],
             run.weights[keep],
             new_pos[order],
@@ -131,8 +149,10 @@ class TopKState:
         if d_idx.size == 0:
             return d_idx, pos
         # equal hashes need not mean equal rows: compare them (null-safe)
-        a = d[d_idx].select(self._cols)
-        b = run.frame[pos]
+        a = take_rows(pick(d, self._cols), d_idx)
+        b = take_rows(run.frame, pos)
+        if rows_equal(a.get_columns(), None, b.get_columns(), np.arange(b.height)):
+            return d_idx, pos  # the usual case: no two different rows share a hash
         same = pl.select(pl.all_horizontal([a[c].eq_missing(b[c]) for c in self._cols])).to_series().to_numpy()
         return d_idx[same], pos[same]
 
@@ -145,8 +165,8 @@ class TopKState:
         take = np.minimum(size, want)
         if self._part:
             nonempty = np.flatnonzero(size > 0)
-            first = run.frame[lo[nonempty]].select(self._part)
-            last = run.frame[hi[nonempty] - 1].select(self._part)
+            first = take_rows(pick(run.frame, self._part), lo[nonempty])
+            last = take_rows(pick(run.frame, self._part), hi[nonempty] - 1)
             mixed = first.select(pl.any_horizontal([pl.col(c).ne_missing(last[c]) for c in self._part])).to_series()
             whole = nonempty[mixed.to_numpy()]
             take[whole] = size[whole]
@@ -182,14 +202,14 @@ class TopKState:
         parts = []
         for run in self._runs:
             pos = self._prefix(run, hashes, want)
-            parts.append(run.frame[pos].with_columns(pl.Series(WEIGHT, run.weights[pos])))
-        gathered = pl.concat(parts, how="vertical") if parts else d.head(0)
-        gathered = gathered.filter(pl.col(WEIGHT) > 0)
+            live = pos[run.weights[pos] > 0]
+            parts.append(_weighted(take_rows(run.frame, live), run.weights[live]))
+        gathered = concat_frames(parts) if parts else d.head(0)
         if self._part:
             gathered = gathered.join(keys, on=self._part, how="semi", nulls_equal=True)
         before = ZSet(gathered, self._types)
         after = ZSet.concat([before, ZSet(d, self._types)], self._types).consolidate()
-        after = ZSet(after.frame.filter(pl.col(WEIGHT) > 0), self._types)
+        after = ZSet(take_rows(after.frame, np.flatnonzero(after.frame.get_column(WEIGHT).to_numpy() > 0)), self._types)
         rn = _row_number()
         new = window(after, self._partition, self._order, rn, out_types, self._limit)
         old = window(before, self._partition, self._order, rn, out_types, self._limit)
@@ -200,7 +220,7 @@ class TopKState:
         rest = np.ones(d.height, dtype=bool)
         for d_idx, _ in found:
             rest[d_idx] = False
-        fresh = d.filter(pl.Series(rest))
+        fresh = take_rows(d, np.flatnonzero(rest))
         if fresh.height and not ZSet(fresh, self._types).is_positive():
             raise InternalCompilerError("top-k state would hold a row a negative number of times")
 
@@ -219,7 +239,7 @@ class TopKState:
             runs = self._runs
             while len(runs) >= 2 and runs[-2].frame.height <= _MERGE_FACTOR * runs[-1].frame.height:
                 newer, older = runs.pop(), runs.pop()
-                runs.append(self._run(pl.concat([older.live(), newer.live()], how="vertical")))
+                runs.append(self._run(concat_frames([older.live(), newer.live()])))
             self._checkpoint = None
 
         return out, commit
@@ -227,7 +247,7 @@ class TopKState:
     def _live(self) -> pl.DataFrame:
         """The integral: c0.., w (distinct rows, positive weights)."""
         frames = [r.live() for r in self._runs]
-        return pl.concat(frames, how="vertical") if frames else ZSet.empty(self._types).frame
+        return concat_frames(frames) if frames else ZSet.empty(self._types).frame
 
     # -- checkpoints: the integral, as one trace built when a checkpoint asks ------------
 

@@ -22,7 +22,7 @@ from dbspc.compiler.types import INTEGER_BOUNDS, SqlType
 from dbspc.runtime.kernels.aggregate import _rescale, _unscaled_to_decimal
 from dbspc.runtime.registry import Context, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, polars_dtype
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, pick, polars_dtype, take
 
 _I = "__i"  # row position in the sorted frame
 _START = "__start"  # position of the partition's first row
@@ -220,7 +220,7 @@ def window(
     if int(weights.min()) <= 0:
         raise InternalCompilerError("window functions over a Z-set with non-positive weights")
     cols = z.columns
-    rows = frame.select(cols)[np.repeat(np.arange(frame.height), weights)]
+    rows = take(pick(frame, cols), np.repeat(np.arange(frame.height), weights))
     part_cols = [col_name(p) for p in partition]
     order_cols = [col_name(k.index) for k in order]
     rest = [c for c in cols if c not in part_cols and c not in order_cols]
@@ -229,7 +229,7 @@ def window(
     nulls_last = [False] * len(part_cols) + [not k.nulls_first for k in order] + [False] * len(rest)
     rows = rows.sort(by, descending=desc, nulls_last=nulls_last, maintain_order=False) if by else rows
     i = pl.int_range(pl.len(), dtype=pl.Int64)
-    rows = rows.with_columns(i.alias(_I))
+    rows = rows.with_columns_seq(i.alias(_I))
 
     def changed(names: list[str]) -> pl.Expr:
         first = pl.col(_I) == 0
@@ -237,7 +237,7 @@ def window(
 
     new_part = changed(part_cols) if part_cols else pl.col(_I) == 0
     new_peer = changed(part_cols + order_cols) if order_cols else new_part
-    rows = rows.with_columns(
+    rows = rows.with_columns_seq(
         new_part.cast(pl.Int64).cum_sum().alias(_PART), new_peer.cast(pl.Int64).cum_sum().alias(_PEER)
     )
     # Rows are sorted, so a partition's (a peer group's) first and last positions are
@@ -248,7 +248,7 @@ def window(
     peer_ends = pl.col(_PEER).ne(pl.col(_PEER).shift(-1)).fill_null(True) | last
     part_starts = pl.col(_PART).ne_missing(pl.col(_PART).shift(1))
     peer_starts = pl.col(_PEER).ne_missing(pl.col(_PEER).shift(1))
-    rows = rows.with_columns(
+    rows = rows.with_columns_seq(
         pl.when(part_starts).then(i).forward_fill().alias(_START),
         pl.when(part_ends).then(i).backward_fill().alias(_END),
         pl.when(peer_starts).then(i).forward_fill().alias(_PSTART),
@@ -264,7 +264,9 @@ def window(
     }
     if ranges:
         key = order[0]  # the binder allows value offsets with exactly one ORDER BY key
-        rows = rows.with_columns([_range_bounds(rows, key, z.types[key.index], side, b) for side, b in sorted(ranges)])
+        rows = rows.with_columns_seq(
+            [_range_bounds(rows, key, z.types[key.index], side, b) for side, b in sorted(ranges)]
+        )
     values: list[pl.Expr] = []
     checks: list[tuple[pl.Expr, str]] = []
     for j, c in enumerate(calls):
@@ -273,15 +275,16 @@ def window(
         if check is not None:
             checks.append((check[0].any().alias(f"__bad{len(checks)}"), check[1]))
     if checks:
-        flags = rows.select([b for b, _ in checks]).row(0)
+        flags = rows.select_seq([b for b, _ in checks]).row(0)
         for flag, (_, message) in zip(flags, checks, strict=True):
             if flag:
                 raise RuntimeSqlError(message)
     if limit is not None:
         values.append((pl.col(_I) - pl.col(_START) < limit).alias(_KEEP))
-    out = rows.select([*cols, *values, pl.lit(1, dtype=pl.Int64).alias(WEIGHT)])
+    out = rows.select_seq([*cols, *values, pl.lit(1, dtype=pl.Int64).alias(WEIGHT)])
     if limit is not None:
-        out = out.filter(pl.col(_KEEP)).drop(_KEEP)
+        keep = np.flatnonzero(out.get_column(_KEEP).to_numpy())
+        out = take(pick(out, [c for c in out.columns if c != _KEEP]), keep)
     return ZSet.from_frame(out, out_types).consolidate()
 
 
