@@ -23,6 +23,7 @@ from dbspc.compiler.types import SqlType
 from dbspc.runtime.kernels import topk as topk_kernel
 from dbspc.runtime.kernels.window import window
 from dbspc.runtime.zset import ZSet
+from tests.collisions import colliding_hashes
 
 TYPES = (SqlType("INT"), SqlType("INT"), SqlType("STRING"))
 OUT = (*TYPES, SqlType("INT"))
@@ -52,28 +53,34 @@ def streams(draw: st.DrawFn) -> list[list[tuple[Any, int]]]:
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=[str(i) for i in range(len(SHAPES))])
-@pytest.mark.parametrize("merge_factor", [0, 4, 1000])
+# (merge factor, row hashes reduced to this many values: rows that share a hash are
+# told apart by comparing them)
+@pytest.mark.parametrize(("merge_factor", "collide"), [(0, None), (4, None), (1000, None), (4, 1)])
 @settings(max_examples=30, deadline=None)
 @given(stream=streams())
 def test_topk_state_matches_the_window_over_the_snapshot(
-    shape: tuple[tuple[int, ...], tuple[OrderKey, ...], int], merge_factor: int, stream: list[list[tuple[Any, int]]]
+    shape: tuple[tuple[int, ...], tuple[OrderKey, ...], int],
+    merge_factor: int,
+    collide: int | None,
+    stream: list[list[tuple[Any, int]]],
 ) -> None:
     partition, order, limit = shape
     saved = topk_kernel._MERGE_FACTOR
     topk_kernel._MERGE_FACTOR = merge_factor
     try:
-        state = topk_kernel.TopKState(TYPES, partition, order, limit)
-        snapshot = ZSet.empty(TYPES)
-        out = ZSet.empty(OUT)
-        rn = (WindowCall("row_number", SqlType("INT")),)
-        for number, changes in enumerate(stream, start=1):
-            delta = ZSet.from_rows([r for r, _ in changes], TYPES, [w for _, w in changes])
-            got, commit = state.step(delta)
-            commit()
-            snapshot = ZSet.concat([snapshot, delta], TYPES).consolidate()
-            out = ZSet.concat([out, got], OUT).consolidate()
-            expected = window(snapshot, partition, order, rn, OUT, limit)
-            assert out.to_rows() == expected.to_rows(), f"step {number}"
+        with colliding_hashes(collide):
+            state = topk_kernel.TopKState(TYPES, partition, order, limit)
+            snapshot = ZSet.empty(TYPES)
+            out = ZSet.empty(OUT)
+            rn = (WindowCall("row_number", SqlType("INT")),)
+            for number, changes in enumerate(stream, start=1):
+                delta = ZSet.from_rows([r for r, _ in changes], TYPES, [w for _, w in changes])
+                got, commit = state.step(delta)
+                commit()
+                snapshot = ZSet.concat([snapshot, delta], TYPES).consolidate()
+                out = ZSet.concat([out, got], OUT).consolidate()
+                expected = window(snapshot, partition, order, rn, OUT, limit)
+                assert out.to_rows() == expected.to_rows(), f"step {number}"
     finally:
         topk_kernel._MERGE_FACTOR = saved
 

@@ -176,7 +176,8 @@ class TopKState:
             live = np.bincount(np.repeat(np.arange(lo.size), take), weights=run.weights[pos] > 0, minlength=lo.size)
             short = (live < want) & (take < size)
             if not short.any():
-                return pos
+                # partitions sharing a hash share a range: read each row of it once
+                return np.unique(pos) if bool((hashes[1:] == hashes[:-1]).any()) else pos
             take[short] = np.minimum(size[short], np.maximum(take[short] * 4, want[short] + 1))
 
     # -- a step ----------------------------------------------------------------------
