@@ -1,0 +1,94 @@
+"""A step's wall time for views of different shapes over the join + GROUP BY bench's tables.
+
+bench/join_groupby.py times one view, whose aggregates (COUNT, SUM) are linear. Other
+shapes take other kernels: DISTINCT its incremental H, MIN/MAX the aggregate's multiset
+of values, ORDER BY ... LIMIT the top-k state. This loads the same tables (its generator
+and seed) for each view in turn and applies the same change steps (half deletes of
+present orders, half new ones), printing one JSON line per view: the median and p90 step
+in wall time after `--warm` untimed steps. Run it for two checkouts on their own
+PYTHONPATH to compare them:
+
+    PYTHONPATH=. .venv/bin/python bench/view_shapes.py --orders 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+# appended, not put first: a PYTHONPATH naming another checkout must win (before/after runs)
+sys.path.append(str(Path(__file__).resolve().parent.parent))
+
+from bench.join_groupby import customers_frame, orders_frame
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.zset import WEIGHT, ZSet
+
+TABLES = """
+CREATE TABLE orders (id BIGINT, customer_id INT, amount DECIMAL(10,2));
+CREATE TABLE customers (id INT, region INT);
+"""
+JOIN = "FROM orders o JOIN customers c ON o.customer_id = c.id"
+VIEWS = {
+    "sum": f"SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total {JOIN} GROUP BY c.region",
+    "distinct": f"SELECT DISTINCT o.customer_id, c.region {JOIN} WHERE o.amount > 50",
+    "minmax": f"SELECT c.region, MAX(o.amount) AS top, MIN(o.amount) AS low {JOIN} GROUP BY c.region",
+    "topk": "SELECT id, amount FROM orders ORDER BY amount DESC, id LIMIT 10",
+}
+
+
+def changes(orders: pl.DataFrame, steps: int, size: int, rng: np.random.Generator) -> list[pl.DataFrame]:
+    """`steps` changes of `size` rows: half deletes of present orders, half new orders."""
+    live, next_id, out = orders, orders.height, []
+    for _ in range(steps):
+        gone = live.sample(size // 2, seed=int(rng.integers(1 << 30)))
+        new = orders_frame(np.arange(next_id, next_id + size // 2), rng)
+        next_id += size // 2
+        out.append(pl.concat([gone.with_columns(pl.lit(-1, pl.Int64).alias(WEIGHT)), new]))
+        live = pl.concat([live.join(gone.select("c0"), on="c0", how="anti"), new])
+    return out
+
+
+def time_view(name: str, orders_n: int, steps: int, warm: int, size: int) -> dict[str, object]:
+    rng = np.random.default_rng(7)
+    p = Pipeline.from_sql(f"{TABLES}CREATE VIEW v AS {VIEWS[name]};")
+    customers, orders = customers_frame(rng), orders_frame(np.arange(orders_n), rng)
+    p.step({"customers": ZSet.from_frame(customers, p.table_types("customers"))})
+    p.step({"orders": ZSet.from_frame(orders, p.table_types("orders"))})
+    for trace in [*p.executor.traces().values(), *p.tables.values()]:
+        trace.settle()
+    batches = [ZSet.from_frame(c, p.table_types("orders")) for c in changes(orders, warm + steps, size, rng)]
+    wall = []
+    for z in batches:
+        t = time.perf_counter()
+        p.step({"orders": z})
+        wall.append(time.perf_counter() - t)
+    timed = sorted(wall[warm:])
+    return {
+        "view": name,
+        "orders": orders_n,
+        "step_median_ms": round(statistics.median(timed) * 1e3, 2),
+        "step_p90_ms": round(timed[int(0.9 * (len(timed) - 1))] * 1e3, 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--orders", type=int, default=200_000)
+    parser.add_argument("--steps", type=int, default=40, help="timed steps")
+    parser.add_argument("--warm", type=int, default=10, help="untimed steps first")
+    parser.add_argument("--change", type=int, default=1_000, help="rows changed per step")
+    parser.add_argument("--views", nargs="+", choices=sorted(VIEWS), default=list(VIEWS))
+    args = parser.parse_args()
+    for name in args.views:
+        print(json.dumps(time_view(name, args.orders, args.steps, args.warm, args.change)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
