@@ -155,3 +155,25 @@ def test_pipeline_with_topk_restores_from_its_state_traces() -> None:
     a, b = first.step(change), second.step(change)
     assert {v: d.to_rows() for v, d in a.items()} == {v: d.to_rows() for v, d in b.items()}
     assert a["top2"].to_rows() and a["best"].to_rows()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.tuples(ROW, st.integers(1, 3)), max_size=12),
+    shape=st.sampled_from(SHAPES),
+    limit=st.sampled_from([None, 1, 2, 5]),
+)
+def test_row_numbers_of_one_partition_equal_the_general_path(
+    rows: list[tuple[Any, int]], shape: tuple[tuple[int, ...], tuple[OrderKey, ...], int], limit: int | None
+) -> None:
+    """ROW_NUMBER over a single partition is numbered directly (window's `_numbered`); it
+    must equal the general path's numbering, which a partition by a constant column
+    takes (column 2 is 'p' on every row here)."""
+    _, order, _ = shape
+    batch = ZSet.from_rows([(a, b, "p") for (a, b, _), _ in rows], TYPES, [w for _, w in rows])
+    rn = (WindowCall("row_number", SqlType("INT")), WindowCall("row_number", SqlType("BIGINT")))
+    out = (*TYPES, SqlType("INT"), SqlType("BIGINT"))
+    direct = window(batch, (), order, rn, out, limit)
+    general = window(batch, (2,), order, rn, out, limit)
+    assert direct.frame.schema == general.frame.schema
+    assert direct.to_rows() == general.to_rows()

@@ -22,7 +22,7 @@ from dbspc.compiler.types import INTEGER_BOUNDS, SqlType
 from dbspc.runtime.kernels.aggregate import _rescale, _unscaled_to_decimal
 from dbspc.runtime.registry import Context, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, pick, polars_dtype, take
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, int64_series, pick, polars_dtype, take
 
 _I = "__i"  # row position in the sorted frame
 _START = "__start"  # position of the partition's first row
@@ -228,6 +228,8 @@ def window(
     desc = [False] * len(part_cols) + [k.desc for k in order] + [False] * len(rest)
     nulls_last = [False] * len(part_cols) + [not k.nulls_first for k in order] + [False] * len(rest)
     rows = rows.sort(by, descending=desc, nulls_last=nulls_last, maintain_order=False) if by else rows
+    if not part_cols and all(c.fn == "row_number" for c in calls):
+        return _numbered(rows, calls, out_types, limit)
     i = pl.int_range(pl.len(), dtype=pl.Int64)
     rows = rows.with_columns_seq(i.alias(_I))
 
@@ -286,6 +288,20 @@ def window(
         keep = np.flatnonzero(out.get_column(_KEEP).to_numpy())
         out = take(pick(out, [c for c in out.columns if c != _KEEP]), keep)
     return ZSet.from_frame(out, out_types).consolidate()
+
+
+def _numbered(
+    rows: pl.DataFrame, calls: tuple[WindowCall, ...], out_types: tuple[SqlType, ...], limit: int | None
+) -> ZSet:
+    """`window` for ROW_NUMBER()s over one partition (a global ORDER BY ... LIMIT k, the
+    top-k's case) of rows already in window order: the first `limit` rows, numbered from
+    1, built directly where the general path evaluates a chain of polars expressions."""
+    head = rows if limit is None else rows.head(limit)
+    numbers = int64_series("", np.arange(1, head.height + 1, dtype=np.int64))
+    width = head.width
+    values = [numbers.cast(polars_dtype(c.type)).alias(col_name(width + j)) for j, c in enumerate(calls)]
+    weight = int64_series(WEIGHT, np.ones(head.height, dtype=np.int64))
+    return ZSet.from_frame(head.hstack([*values, weight]), out_types).consolidate()
 
 
 def window_delta(old: Trace, delta: ZSet, o: op.WindowIncremental) -> ZSet:
