@@ -40,7 +40,6 @@ from dbspc.runtime.zset import (
     groups_hold_equal_rows,
     hash_groups,
     hash_rows,
-    int64_series,
     pick,
     polars_dtype,
     rows_equal,
@@ -48,6 +47,8 @@ from dbspc.runtime.zset import (
     stack,
     take_pair_beside,
     take_series,
+    take_weighted,
+    with_weights,
 )
 from dbspc.runtime.zset import take as take_frame  # `take` names merge plans here
 
@@ -59,12 +60,6 @@ _MERGE_FACTOR = 4
 def _consolidate_frame(frame: pl.DataFrame, types: tuple[SqlType, ...]) -> pl.DataFrame:
     """Sum the weights of equal rows and drop zeros (Z-set normal form)."""
     return ZSet(frame, types).consolidate().frame
-
-
-def _with_weights(frame: pl.DataFrame, weights: np.ndarray) -> pl.DataFrame:
-    """`frame` (a fresh gather, so not shared) with its weight column replaced."""
-    frame.replace_column(frame.width - 1, int64_series(WEIGHT, weights))
-    return frame
 
 
 def _gather_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -286,7 +281,7 @@ class Trace:
         idx = order[starts][keep]
         if not idx.size:
             return None
-        return self._run(key_hashes, row_hashes, idx, _with_weights(take_frame(frame, idx), sums[keep]))
+        return self._run(key_hashes, row_hashes, idx, take_weighted(frame, idx, sums[keep]))
 
     def _run(self, key_hashes: np.ndarray, row_hashes: np.ndarray, rows: np.ndarray, frame: pl.DataFrame) -> _Run:
         """A run of `frame` (already gathered) from the hashes of the rows it holds; a trace
@@ -458,7 +453,7 @@ class Trace:
         take = take[keep]
         if not take.size:
             return None
-        return self._run(key_hashes, row_hashes, take, _with_weights(gather(take), weights[keep]))
+        return self._run(key_hashes, row_hashes, take, with_weights(gather(take), weights[keep]))
 
     # -- queries -------------------------------------------------------------------
 
@@ -705,7 +700,7 @@ class Trace:
         sums = np.add.reduceat(found.get_column(WEIGHT).to_numpy()[order], starts)
         keep = sums != 0
         rows = order[starts][keep]
-        return _with_weights(take_frame(found, rows), sums[keep]), kh[rows]
+        return take_weighted(found, rows, sums[keep]), kh[rows]
 
     def lookup_aligned(
         self, keys: Sequence[pl.Series], key_hashes: np.ndarray

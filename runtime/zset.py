@@ -308,12 +308,16 @@ def take(frame: pl.DataFrame, rows: np.ndarray) -> pl.DataFrame:
     return pl.DataFrame._from_pydf(_PyDataFrame([_GATHER(c._s, index._s) for c in frame.get_columns()]))
 
 
+def with_weights(fresh: pl.DataFrame, weights: np.ndarray) -> pl.DataFrame:
+    """`fresh` (a frame no one else holds, as a gather is) with its weight column (the
+    last) replaced by `weights`, in place, without a polars query."""
+    fresh.replace_column(fresh.width - 1, int64_series(WEIGHT, weights))
+    return fresh
+
+
 def take_weighted(frame: pl.DataFrame, rows: np.ndarray, weights: np.ndarray) -> pl.DataFrame:
-    """`take(frame, rows)` with the weight column (the last) replaced by `weights`: the
-    gather is a new frame, so its column is replaced in place, without a polars query."""
-    out = take(frame, rows)
-    out.replace_column(out.width - 1, int64_series(WEIGHT, weights))
-    return out
+    """`take(frame, rows)` with the weights `weights`."""
+    return with_weights(take(frame, rows), weights)
 
 
 def take_series(column: pl.Series, rows: np.ndarray) -> pl.Series:

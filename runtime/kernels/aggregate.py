@@ -55,6 +55,7 @@ from dbspc.runtime.zset import (
     rows_equal,
     take,
     take_series,
+    take_weighted,
 )
 
 _N = "__n"  # rows in the group (Σ weights): COUNT(*) and group liveness
@@ -859,8 +860,7 @@ class IncrementalAggregate:
             [c.alias(col_name(i)) for i, c in enumerate(state)]
             + [int64_series(WEIGHT, np.ones(int(live.sum()), dtype=np.int64))]
         )
-        gone_state = take(stored, retract)  # a fresh frame: its weights can be replaced in place
-        gone_state.replace_column(gone_state.width - 1, int64_series(WEIGHT, np.full(len(retract), -1, dtype=np.int64)))
+        gone_state = take_weighted(stored, retract, np.full(len(retract), -1, dtype=np.int64))
         change = concat_frames([gone_state, born_state])
         trace = self._state
 

@@ -31,6 +31,7 @@ from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.errors import InternalCompilerError
 from dbspc.compiler.logical.plan import OrderKey, WindowCall
 from dbspc.compiler.types import SqlType
+from dbspc.runtime.kernels.distinct import positive_part
 from dbspc.runtime.kernels.window import window
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace, _gather_ranges
@@ -212,8 +213,7 @@ class TopKState:
         if self._part:
             gathered = gathered.join(keys, on=self._part, how="semi", nulls_equal=True)
         before = ZSet(gathered, self._types)
-        after = ZSet.concat([before, ZSet(d, self._types)], self._types).consolidate()
-        after = ZSet(take_rows(after.frame, np.flatnonzero(after.frame.get_column(WEIGHT).to_numpy() > 0)), self._types)
+        after = positive_part(ZSet.concat([before, ZSet(d, self._types)], self._types))
         rn = _row_number()
         new = window(after, self._partition, self._order, rn, out_types, self._limit)
         old = window(before, self._partition, self._order, rn, out_types, self._limit)
