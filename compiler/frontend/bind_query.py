@@ -7,7 +7,7 @@ equi-join keys (so `FROM a, b WHERE a.x = b.y` is an equi-join, not a cross prod
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -363,7 +363,10 @@ class QueryBinder:
             if key in agg_keys:
                 continue
             call, arg = self._agg_call(node, scope, len(pre))
-            if arg is not None:
+            if arg is not None and arg in pre[n_group:]:
+                # MIN(x) and MAX(x) read one column: the aggregate keeps x's values once
+                call = replace(call, arg=n_group + pre[n_group:].index(arg))
+            elif arg is not None:
                 pre.append(arg)
                 pre_names.append(f"arg{len(aggs)}")
             aggs.append(call)
