@@ -10,8 +10,11 @@ raises a `DbspcError` and every table, view and operator state is as it was.
 
 from __future__ import annotations
 
+import hashlib
+
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.circuit.dump import to_text
 from dbspc.compiler.compile import Compiled, compile_sql
 from dbspc.compiler.deep_stack import deep
 from dbspc.compiler.errors import InputError
@@ -22,6 +25,8 @@ from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.table_checks import checked, table_trace
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import ZSet
+
+CIRCUIT = "circuit"  # state_meta's key of the circuit digest
 
 
 class Pipeline:
@@ -101,7 +106,12 @@ class Pipeline:
     def state_meta(self) -> dict[str, object]:
         if not self.incremental:
             raise InputError("only incremental pipelines can be checkpointed")
-        return {"steps": self.steps, "executor": self.executor.meta()}
+        return {"steps": self.steps, "executor": self.executor.meta(), CIRCUIT: self.circuit_digest()}
+
+    def circuit_digest(self) -> str:
+        """A hash of the compiled circuit, whose operators the state belongs to: another
+        version of the compiler may plan the same views differently."""
+        return hashlib.sha256(to_text(self.circuit).encode()).hexdigest()[:16]
 
     def restored(self, meta: dict[str, object]) -> None:
         self.steps = int(meta["steps"])  # type: ignore[call-overload]

@@ -192,7 +192,9 @@ class Trace:
     SQL equality (joins) drop NULL keys before probing.
     """
 
-    def __init__(self, types: Sequence[SqlType], key: tuple[int, ...]) -> None:
+    def __init__(self, types: Sequence[SqlType], key: tuple[int, ...], derived: bool = False) -> None:
+        # derived: its owner rebuilds it from its other traces when a checkpoint lacks it
+        self.derived = derived
         self._types: tuple[SqlType, ...] = tuple(types)
         self._key: tuple[int, ...] = tuple(key)
         for k in self._key:

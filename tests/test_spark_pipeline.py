@@ -708,6 +708,48 @@ def test_views_added_edited_and_dropped_without_a_replay(tmp_path: Path) -> None
     reference.close()
 
 
+def test_a_checkpoint_of_another_circuit_is_bootstrapped_and_an_older_one_resumed(tmp_path: Path) -> None:
+    """Another dbspc version may compile the same views to another circuit: the state is
+    then rebuilt from the checkpoint's tables, as for an edited program. A manifest from
+    before circuits were recorded resumes when its traces are the program's, and one that
+    lacks only the emitted rows of a MIN/MAX (kept since) has them rebuilt."""
+    views = [*EVOLVED[:2], child.VIEWS[2]]
+    ran, fresh = tmp_path / "ran", tmp_path / "fresh"
+    for workdir in (ran, fresh):
+        child.prepare_sources(workdir, 9)
+    reference = _file_job(fresh, views)
+    child.run(reference, fresh / "sources", 9, 9)
+    job = _file_job(ran, views)
+    child.run(job, ran / "sources", 3, 9)
+    job.close()
+
+    path = ran / "checkpoint" / "MANIFEST.json"
+    manifest = json.loads(path.read_text())
+    assert manifest["pipeline"]["circuit"]
+    manifest["pipeline"]["circuit"] = "0" * 16  # written by another compiler
+    path.write_text(json.dumps(manifest))
+    job = _file_job(ran, views)
+    job.start()
+    assert job.refresh_id == 4  # one refresh of its own: the bootstrap
+    child.run(job, ran / "sources", 5, 9)
+    job.close()
+
+    manifest = json.loads(path.read_text())
+    del manifest["pipeline"]["circuit"]  # from before circuits were recorded ...
+    dropped = [name for name in manifest["state"] if name.endswith(".out")]
+    assert dropped  # ... and before MIN/MAX kept their emitted rows
+    for name in dropped:
+        del manifest["state"][name]
+    path.write_text(json.dumps(manifest))
+    job = _file_job(ran, views)
+    child.run(job, ran / "sources", 9, 9)
+    assert job.refresh_id == 10  # resumed: no bootstrap
+    for view in job.pipeline.view_names():
+        assert_same_rows(job.contents(view), reference.contents(view), f"view {view}", exact=True)
+    job.close()
+    reference.close()
+
+
 def test_a_program_that_cannot_be_carried_over_is_refused(tmp_path: Path) -> None:
     """Another way of reading a source, or a view reading a source column the checkpoint
     does not hold, is refused with the reason."""

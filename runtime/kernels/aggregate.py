@@ -634,6 +634,12 @@ def _mset_of(plan: _Plan, arg: int, work: pl.DataFrame) -> pl.DataFrame:
     return work.filter(pl.col(_v(arg)).is_not_null()).select([*plan.gnames, _v(arg), WEIGHT])
 
 
+def _renamed_mset(plan: _Plan, arg: int, stored: pl.DataFrame) -> pl.DataFrame:
+    """Rows c0.., w of arg's multiset trace as (group.., value, w)."""
+    g = len(plan.gnames)
+    return pick(stored, [*(col_name(i) for i in range(g + 1)), WEIGHT], [*plan.gnames, _v(arg), WEIGHT])
+
+
 def _positive_values(plan: _Plan, arg: int, rows: pl.DataFrame) -> pl.DataFrame:
     """Consolidate (group.., value) and keep the values present (weight > 0)."""
     keys = [*plan.gnames, _v(arg)]
@@ -687,7 +693,14 @@ class IncrementalAggregate:
         # the value emitted before (summation order), so those groups keep the rows they
         # emitted, to retract exactly them.
         floating = any(a.call.fn in ("sum", "avg") and a.is_float for a in p.aggs)
-        self._out: Trace | None = Trace(p.out_types, gkey) if floating else None
+        # MIN/MAX alone: the emitted rows hold each group's old extremes, so a step reads
+        # them, not the groups' whole multisets (`_extremum_values`). Those rows are a
+        # function of the state, so a checkpoint without them is rebuilt (`restored`).
+        self._extrema = bool(p.mset_aggs) and all(
+            a.call.fn in ("min", "max") and a.out_type == a.in_type for aggs in p.mset_aggs.values() for a in aggs
+        )
+        keep_out = floating or self._extrema
+        self._out: Trace | None = Trace(p.out_types, gkey, derived=self._extrema) if keep_out else None
         self._started = False
         # COUNTs and scale-keeping SUMs by group: a step can run on int64 arrays (_step_linear)
         self._linear_only = bool(p.gnames) and not p.mset_aggs and all(_summable(a) for a in p.aggs)
@@ -714,6 +727,18 @@ class IncrementalAggregate:
 
     def restored(self, meta: object) -> None:
         self._started = bool(meta)
+        p = self._plan
+        if self._out is None or len(self._out) or not (len(self._state) or (p.is_global and self._started)):
+            return
+        # A checkpoint from before the emitted rows were kept: every live group (and a
+        # started global aggregate) has a row, so an empty trace means "not saved".
+        state = p.from_trace_frame(self._state.snapshot().frame)
+        if state.height == 0:
+            state = p.linear_state(p.work(ZSet.empty(p.input_types).frame))
+        for arg, trace in self._msets.items():
+            stored = _renamed_mset(p, arg, trace.snapshot().frame)
+            state = _join_groups(state, p.mset_eval(arg, _positive_values(p, arg, stored)), p.gnames)
+        self._out.insert(ZSet(p.finalize(state), p.out_types))
 
     def _fetch(self, trace: Trace, keys: pl.DataFrame) -> pl.DataFrame:
         """The stored rows of the touched groups (for a global aggregate: all of them)."""
@@ -749,28 +774,27 @@ class IncrementalAggregate:
         new_state = p.add_states([old_state, p.linear_state(work)])
 
         merged, old_merged = new_state, old_state
+        old_out = self._fetch(self._out, keys) if self._out is not None else None
         mset_deltas: list[tuple[Trace, pl.DataFrame]] = []
         for arg, trace in self._msets.items():
             dm = _mset_of(p, arg, work)
-            old_m = self._fetch(trace, keys)
-            old_m = pick(
-                old_m,
-                [*(col_name(i) for i in range(len(p.gnames) + 1)), WEIGHT],
-                [*p.gnames, _v(arg), WEIGHT],
-            )
-            values = _positive_values(p, arg, concat_frames([old_m, dm]))
+            values = None
+            if self._extrema and old_out is not None:
+                values = self._extremum_values(arg, trace, dm, old_out)
+            if values is None:
+                old_m = _renamed_mset(p, arg, self._fetch(trace, keys))
+                values = _positive_values(p, arg, concat_frames([old_m, dm]))
+                if old_out is None and old_state.height:
+                    old_merged = _join_groups(old_merged, p.mset_eval(arg, old_m), p.gnames)
             merged = _join_groups(merged, p.mset_eval(arg, values), p.gnames)
-            if old_state.height:
-                old_merged = _join_groups(old_merged, p.mset_eval(arg, old_m), p.gnames)
             mset_deltas.append((trace, dm))
 
         # The rows emitted before are a function of the old state: recompute them rather
         # than keep (and update) a third trace of output rows. One finalize evaluates the
         # new rows (+1) and the old (-1) together. It may raise: nothing is mutated yet.
-        if self._out is not None:
-            new_out = p.finalize(merged)
-            old_out = ZSet(self._fetch(self._out, keys), p.out_types).negate()
-            out_delta = ZSet.concat([ZSet(new_out, p.out_types), old_out], p.out_types).consolidate()
+        if old_out is not None:
+            new_out = ZSet(p.finalize(merged), p.out_types)
+            out_delta = ZSet.concat([new_out, ZSet(old_out, p.out_types).negate()], p.out_types).consolidate()
         elif old_state.height:
             both = concat_frames([_signed(merged, 1), _signed(old_merged, -1)])
             out_delta = ZSet(p.finalize(both, _SIGN), p.out_types).consolidate()
@@ -789,6 +813,48 @@ class IncrementalAggregate:
             self._started = True
 
         return out_delta, commit
+
+    def _extremum_values(self, arg: int, trace: Trace, dm: pl.DataFrame, old_out: pl.DataFrame) -> pl.DataFrame | None:
+        """Rows (group.., value) with the same MIN and MAX per touched group as the
+        group's values after the change `dm`, read without the whole multisets of the
+        groups; None when an exact count cannot be read (hash collision, NaN): the
+        caller reads the multisets.
+
+        The old extremes e come from the emitted rows `old_out`; each is anchored with
+        its stored count beside the change, consolidated per (group, value). A value of
+        positive net weight is present after the change (a count is never below 0).
+        While a group's anchors all stay present, these present values hold its new
+        extremes: a value beyond an old extreme was not stored, so its count is the
+        change's. A group whose extreme is deleted is read whole, so deleting an
+        extreme costs its group's size and any other change O(|Δ| log |state|).
+        """
+        p = self._plan
+        g = len(p.gnames)
+        names = [*p.gnames, _v(arg)]
+        anchors = concat_frames(
+            [pick(old_out, [*(col_name(i) for i in range(g)), col_name(g + a.index)], names) for a in p.mset_aggs[arg]]
+        )
+        anchors = anchors.filter(pl.col(_v(arg)).is_not_null()).unique()
+        counts = trace.weights_of(pick(anchors, names, [col_name(i) for i in range(g + 1)]))
+        if counts is None:
+            return None
+        flag = "__anchor"
+        both = concat_frames(
+            [
+                anchors.hstack([pl.Series(WEIGHT, counts), pl.Series(flag, np.ones(len(counts), dtype=np.int8))]),
+                dm.hstack([pl.Series(flag, np.zeros(dm.height, dtype=np.int8))]),
+            ]
+        )
+        summed = both.group_by(names).agg(pl.col(WEIGHT).sum(), pl.col(flag).max())
+        present = summed.filter(pl.col(WEIGHT) > 0).select([*names, WEIGHT])
+        lost = summed.filter((pl.col(flag) == 1) & (pl.col(WEIGHT) <= 0))
+        if lost.height == 0:
+            return present
+        # Both parts are subsets of the values present after the change, and the second
+        # is all of them for the groups that lost an extreme, so their union has each
+        # group's MIN and MAX (duplicates do not move them).
+        old_m = _renamed_mset(p, arg, self._fetch(trace, lost))
+        return concat_frames([present, _positive_values(p, arg, concat_frames([old_m, dm]))])
 
     def _mark_started(self) -> None:
         self._started = True

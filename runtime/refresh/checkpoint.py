@@ -134,6 +134,18 @@ def _cols(cols: list[list[str]]) -> str:
     return "(" + ", ".join(f"{n} {t}" for n, t in cols) + ")"
 
 
+def _saved(manifest: Manifest, aliases: Mapping[str, str] | None) -> dict[str, list[str]]:
+    """The manifest's traces, less the older names of those it also holds by their own."""
+    aliases = aliases or {}
+    return {k: v for k, v in manifest.state.items() if not (k in aliases and aliases[k] in manifest.state)}
+
+
+def _differs(saved: Mapping[str, list[str]], traces: Mapping[str, Trace]) -> list[str]:
+    """The names in one of the two and not the other; a `derived` trace may be missing."""
+    rebuilt = {name for name, trace in traces.items() if trace.derived and name not in saved}
+    return sorted((set(traces) - rebuilt) ^ set(saved))
+
+
 def trace_parts(trace: Trace) -> list[pl.DataFrame]:
     """The trace's runs (oldest first), each a consolidated frame that never changes
     once made, so a checkpoint writes each run once."""
@@ -173,14 +185,14 @@ class StateStore:
 
     def load(self, manifest: Manifest, traces: Mapping[str, Trace], aliases: Mapping[str, str] | None = None) -> None:
         """Refill fresh traces from the manifest's parts (the caller then calls
-        Pipeline.restored). A trace the manifest does not know means another program.
+        Pipeline.restored). A trace the manifest does not know means another program; a `derived` trace
+        it lacks stays empty, for its owner's `restored` to rebuild.
         `aliases` (Pipeline.state_aliases): a name an older checkpoint also saved a
         trace under, skipped when the manifest has the trace's own name too."""
-        aliases = aliases or {}
-        state = {k: v for k, v in manifest.state.items() if not (k in aliases and aliases[k] in manifest.state)}
-        if set(state) != set(traces):
-            missing = sorted(set(traces) ^ set(state))
-            raise DbspcError(f"checkpoint state does not match the program's state (differs in {missing[:5]})")
+        state = _saved(manifest, aliases)
+        differs = _differs(state, traces)
+        if differs:
+            raise DbspcError(f"checkpoint state does not match the program's state (differs in {differs[:5]})")
         self.known = {}
         for name, parts in state.items():
             trace = traces[name]
@@ -193,6 +205,10 @@ class StateStore:
             restored = trace_parts(trace)
             if [f.height for f in restored] == [f.height for f in frames]:
                 self.known[name] = list(zip(restored, parts, strict=True))
+
+    def fits(self, manifest: Manifest, traces: Mapping[str, Trace], aliases: Mapping[str, str] | None = None) -> bool:
+        """Whether `load` would find the manifest's traces to be exactly the program's."""
+        return not _differs(_saved(manifest, aliases), traces)
 
     def collect_garbage(self, manifest: Manifest | None) -> None:
         """Delete state files and snapshots the manifest does not name."""

@@ -44,7 +44,7 @@ import pyarrow as pa
 
 from dbspc.compiler.errors import DbspcError, InputError, Span, SparkExtension, UsageError
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
-from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.pipeline import CIRCUIT, Pipeline
 from dbspc.runtime.refresh import checkpoint, evolve, files, metrics
 from dbspc.runtime.refresh import offsets as offset_spans
 from dbspc.runtime.refresh import sinks as sink_files
@@ -194,9 +194,9 @@ class Job:
         self._sinks = Sinks(self.storage, views, logged)
         if manifest is not None:
             self._check_outputs(manifest)
-            if checkpoint.program_hash(self.program) == manifest.program_hash:
+            if checkpoint.program_hash(self.program) == manifest.program_hash and self._resumable(manifest, pipeline):
                 self._resume(manifest, pipeline)
-            else:
+            else:  # another program, or the same one compiled to another circuit
                 evolve.check_compatible(self.checkpoint_dir, manifest.program, self.program)
                 manifest = self._bootstrap(pipeline, manifest)
         self.manifest = manifest
@@ -204,6 +204,18 @@ class Job:
         self._collect_garbage()
         if manifest is not None:
             self._publish()
+
+    def _resumable(self, manifest: Manifest, pipeline: Pipeline) -> bool:
+        """Whether the checkpoint's state belongs to this circuit. A newer dbspc may plan
+        the same views into other operators; their state is then bootstrapped from the
+        checkpoint's tables, as for an edited program. (A manifest from before circuits
+        were recorded is judged by its traces' names.)"""
+        if DISTRIBUTED in manifest.pipeline:
+            return True  # _resume refuses it, naming the execution mode
+        recorded = manifest.pipeline.get(CIRCUIT)
+        if recorded is not None and recorded != pipeline.circuit_digest():
+            return False
+        return self._store.fits(manifest, pipeline.state_traces(), pipeline.state_aliases())
 
     def _resume(self, manifest: Manifest, pipeline: Pipeline) -> None:
         """Refill the pipeline's state from the checkpoint (the driver holds it all)."""
