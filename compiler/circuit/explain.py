@@ -45,7 +45,7 @@ class ViewCost:
         if o is not None and self.grows == "state":
             return f"cost grows with the data: operator {o.ref} {o.kind}, {o.time}"
         if o is not None and self.grows == "group":
-            return f"operator {o.ref} {o.kind} re-reads each changed group or partition whole: {o.time}"
+            return f"operator {o.ref} {o.kind} may re-read a changed group or partition whole: {o.time}"
         return "cost follows the change"
 
 

@@ -59,6 +59,10 @@ class CostContext(Protocol):
         """Whether node `node` is an integral read through z⁻¹."""
         ...
 
+    def types_of(self, node: int) -> tuple[SqlType, ...]:
+        """The column types of node `node`'s stream."""
+        ...
+
 
 NO_STATE = Cost("none", "O(C)")
 
@@ -408,7 +412,7 @@ class AggregateIncremental(Operator):
         return Aggregate.params(self)  # type: ignore[arg-type]
 
     def cost(self, ctx: CostContext) -> Cost:
-        return aggregate_cost(self.aggs)
+        return aggregate_cost(self.aggs, ctx.types_of(self.inputs[0]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -670,21 +674,35 @@ class TopKIncremental(Operator):
         )
 
 
-def aggregate_cost(aggs: tuple[AggCall, ...]) -> Cost:
-    """COUNT/SUM/AVG keep running sums (§7.2, linear); MIN/MAX/DISTINCT a value multiset."""
-    kinds = {a.fn for a in aggs}
-    parts = ["emitted rows per group"]
-    time, grows = "O(C log R)", "change"
-    if kinds & set(LINEAR_AGGREGATES):
-        parts.append("running sums per group")
-    if kinds - set(LINEAR_AGGREGATES) - set(COLLECTS) or any(a.distinct for a in aggs if a.fn not in COLLECTS):
+def aggregate_cost(aggs: tuple[AggCall, ...], in_types: tuple[SqlType, ...] | None = None) -> Cost:
+    """What runtime/kernels/aggregate.py keeps, given the input's types (`in_types`).
+    COUNT/SUM/AVG keep running sums (§7.2, linear). MIN/MAX keep a value multiset and
+    the emitted rows: a step reads the old extremes, and re-reads a group only when one
+    of them is deleted. The other aggregates over a multiset (DISTINCT ones, float
+    SUM/AVG, moments, collects) re-read each changed group. Without `in_types` (the
+    nested scopes' aggregate) every multiset aggregate re-reads its groups."""
+
+    def float_sum(a: AggCall) -> bool:
+        return a.fn in ("sum", "avg") and (in_types is None or (a.arg is not None and in_types[a.arg].is_float))
+
+    linear = [a for a in aggs if a.fn in LINEAR_AGGREGATES and not a.distinct and not float_sum(a)]
+    multiset = [a for a in aggs if a not in linear]
+    collects = sorted({a.fn for a in multiset if a.fn in COLLECTS})
+    parts = ["running sums per group"] if linear else []
+    if not multiset:
+        return Cost(", ".join(parts), "O(C log R)")
+    if in_types is not None and all(a.fn in ("min", "max") for a in multiset):
+        parts.append("value multiset and emitted rows per group (MIN/MAX)")
+        return Cost(", ".join(parts), "O(C log R); a changed group's size when its MIN or MAX is deleted", "group")
+    if any(a.fn not in COLLECTS for a in multiset):
         parts.append("value multiset per group (MIN/MAX/DISTINCT)")
-        time, grows = "O(C log R + size of changed groups)", "group"
-    if kinds & set(COLLECTS):
+        if any(float_sum(a) for a in multiset):
+            parts.append("emitted rows per group")  # float sums: retract the bits emitted
+    if collects:
         # a changed group's whole array is retracted and re-emitted
-        parts.append("value multiset per group (" + "/".join(sorted(kinds & set(COLLECTS))) + ")")
-        time, grows = "O(C log R + elements of changed groups)", "group"
-    return Cost(", ".join(parts), time, grows)
+        parts.append("value multiset per group (" + "/".join(collects) + ")")
+        return Cost(", ".join(parts), "O(C log R + elements of changed groups)", "group")
+    return Cost(", ".join(parts), "O(C log R + size of changed groups)", "group")
 
 
 # Declared after the classes they name.

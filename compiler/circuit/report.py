@@ -14,6 +14,7 @@ from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit
 from dbspc.compiler.circuit.dump import numbering
 from dbspc.compiler.circuit.operators import Cost
+from dbspc.compiler.types import SqlType
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,9 @@ class _Where:
 
     def is_state(self, node: int) -> bool:
         return isinstance(self.circuit[node], op.Delay)
+
+    def types_of(self, node: int) -> tuple[SqlType, ...]:
+        return self.circuit[node].types
 
 
 def operator_cost(c: Circuit, node: int) -> Cost:
