@@ -53,6 +53,7 @@ from dbspc.runtime.zset import (
     pick,
     polars_dtype,
     rows_equal,
+    stack,
     take,
     take_series,
     take_weighted,
@@ -640,10 +641,14 @@ def _renamed_mset(plan: _Plan, arg: int, stored: pl.DataFrame) -> pl.DataFrame:
     return pick(stored, [*(col_name(i) for i in range(g + 1)), WEIGHT], [*plan.gnames, _v(arg), WEIGHT])
 
 
-def _positive_values(plan: _Plan, arg: int, rows: pl.DataFrame) -> pl.DataFrame:
-    """Consolidate (group.., value) and keep the values present (weight > 0)."""
-    keys = [*plan.gnames, _v(arg)]
-    return rows.group_by(keys).agg(pl.col(WEIGHT).sum()).filter(pl.col(WEIGHT) > 0)
+def _positive_values(rows: pl.DataFrame) -> pl.DataFrame:
+    """(group.., value, w) rows consolidated, keeping the values present (weight > 0)."""
+    if rows.height == 0:
+        return rows
+    groups = group_rows(rows.get_columns()[:-1])
+    weights = groups.sums(rows.get_column(WEIGHT).to_numpy())
+    keep = weights > 0
+    return take_weighted(rows, groups.reps[keep], weights[keep])
 
 
 def aggregate(
@@ -661,7 +666,7 @@ def aggregate(
     work = plan.work(batch.frame.filter(pl.col(WEIGHT) != 0))
     state = plan.linear_state(work)
     for arg in plan.mset_aggs:
-        values = _positive_values(plan, arg, _mset_of(plan, arg, work))
+        values = _positive_values(_mset_of(plan, arg, work))
         state = _join_groups(state, plan.mset_eval(arg, values), plan.gnames)
     return ZSet(plan.finalize(state), plan.out_types)
 
@@ -737,7 +742,7 @@ class IncrementalAggregate:
             state = p.linear_state(p.work(ZSet.empty(p.input_types).frame))
         for arg, trace in self._msets.items():
             stored = _renamed_mset(p, arg, trace.snapshot().frame)
-            state = _join_groups(state, p.mset_eval(arg, _positive_values(p, arg, stored)), p.gnames)
+            state = _join_groups(state, p.mset_eval(arg, _positive_values(stored)), p.gnames)
         self._out.insert(ZSet(p.finalize(state), p.out_types))
 
     def _fetch(self, trace: Trace, keys: pl.DataFrame) -> pl.DataFrame:
@@ -783,7 +788,7 @@ class IncrementalAggregate:
                 values = self._extremum_values(arg, trace, dm, old_out)
             if values is None:
                 old_m = _renamed_mset(p, arg, self._fetch(trace, keys))
-                values = _positive_values(p, arg, concat_frames([old_m, dm]))
+                values = _positive_values(concat_frames([old_m, dm]))
                 if old_out is None and old_state.height:
                     old_merged = _join_groups(old_merged, p.mset_eval(arg, old_m), p.gnames)
             merged = _join_groups(merged, p.mset_eval(arg, values), p.gnames)
@@ -831,30 +836,36 @@ class IncrementalAggregate:
         p = self._plan
         g = len(p.gnames)
         names = [*p.gnames, _v(arg)]
-        anchors = concat_frames(
-            [pick(old_out, [*(col_name(i) for i in range(g)), col_name(g + a.index)], names) for a in p.mset_aggs[arg]]
-        )
-        anchors = anchors.filter(pl.col(_v(arg)).is_not_null()).unique()
-        counts = trace.weights_of(pick(anchors, names, [col_name(i) for i in range(g + 1)]))
+        # One anchor per distinct non-NULL extreme of a row (MIN = MAX: once), for a
+        # doubled anchor would count its stored rows twice.
+        anchors: list[pl.DataFrame] = []
+        earlier: list[pl.Series] = []
+        for a in p.mset_aggs[arg]:
+            e = old_out.get_column(col_name(g + a.index))
+            keep = e.is_not_null()
+            for other in earlier:
+                keep &= (e != other).fill_null(True)
+            earlier.append(e)
+            rows = np.flatnonzero(keep.to_numpy())
+            anchors.append(take(pick(old_out, [*(col_name(i) for i in range(g)), e.name], names), rows))
+        anchor = stack(anchors)
+        counts = trace.weights_of(pick(anchor, names, [col_name(i) for i in range(g + 1)]))
         if counts is None:
             return None
-        flag = "__anchor"
-        both = concat_frames(
-            [
-                anchors.hstack([pl.Series(WEIGHT, counts), pl.Series(flag, np.ones(len(counts), dtype=np.int8))]),
-                dm.hstack([pl.Series(flag, np.zeros(dm.height, dtype=np.int8))]),
-            ]
-        )
-        summed = both.group_by(names).agg(pl.col(WEIGHT).sum(), pl.col(flag).max())
-        present = summed.filter(pl.col(WEIGHT) > 0).select([*names, WEIGHT])
-        lost = summed.filter((pl.col(flag) == 1) & (pl.col(WEIGHT) <= 0))
-        if lost.height == 0:
-            return present
+        is_anchor = np.concatenate([np.ones(anchor.height, dtype=np.int64), np.zeros(dm.height, dtype=np.int64)])
+        both = stack([anchor.hstack([int64_series(WEIGHT, counts)]), dm])
+        groups = group_rows(both.get_columns()[: g + 1])
+        weights = groups.sums(both.get_column(WEIGHT).to_numpy())
+        present = weights > 0
+        lost = (groups.sums(is_anchor) > 0) & ~present
+        values = take_weighted(both, groups.reps[present], weights[present])
+        if not lost.any():
+            return values
         # Both parts are subsets of the values present after the change, and the second
         # is all of them for the groups that lost an extreme, so their union has each
         # group's MIN and MAX (duplicates do not move them).
-        old_m = _renamed_mset(p, arg, self._fetch(trace, lost))
-        return concat_frames([present, _positive_values(p, arg, concat_frames([old_m, dm]))])
+        old_m = _renamed_mset(p, arg, self._fetch(trace, take(both, groups.reps[lost])))
+        return concat_frames([values, _positive_values(concat_frames([old_m, dm]))])
 
     def _mark_started(self) -> None:
         self._started = True
