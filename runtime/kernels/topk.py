@@ -11,12 +11,14 @@ into the previous one while that one is at most 4 times larger, so there are O(l
 runs and each row is re-sorted O(log n) times. A run that is half tombstones drops them.
 
 For a changed partition P (a contiguous range of every run, found by binary search on
-the hash column) with T = limit and E the rows the change deletes from P, each run's
-first rows of P up to T + E live ones, and P's change, decide P's first T rows: every
-run is positive, so at most E of a run's rows read lose weight and at least T live rows
-sort before its cut-off, and every row sorting before the T-th row of the new (or old)
-partition is read with all its weight. The step emits topk(new) − topk(old) over those
-rows only.
+the hash column) with T = limit, each run's first rows of P up to T that are live after
+the change and before it, and P's change, decide P's first T rows. The change's rows are
+found in each run before reading (by row hash), so a run knows which of its rows lose
+or regain weight. A row past a run's cut-off sorts after T rows live both before and
+after the change, so it is in neither the old nor the new first T; every row before the cut-off
+is read with all its weight. The step emits topk(new) − topk(old) over those rows only:
+O(T + the change's rows among them) per run and changed partition, however many rows
+the change deletes elsewhere.
 """
 
 from __future__ import annotations
@@ -160,12 +162,15 @@ class TopKState:
         same = pl.select(pl.all_horizontal([a[c].eq_missing(b[c]) for c in self._cols])).to_series().to_numpy()
         return d_idx[same], pos[same]
 
-    def _prefix(self, run: _Run, hashes: np.ndarray, want: np.ndarray) -> np.ndarray:
-        """Positions of the first rows of each key's range holding `want` live rows (the
-        whole range where partitions share a hash)."""
+    def _prefix(self, run: _Run, hashes: np.ndarray, changed: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """Positions of the first rows of each key's range holding `limit` rows live before
+        and after the change (the whole range where partitions share a hash). `changed`: the run's
+        positions that the change's rows hold, ascending, and the change's weights there."""
+        at, dw = changed
         lo = np.searchsorted(run.part_h, hashes, side="left")
         hi = np.searchsorted(run.part_h, hashes, side="right")
         size = hi - lo
+        want = self._limit
         take = np.minimum(size, want)
         if self._part:
             nonempty = np.flatnonzero(size > 0)
@@ -176,13 +181,18 @@ class TopKState:
             take[whole] = size[whole]
         while True:
             pos = _gather_ranges(lo, lo + take)
-            # tombstones do not count: read further where too few rows are live
-            live = np.bincount(np.repeat(np.arange(lo.size), take), weights=run.weights[pos] > 0, minlength=lo.size)
+            before = run.weights[pos]
+            counted = before > 0
+            if at.size:  # and live after the change (a tombstone it revives is not live before)
+                j = np.minimum(np.searchsorted(at, pos), at.size - 1)
+                counted &= before + np.where(at[j] == pos, dw[j], 0) > 0
+            # read further where too few rows are live both before and after the change
+            live = np.bincount(np.repeat(np.arange(lo.size), take), weights=counted, minlength=lo.size)
             short = (live < want) & (take < size)
             if not short.any():
                 # partitions sharing a hash share a range: read each row of it once
                 return np.unique(pos) if bool((hashes[1:] == hashes[:-1]).any()) else pos
-            take[short] = np.minimum(size[short], np.maximum(take[short] * 4, want[short] + 1))
+            take[short] = np.minimum(size[short], np.maximum(take[short] * 4, want + 1))
 
     # -- a step ----------------------------------------------------------------------
 
@@ -197,16 +207,17 @@ class TopKState:
             hashes = self._part_hash(keys)
             order = np.argsort(hashes, kind="stable")
             keys, hashes = keys[order], hashes[order]
-            deleted = d.filter(pl.col(WEIGHT) < 0).group_by(self._part).agg(pl.len().alias("__n"))
-            joined = keys.join(deleted, on=self._part, how="left", nulls_equal=True, maintain_order="left")
-            dels = joined["__n"].fill_null(0).to_numpy().astype(np.int64)
-        else:
-            dels = np.array([int((d[WEIGHT] < 0).sum())], dtype=np.int64)
-        want = self._limit + dels
+
+        # The change's rows that each run holds (a run holds distinct rows: once each).
+        d_w = d[WEIGHT].to_numpy()
+        row_h = self._row_hash(d)
+        by_hash = np.argsort(row_h, kind="stable")
+        found = [self._find(run, d, by_hash, row_h[by_hash]) for run in self._runs]
 
         parts = []
-        for run in self._runs:
-            pos = self._prefix(run, hashes, want)
+        for run, (d_idx, at) in zip(self._runs, found, strict=True):
+            ascending = np.argsort(at, kind="stable")
+            pos = self._prefix(run, hashes, (at[ascending], d_w[d_idx][ascending]))
             live = pos[run.weights[pos] > 0]
             parts.append(_weighted(take_rows(run.frame, live), run.weights[live]))
         gathered = concat_frames(parts) if parts else d.head(0)
@@ -219,10 +230,6 @@ class TopKState:
         old = window(before, self._partition, self._order, rn, out_types, self._limit)
         out = ZSet.concat([new, old.negate()], out_types).consolidate()
 
-        d_w = d[WEIGHT].to_numpy()
-        row_h = self._row_hash(d)
-        by_hash = np.argsort(row_h, kind="stable")
-        found = [self._find(run, d, by_hash, row_h[by_hash]) for run in self._runs]
         rest = np.ones(d.height, dtype=bool)
         for d_idx, _ in found:
             rest[d_idx] = False
