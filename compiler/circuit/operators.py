@@ -670,7 +670,7 @@ class TopKIncremental(Operator):
         return Cost(
             "the input integral (a delete promotes the next row), sorted by (partition, ORDER BY keys, all columns)",
             "O(|Δ| log n + k) per changed partition and run (O(log n) runs), k the limit, one more row read "
-            "per deleted row; run merges amortised O(log n) sorts per row",
+            "per row of the change among the first k; run merges amortised O(log n) sorts per row",
         )
 
 
