@@ -5,10 +5,11 @@ shapes take other kernels: DISTINCT its incremental H, MIN/MAX the aggregate's m
 of values, ORDER BY ... LIMIT the top-k state. This loads the same tables (its generator
 and seed) for each view in turn and applies the same change steps (half deletes of
 present orders, half new ones), printing one JSON line per view: the median and p90 step
-in wall time after `--warm` untimed steps. Run it for two checkouts on their own
-PYTHONPATH to compare them:
+in wall time after `--warm` untimed steps. `--duckdb N` adds DuckDB's time to compute
+the same query from scratch over the final tables (median of N runs) and the speed-up.
+Run it for two checkouts on their own PYTHONPATH to compare them:
 
-    PYTHONPATH=. .venv/bin/python bench/view_shapes.py --orders 200000
+    PYTHONPATH=. .venv/bin/python bench/view_shapes.py --orders 200000 --duckdb 15
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def changes(orders: pl.DataFrame, steps: int, size: int, rng: np.random.Generato
     return out
 
 
-def time_view(name: str, orders_n: int, steps: int, warm: int, size: int) -> dict[str, object]:
+def time_view(name: str, orders_n: int, steps: int, warm: int, size: int, duckdb_runs: int = 0) -> dict[str, object]:
     rng = np.random.default_rng(7)
     p = Pipeline.from_sql(f"{TABLES}CREATE VIEW v AS {VIEWS[name]};")
     customers, orders = customers_frame(rng), orders_frame(np.arange(orders_n), rng)
@@ -70,12 +71,37 @@ def time_view(name: str, orders_n: int, steps: int, warm: int, size: int) -> dic
         p.step({"orders": z})
         wall.append(time.perf_counter() - t)
     timed = sorted(wall[warm:])
-    return {
+    out: dict[str, object] = {
         "view": name,
         "orders": orders_n,
         "step_median_ms": round(statistics.median(timed) * 1e3, 2),
         "step_p90_ms": round(timed[int(0.9 * (len(timed) - 1))] * 1e3, 2),
     }
+    if duckdb_runs:
+        recompute = duckdb_ms(p, VIEWS[name], duckdb_runs)
+        out["duckdb_median_ms"] = round(recompute, 2)
+        out["speedup"] = round(recompute / statistics.median(timed) / 1e3, 2)
+    return out
+
+
+def duckdb_ms(p: Pipeline, query: str, runs: int) -> float:
+    """DuckDB's median time to compute `query` from scratch over the pipeline's tables as
+    they stand (in DuckDB tables, fetched into Python), after one untimed run."""
+    import duckdb
+
+    con = duckdb.connect()
+    for table in ("orders", "customers"):
+        frame = p.table_contents(table).frame
+        names = dict(zip(frame.columns[:-1], p.table_columns(table), strict=True))
+        con.register(f"{table}_df", frame.drop(WEIGHT).rename(names))
+        con.execute(f"CREATE TABLE {table} AS SELECT * FROM {table}_df")
+    con.execute(query).fetchall()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        con.execute(query).fetchall()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
 
 
 def main() -> None:
@@ -85,9 +111,13 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=10, help="untimed steps first")
     parser.add_argument("--change", type=int, default=1_000, help="rows changed per step")
     parser.add_argument("--views", nargs="+", choices=sorted(VIEWS), default=list(VIEWS))
+    parser.add_argument(
+        "--duckdb", type=int, default=0, metavar="RUNS", help="also time DuckDB recomputing the view, median of RUNS"
+    )
     args = parser.parse_args()
     for name in args.views:
-        print(json.dumps(time_view(name, args.orders, args.steps, args.warm, args.change)), flush=True)
+        result = time_view(name, args.orders, args.steps, args.warm, args.change, args.duckdb)
+        print(json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":
