@@ -149,3 +149,12 @@ def test_distributed_bad_input_changes_nothing(spark: Any, tmp_path: Path) -> No
     assert job.refresh().refresh_id == 2
     check_views(spark, job, expected, "distributed, after the fixes", logs=False)
     job.close()
+
+    # state kept for another compilation of the same views (another dbspc) is refused
+    path = tmp_path / "ckpt" / "MANIFEST.json"
+    written = json.loads(path.read_text())
+    assert written["pipeline"]["distributed"]["circuit"]
+    written["pipeline"]["distributed"]["circuit"] = "0" * 16
+    path.write_text(json.dumps(written))
+    with pytest.raises(UsageError, match="compiled to another circuit"):
+        _job(spark, tmp_path, src, execution="distributed", buckets=2).refresh()

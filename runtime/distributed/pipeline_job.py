@@ -34,7 +34,7 @@ from pyspark.sql import SparkSession
 from dbspc.compiler.errors import InputError, UsageError
 from dbspc.runtime.distributed import bucket_state, view_tables
 from dbspc.runtime.distributed.spark_stages import Refreshed, SparkStages
-from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.pipeline import CIRCUIT, Pipeline
 from dbspc.runtime.refresh.checkpoint import Manifest
 from dbspc.runtime.refresh.job import DISTRIBUTED, Job, Pulled, snapshot_path
 from dbspc.runtime.refresh.schema import SourceColumn
@@ -90,6 +90,13 @@ class DistributedJob(Job):
                 f"checkpoint {self.checkpoint_dir} was written in driver mode; resume it without "
                 "execution='distributed', or start over with a new checkpoint"
             )
+        recorded = meta.get(CIRCUIT)
+        if recorded is not None and recorded != pipeline.circuit_digest():
+            raise UsageError(
+                f"checkpoint {self.checkpoint_dir} holds the state of these views compiled to another circuit "
+                "(by another version of dbspc); a distributed job cannot carry its state over: start over with "
+                "a new checkpoint"
+            )
         if int(meta["buckets"]) != self.buckets:
             raise UsageError(
                 f"checkpoint {self.checkpoint_dir} keeps its state in {meta['buckets']} buckets; resume it with "
@@ -119,9 +126,7 @@ class DistributedJob(Job):
         return Pulled(data.frame, data.rows, data.top, data.hashes)
 
     def _step(self, pipeline: Pipeline, changes: dict[str, Any]) -> Refreshed:
-        convert = {
-            s.table.lower(): partial(_batch, s, self.columns[s.table.lower()]) for s in self.sources
-        }
+        convert = {s.table.lower(): partial(_batch, s, self.columns[s.table.lower()]) for s in self.sources}
         self.last = self.stages().refresh(changes, base=self.refresh_id, convert=convert)
         return self.last
 
@@ -133,7 +138,7 @@ class DistributedJob(Job):
         return section, rows, stepped.deltas
 
     def _save_state(self, k: int, pipeline: Pipeline) -> tuple[dict[str, list[str]], Any, dict[str, Any]]:
-        return {}, {}, {DISTRIBUTED: {"buckets": self.buckets}}
+        return {}, {}, {DISTRIBUTED: {"buckets": self.buckets, CIRCUIT: pipeline.circuit_digest()}}
 
     def _collect_garbage(self) -> None:
         super()._collect_garbage()
