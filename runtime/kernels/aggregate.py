@@ -8,9 +8,11 @@ a change touches. Two kinds of per-group state serve the aggregates:
   group's state is a row of running sums (rows, non-NULL count, sum); the state after a
   change is old state + the change's contribution, O(1) per touched group.
 * multiset: MIN/MAX and the DISTINCT variants need the group's values, so each group
-  keeps its value multiset (group.., value) with weights; touched groups are
-  re-evaluated from it, which survives deleting the current minimum. collect_list and
-  collect_set (Spark) are the multiset itself as an ARRAY: a touched group's array is
+  keeps its value multiset (group.., value) with weights, which survives deleting the
+  current minimum. MIN/MAX also keep the rows they emitted: a step reads a touched
+  group's old extremes from them and its multiset only when an extreme is deleted
+  (`_extremum_values`); the others re-evaluate touched groups from the multiset.
+  collect_list and collect_set (Spark) are the multiset itself as an ARRAY: a group's array is
   rebuilt from its multiset (each value `weight` times, or once for the set) and the
   old array retracted, so a change costs the elements of the groups it touches. Spark
   leaves the order inside the array unspecified; dbspc sorts it ascending, so that
@@ -677,8 +679,10 @@ class IncrementalAggregate:
     State: the linear per-group running sums (Trace keyed by group), one value
     multiset per column that MIN/MAX/DISTINCT aggregate (Trace of (group.., value)
     keyed by group). The rows emitted for a group are a function of its state, so the
-    next change retracts them by re-finalizing the old state; no output trace is kept.
-    `step` reads state only; its `commit` writes it.
+    next change retracts them by re-finalizing the old state, except where the emitted
+    rows are kept (a third trace): float SUM/AVG, whose re-summed bits may differ, and
+    MIN/MAX alone, whose old extremes they give. `step` reads state only; its `commit`
+    writes it.
     """
 
     def __init__(
@@ -794,9 +798,9 @@ class IncrementalAggregate:
             merged = _join_groups(merged, p.mset_eval(arg, values), p.gnames)
             mset_deltas.append((trace, dm))
 
-        # The rows emitted before are a function of the old state: recompute them rather
-        # than keep (and update) a third trace of output rows. One finalize evaluates the
-        # new rows (+1) and the old (-1) together. It may raise: nothing is mutated yet.
+        # Without kept rows, the rows emitted before are a function of the old state: one
+        # finalize evaluates the new rows (+1) and the old (-1) together. It may raise:
+        # nothing is mutated yet.
         if old_out is not None:
             new_out = ZSet(p.finalize(merged), p.out_types)
             out_delta = ZSet.concat([new_out, ZSet(old_out, p.out_types).negate()], p.out_types).consolidate()
