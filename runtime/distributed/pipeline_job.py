@@ -83,6 +83,9 @@ class DistributedJob(Job):
 
     # -- the hooks of Job --------------------------------------------------------------
 
+    def _resumable(self, manifest: Manifest, pipeline: Pipeline) -> bool:
+        return True  # _resume checks the mode, the buckets and the circuit, naming what differs
+
     def _resume(self, manifest: Manifest, pipeline: Pipeline) -> None:
         meta = manifest.pipeline.get(DISTRIBUTED)
         if meta is None:

@@ -211,7 +211,7 @@ class Job:
         checkpoint's tables, as for an edited program. (A manifest from before circuits
         were recorded is judged by its traces' names.)"""
         if DISTRIBUTED in manifest.pipeline:
-            return True  # _resume refuses it, naming the execution mode
+            return True  # _resume refuses it, naming the execution mode that wrote it
         recorded = manifest.pipeline.get(CIRCUIT)
         if recorded is not None and recorded != pipeline.circuit_digest():
             return False
