@@ -73,7 +73,8 @@ def test_distributed_equals_driver_mode_and_spark(spark: Any, tmp_path: Path) ->
     assert _logs(dist) == _logs(driver)
     assert dist.refresh().committed is False
     manifest = json.loads((tmp_path / "dist" / "ckpt" / "MANIFEST.json").read_text())
-    assert manifest["state"] == {} and manifest["pipeline"] == {"distributed": {"buckets": 3}}
+    circuit = dist.pipeline.circuit_digest()
+    assert manifest["state"] == {} and manifest["pipeline"] == {"distributed": {"buckets": 3, "circuit": circuit}}
     dist.close()
     driver.close()
 
@@ -97,6 +98,8 @@ def test_distributed_equals_driver_mode_and_spark(spark: Any, tmp_path: Path) ->
         _job(spark, tmp_path / "dist", src).refresh()
     with pytest.raises(UsageError, match="buckets=3"):
         _job(spark, tmp_path / "dist", src, execution="distributed", buckets=4).refresh()
+    with pytest.raises(UsageError, match="written in driver mode"):
+        _job(spark, tmp_path / "driver", src, execution="distributed", buckets=3).refresh()
     with pytest.raises(UsageError, match="execution must be one of driver, distributed"):
         SparkPipeline(spark, tmp_path / "x", execution="cluster")
 
