@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import ClassVar, Protocol
 
-from dbspc.compiler.logical.aggregate import COLLECTS, LINEAR_AGGREGATES, AggCall
+from dbspc.compiler.logical.aggregate import COLLECTS, AggCall, is_running_sum
 from dbspc.compiler.logical.plan import OrderKey, WindowCall
 from dbspc.compiler.logical.scalar import Scalar
 from dbspc.compiler.types import SqlType
@@ -676,16 +676,20 @@ class TopKIncremental(Operator):
 
 def aggregate_cost(aggs: tuple[AggCall, ...], in_types: tuple[SqlType, ...] | None = None) -> Cost:
     """What runtime/kernels/aggregate.py keeps, given the input's types (`in_types`).
-    COUNT/SUM/AVG keep running sums (§7.2, linear). MIN/MAX keep a value multiset and
-    the emitted rows: a step reads the old extremes, and re-reads a group only when one
-    of them is deleted. The other aggregates over a multiset (DISTINCT ones, float
-    SUM/AVG, moments, collects) re-read each changed group. Without `in_types` (the
-    nested scopes' aggregate) every multiset aggregate re-reads its groups."""
+    COUNT/SUM/AVG keep running sums (§7.2, `is_running_sum`). MIN/MAX keep a value
+    multiset and the emitted rows: a step reads the old extremes, and re-reads a group
+    only when one of them is deleted. The other aggregates over a multiset (DISTINCT
+    ones, float SUM/AVG, moments, collects) re-read each changed group. Without
+    `in_types` (the nested scopes' aggregate) every MIN/MAX re-reads its groups."""
+
+    def in_type(a: AggCall) -> SqlType | None:
+        return None if in_types is None or a.arg is None else in_types[a.arg]
 
     def float_sum(a: AggCall) -> bool:
-        return a.fn in ("sum", "avg") and (in_types is None or (a.arg is not None and in_types[a.arg].is_float))
+        t = in_type(a)
+        return a.fn in ("sum", "avg") and t is not None and t.is_float
 
-    linear = [a for a in aggs if a.fn in LINEAR_AGGREGATES and not a.distinct and not float_sum(a)]
+    linear = [a for a in aggs if is_running_sum(a, in_type(a))]
     multiset = [a for a in aggs if a not in linear]
     collects = sorted({a.fn for a in multiset if a.fn in COLLECTS})
     parts = ["running sums per group"] if linear else []

@@ -40,3 +40,13 @@ class AggCall:
             return "count(*)"
         d = "distinct " if self.distinct else ""
         return f"{self.fn}({d}#{self.arg})"
+
+
+def is_running_sum(call: AggCall, in_type: SqlType | None) -> bool:
+    """Whether the incremental aggregate keeps `call` as a running sum per group (§7.2),
+    given its argument's type (None: not known, as for COUNT(*)). Floating-point SUM and
+    AVG are not: adding and later subtracting 1e17 loses the 0.5 beside it, so they are
+    re-evaluated from the group's value multiset, as recomputation would."""
+    if call.fn in ("sum", "avg") and in_type is not None and in_type.is_float:
+        return False
+    return call.fn in LINEAR_AGGREGATES and not call.distinct

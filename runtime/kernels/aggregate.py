@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.errors import RuntimeSqlError
-from dbspc.compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall
+from dbspc.compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall, is_running_sum
 from dbspc.compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace
@@ -87,12 +87,8 @@ class _Agg:
 
     @property
     def linear(self) -> bool:
-        """Kept as a running sum per group (§7.2). Floating-point SUM and AVG are not:
-        adding and later subtracting 1e17 loses the 0.5 beside it, so they are
-        re-evaluated from the group's value multiset, as recomputation would."""
-        if self.call.fn in ("sum", "avg") and self.is_float:
-            return False
-        return self.call.fn == "count_star" or (self.call.fn in ("count", "sum", "avg") and not self.call.distinct)
+        """Kept as a running sum per group (§7.2; float SUM/AVG are not)."""
+        return is_running_sum(self.call, self.in_type)
 
     @property
     def needs_sum(self) -> bool:
