@@ -51,6 +51,7 @@ class Pipeline:
                 self.tables[name] = table_trace(t)
         self._previous: dict[str, ZSet] = {}
         self.steps = 0
+        self._digest: str | None = None
 
     @staticmethod
     def from_sql(
@@ -110,8 +111,11 @@ class Pipeline:
 
     def circuit_digest(self) -> str:
         """A hash of the compiled circuit, whose operators the state belongs to: another
-        version of the compiler may plan the same views differently."""
-        return hashlib.sha256(to_text(self.circuit).encode()).hexdigest()[:16]
+        version of the compiler may plan the same views differently. Made on first use
+        (a checkpoint asks at every refresh; the circuit never changes)."""
+        if self._digest is None:
+            self._digest = hashlib.sha256(to_text(self.circuit).encode()).hexdigest()[:16]
+        return self._digest
 
     def restored(self, meta: dict[str, object]) -> None:
         self.steps = int(meta["steps"])  # type: ignore[call-overload]
