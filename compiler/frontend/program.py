@@ -412,6 +412,7 @@ _POSITION = re.compile(r"Line: (\d+), Col: (\d+)")
 def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     """Resolve and qualify every name with sqlglot's optimizer."""
     _refuse_unknown_tables(query, program)
+    _refuse_bad_positions(query)
     pivot = query.find(exp.Pivot)
     if pivot is not None:  # refused here: qualification would otherwise fail on its columns
         if pivot.args.get("unpivot"):
@@ -634,6 +635,40 @@ def _alias_select_subqueries(query: exp.Expression) -> exp.Expression:
             if isinstance(e, exp.Subquery) and not e.alias:
                 e.replace(exp.Alias(this=e.copy(), alias=exp.to_identifier(f"_col_{i}")))
     return query
+
+
+def _position_literal(node: exp.Expression) -> int | None:
+    """The integer a GROUP BY / ORDER BY item is, if it is a literal one (Spark reads
+    `-1` and `(2)` as positions too), else None."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    sign = 1
+    if isinstance(node, exp.Neg):
+        node, sign = node.this, -1
+    if isinstance(node, exp.Literal) and not node.is_string and node.name.isdigit():
+        return sign * int(node.name)
+    return None
+
+
+def _refuse_bad_positions(query: exp.Expression) -> None:
+    """GROUP BY 3 and ORDER BY 3 name the third SELECT item; a position outside the
+    list is an error in Spark (GROUP_BY_POS_OUT_OF_RANGE, ORDER_BY_POS_OUT_OF_RANGE),
+    not a constant to group or sort by."""
+    for q in [query, *query.find_all(exp.Query)]:
+        width = len(q.selects) if isinstance(q, exp.Query) else 0
+        clauses = [("GROUP BY", "GROUP_BY", q.args.get("group")), ("ORDER BY", "ORDER_BY", q.args.get("order"))]
+        for clause, code, node in clauses:
+            if node is None or (clause == "GROUP BY" and not isinstance(q, exp.Select)):
+                continue
+            for item in node.expressions:
+                target = item.this if isinstance(item, exp.Ordered) else item
+                n = _position_literal(target)
+                if n is not None and not 1 <= n <= width:
+                    raise SqlError(
+                        f"{clause} position {n} is not in select list (valid range is [1, {width}]) "
+                        f"(Spark: {code}_POS_OUT_OF_RANGE)",
+                        span_of(target),
+                    )
 
 
 def _refuse_unknown_tables(query: exp.Expression, program: Program) -> None:
