@@ -23,7 +23,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from dbspc.compiler.errors import SqlError, UnsupportedSql
-from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, coerce
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
 from dbspc.compiler.types import DATE, INT, STRING, TIMESTAMP
@@ -42,11 +42,7 @@ def _temporal(x: Scalar, node: exp.Expression, want: str = "DATE") -> Scalar:
         return x
     if x.type.kind in ("STRING", "NULL"):
         return coerce(x, DATE if want == "DATE" else TIMESTAMP)
-    raise SqlError(f"{_name(node)} needs a DATE or TIMESTAMP, not {x.type}", span_of(node))
-
-
-def _name(node: exp.Expression) -> str:
-    return (node.sql_name() if hasattr(node, "sql_name") else type(node).__name__).upper()
+    raise SqlError(f"{written_name(node)} needs a DATE or TIMESTAMP, not {x.type}", span_of(node))
 
 
 def _part(fn: str) -> Rule:
@@ -70,7 +66,7 @@ def _extract(node: exp.Expression, bind: Bind) -> Scalar:
 
 def _int(x: Scalar, node: exp.Expression) -> Scalar:
     if not (x.type.is_integer or x.type.kind == "NULL") or x.type.kind == "BIGINT":
-        raise SqlError(f"{_name(node)} needs an INT number of days or months, not {x.type}", span_of(node))
+        raise SqlError(f"{written_name(node)} needs an INT number of days or months, not {x.type}", span_of(node))
     return coerce(x, INT)
 
 
@@ -100,7 +96,7 @@ def _unit(node: exp.Expression, arg: exp.Expression | None) -> str | None:
     """The truncation unit, which must be a constant; None for one Spark does not know."""
     if isinstance(arg, exp.Var | exp.Literal) or (isinstance(arg, exp.Column) and not arg.table):
         return _TRUNC_UNITS.get(arg.name.upper())
-    raise UnsupportedSql(f"{_name(node)} needs a constant unit", span_of(node))
+    raise UnsupportedSql(f"{written_name(node)} needs a constant unit", span_of(node))
 
 
 def _date_trunc(node: exp.Expression, bind: Bind) -> Scalar:
@@ -138,12 +134,14 @@ def _to_date(node: exp.Expression, bind: Bind) -> Scalar:
     x = bind(node.this)
     if x.type.kind == "DATE":
         return x
-    return coerce(_temporal(x, node), DATE)
+    # sqlglot's own wrapper (year(x)) has no name of its own: the error names the call
+    added = not (node._meta or {}).get("call_name") and isinstance(node.parent, exp.Func)
+    return coerce(_temporal(x, node.parent if added else node), DATE)
 
 
 def _refuse_clock(node: exp.Expression, bind: Bind) -> Scalar:
     raise UnsupportedSql(
-        f"{_name(node)} is not allowed in a view: its value changes with the clock, not with the tables; "
+        f"{written_name(node)} is not allowed in a view: its value changes with the clock, not with the tables; "
         "store the time in a column instead",
         span_of(node),
     )

@@ -23,7 +23,7 @@ from dbspc.compiler.frontend.bind_datetime import RULES as DATETIME_RULES
 from dbspc.compiler.frontend.bind_datetime import interval_arithmetic
 from dbspc.compiler.frontend.bind_strings import RULES as STRING_RULES
 from dbspc.compiler.frontend.ddl import sql_type
-from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, arithmetic_type, castable, coerce, common_type
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
 from dbspc.compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, NULL, STRING, TIMESTAMP, SqlType, decimal
@@ -87,7 +87,7 @@ def _bind_node(node: exp.Expression, scope: ScalarScope) -> Scalar:
                 return by_name(node, scope)
             raise UnsupportedSql(f"function {node.name.upper()}() is unknown or not supported", span_of(node))
         if isinstance(node, exp.Func) and not isinstance(node, AGGREGATE_NODES):
-            name = _function_name(node)
+            name = written_name(node)
             raise UnsupportedSql(f"function {name}() is not supported yet", span_of(node))
         if isinstance(node, AGGREGATE_NODES):
             raise SqlError(f"aggregate {node.sql(scope.dialect)} is not allowed in {scope.context}", span_of(node))
@@ -100,15 +100,6 @@ def _bind_node(node: exp.Expression, scope: ScalarScope) -> Scalar:
         return binder(node, scope)
     except TypeMismatch as e:
         raise SqlError(f"{e} in '{_short(node, scope)}'", span_of(node)) from None
-
-
-def _function_name(node: exp.Func) -> str:
-    """The function's name as written (INSTR), not sqlglot's class (StrPosition); the
-    parser records it (program._record_source_names)."""
-    written = (node._meta or {}).get("source_name")
-    if isinstance(written, str) and written.replace("_", "").isalnum():
-        return written.upper()
-    return node.sql_name() if hasattr(node, "sql_name") else type(node).__name__.upper()
 
 
 def _short(node: exp.Expression | exp.Binary, scope: ScalarScope) -> str:

@@ -31,3 +31,14 @@ def span_of(node: exp.Expression | exp.Binary | exp.Query | None) -> Span | None
 def line_col(text: str, offset: int) -> tuple[int, int]:
     """The 1-based line and column of character `offset` of `text`."""
     return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def written_name(node: exp.Expression) -> str:
+    """A call's name as the user wrote it (INSTR, DATE_SUB), not sqlglot's class
+    (StrPosition, TsOrDsAdd); the parser records it (program._record_source_names)."""
+    meta = node._meta or {}
+    for key in ("source_name", "call_name"):
+        written = meta.get(key)
+        if isinstance(written, str) and written.replace("_", "").isalnum():
+            return written.upper()
+    return node.sql_name() if hasattr(node, "sql_name") else type(node).__name__.upper()

@@ -221,6 +221,9 @@ def _record_call_name(text: str, node: exp.Expression | exp.Func, owned: set[int
     if not starts:
         return
     end = min(starts)
+    if isinstance(node, exp.RegexpLike) and (infix := _infix_name(text, node)):
+        node.meta["call_name"] = infix  # `s RLIKE p`: no name precedes the first argument
+        return
     if isinstance(node, exp.Cast) and (typed := _TYPED_LITERAL.search(text, max(end - 20, 0), end)):
         node.meta["call_name"] = typed.group(1)  # DATE '2024-01-31', TIMESTAMP '...'
         return
@@ -230,6 +233,16 @@ def _record_call_name(text: str, node: exp.Expression | exp.Func, owned: set[int
         return
     taken.add(m.start(1))
     node.meta["call_name"] = m.group(1)
+
+
+def _infix_name(text: str, node: exp.Expression) -> str | None:
+    """The keyword between an infix call's two arguments (`RLIKE` in `s RLIKE p`)."""
+    ends = [sub._meta["end"] for sub in node.this.walk() if sub._meta and "end" in sub._meta]
+    starts = [sub._meta["start"] for sub in node.expression.walk() if sub._meta and "start" in sub._meta]
+    if not ends or not starts:
+        return None
+    gap = text[max(ends) + 1 : min(starts)].strip().split()
+    return gap[-1] if len(gap) == 1 and gap[0].isalpha() else None
 
 
 _CLAUSE_WORDS = ("OR", "GLOBAL", "TBLPROPERTIES", "PARTITIONED", "WITH", "IF")
