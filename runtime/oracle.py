@@ -17,6 +17,11 @@ pyspark 4.3):
   ANSI mode, where both raise, and DuckDB 2.0 raises on division by zero too, so
   `_ansi_for_duckdb` undoes both rewrites: a golden that hits either then fails loudly
   in the oracle instead of agreeing with a wrong NULL.
+- `date_add`, `date_sub`, `add_months` and `trunc` become `date + INTERVAL` and
+  DATE_TRUNC, TIMESTAMPs in DuckDB; `_dates_for_duckdb` casts them back to DATE, as
+  Spark types them.
+- Over no rows, ROLLUP / CUBE / GROUPING SETS with a () set give no rows in Spark and a
+  grand-total row in DuckDB; `_grand_total_for_duckdb` adds `HAVING COUNT(*) > 0`.
 - `concat(a, b)` becomes `a || b`; both give NULL when an argument is NULL.
 - AVG of a DECIMAL is a DECIMAL (scale + 4, rounded) in Spark and a DOUBLE in DuckDB;
   `assert_same_rows` therefore compares a Decimal with a float up to the Decimal's
@@ -138,6 +143,42 @@ def _ansi_for_duckdb(node: exp.Expression) -> exp.Expression:
     return node
 
 
+def _dates_for_duckdb(node: exp.Expression) -> exp.Expression:
+    """Spark's date_add / date_sub / add_months / trunc give a DATE; sqlglot writes them
+    as `date + INTERVAL` and DATE_TRUNC, which DuckDB types TIMESTAMP, so the oracle
+    casts them back."""
+    if not isinstance(node, (exp.TsOrDsAdd, exp.AddMonths, exp.DateTrunc)):
+        return node
+    parent = node.parent
+    if isinstance(parent, exp.Cast) and parent.to.this == exp.DataType.Type.DATE:
+        return node
+    return exp.Cast(this=node.copy(), to=exp.DataType.build("DATE"))
+
+
+def _grand_total_for_duckdb(node: exp.Expression) -> exp.Expression:
+    """Over no rows, ROLLUP, CUBE and GROUPING SETS with a () set give no rows in Spark
+    (it groups an Expand by the set's id), and DuckDB gives the () set's grand total, as
+    PostgreSQL does. `HAVING COUNT(*) > 0` drops only that row: over any rows, every group
+    of every set counts at least one. GROUPING SETS (()) alone is a global aggregate in
+    both, one row over no rows."""
+    group = node.args.get("group") if isinstance(node, exp.Select) else None
+    if group is None:
+        return node
+    sets = [e for e in group.expressions if isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets))]
+    only_empty = (
+        len(group.expressions) == 1
+        and isinstance(group.expressions[0], exp.GroupingSets)
+        and all(isinstance(t, exp.Tuple) and not t.expressions for t in group.expressions[0].expressions)
+    )
+    if not (sets or group.args.get("rollup") or group.args.get("cube")) or only_empty:
+        return node
+    node = node.copy()
+    nonempty = exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(0))
+    having = node.args.get("having")
+    node.set("having", exp.Having(this=nonempty if having is None else exp.and_(having.this, nonempty)))
+    return node
+
+
 def _collect_for_duckdb(node: exp.Expression) -> exp.Expression:
     """Spark's collect_list / collect_set as DuckDB expressions with Spark's results (see
     the module docstring), the array sorted as dbspc emits it."""
@@ -191,7 +232,8 @@ def duckdb_sql(sql: str, dialect: str, schema: Mapping[str, Mapping[str, str]] |
     """
     tree = sqlglot.parse_one(sql, read=dialect)
     if dialect in ("spark", "databricks"):
-        tree = tree.transform(_ansi_for_duckdb).transform(_collect_for_duckdb)
+        tree = tree.transform(_ansi_for_duckdb).transform(_collect_for_duckdb).transform(_dates_for_duckdb)
+        tree = tree.transform(_grand_total_for_duckdb)
         if schema is not None:
             tree = _truncating_casts(tree, schema, dialect)
     return tree.sql(dialect="duckdb")
