@@ -90,7 +90,7 @@ def _bind_node(node: exp.Expression, scope: ScalarScope) -> Scalar:
             name = written_name(node)
             raise UnsupportedSql(f"function {name}() is not supported yet", span_of(node))
         if isinstance(node, AGGREGATE_NODES):
-            raise SqlError(f"aggregate {node.sql(scope.dialect)} is not allowed in {scope.context}", span_of(node))
+            raise SqlError(f"aggregate {_unquoted(node, scope)} is not allowed in {scope.context}", span_of(node))
         if isinstance(node, exp.Interval):
             raise UnsupportedSql("INTERVAL values are not supported yet", span_of(node))
         raise UnsupportedSql(
@@ -107,6 +107,14 @@ def _short(node: exp.Expression | exp.Binary, scope: ScalarScope) -> str:
     plain = node.copy().transform(lambda n: exp.column(n.name) if isinstance(n, exp.Column) else n)
     text = plain.sql(scope.dialect)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _unquoted(node: exp.Expression, scope: ScalarScope) -> str:
+    """The expression without the quotes qualify put on every name (`x`.`k` is x.k)."""
+    plain = node.copy().transform(
+        lambda n: exp.to_identifier(n.name) if isinstance(n, exp.Identifier) and n.name.isidentifier() else n
+    )
+    return plain.sql(scope.dialect)
 
 
 def _bind_column(node: exp.Column, scope: ScalarScope) -> Scalar:
