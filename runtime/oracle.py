@@ -22,6 +22,8 @@ pyspark 4.3):
   Spark types them.
 - Over no rows, ROLLUP / CUBE / GROUPING SETS with a () set give no rows in Spark and a
   grand-total row in DuckDB; `_grand_total_for_duckdb` adds `HAVING COUNT(*) > 0`.
+- count_if(p) is 0 in Spark where p is NULL on every row, NULL in DuckDB;
+  `_count_if_for_duckdb` writes it as COUNT(NULLIF(p, false)), as Spark defines it.
 - `concat(a, b)` becomes `a || b`; both give NULL when an argument is NULL.
 - AVG of a DECIMAL is a DECIMAL (scale + 4, rounded) in Spark and a DOUBLE in DuckDB;
   `assert_same_rows` therefore compares a Decimal with a float up to the Decimal's
@@ -155,6 +157,14 @@ def _dates_for_duckdb(node: exp.Expression) -> exp.Expression:
     return exp.Cast(this=node.copy(), to=exp.DataType.build("DATE"))
 
 
+def _count_if_for_duckdb(node: exp.Expression) -> exp.Expression:
+    """Spark's count_if is COUNT(NULLIF(p, false)): 0 when p is never true. DuckDB's
+    COUNT_IF is NULL when p is NULL on every row, so the oracle writes Spark's form."""
+    if not isinstance(node, exp.CountIf):
+        return node
+    return exp.Count(this=exp.Nullif(this=node.this.copy(), expression=exp.false()))
+
+
 def _grand_total_for_duckdb(node: exp.Expression) -> exp.Expression:
     """Over no rows, ROLLUP, CUBE and GROUPING SETS with a () set give no rows in Spark
     (it groups an Expand by the set's id), and DuckDB gives the () set's grand total, as
@@ -233,7 +243,7 @@ def duckdb_sql(sql: str, dialect: str, schema: Mapping[str, Mapping[str, str]] |
     tree = sqlglot.parse_one(sql, read=dialect)
     if dialect in ("spark", "databricks"):
         tree = tree.transform(_ansi_for_duckdb).transform(_collect_for_duckdb).transform(_dates_for_duckdb)
-        tree = tree.transform(_grand_total_for_duckdb)
+        tree = tree.transform(_grand_total_for_duckdb).transform(_count_if_for_duckdb)
         if schema is not None:
             tree = _truncating_casts(tree, schema, dialect)
     return tree.sql(dialect="duckdb")
