@@ -425,7 +425,6 @@ _POSITION = re.compile(r"Line: (\d+), Col: (\d+)")
 def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     """Resolve and qualify every name with sqlglot's optimizer."""
     _refuse_unknown_tables(query, program)
-    _refuse_bad_positions(query)
     pivot = query.find(exp.Pivot)
     if pivot is not None:  # refused here: qualification would otherwise fail on its columns
         if pivot.args.get("unpivot"):
@@ -437,7 +436,9 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
     try:
         qualified = qualify(
             _alias_select_subqueries(
-                flatten_parenthesized_joins(_spark_names(_sqlite_rewrites(query.copy(), program), program))
+                flatten_parenthesized_joins(
+                    _spark_names(_sqlite_rewrites(_resolve_positions(query.copy()), program), program)
+                )
             ),
             schema=dict(program.catalog.sqlglot_schema()),  # type: ignore[arg-type]
             dialect=program.dialect,
@@ -663,25 +664,47 @@ def _position_literal(node: exp.Expression) -> int | None:
     return None
 
 
-def _refuse_bad_positions(query: exp.Expression) -> None:
-    """GROUP BY 3 and ORDER BY 3 name the third SELECT item; a position outside the
-    list is an error in Spark (GROUP_BY_POS_OUT_OF_RANGE, ORDER_BY_POS_OUT_OF_RANGE),
-    not a constant to group or sort by."""
-    for q in [query, *query.find_all(exp.Query)]:
-        width = len(q.selects) if isinstance(q, exp.Query) else 0
+def _resolve_positions(query: exp.Expression) -> exp.Expression:
+    """GROUP BY 3 and ORDER BY 3 name the third SELECT item, in Spark also inside ROLLUP,
+    CUBE and GROUPING SETS, where sqlglot's qualify leaves them as constants: those are
+    replaced by the item here. A position outside the list is an error in Spark
+    (GROUP_BY_POS_OUT_OF_RANGE, ORDER_BY_POS_OUT_OF_RANGE), not a constant to group or
+    sort by. Mutates `query` (a copy)."""
+    for q in list(query.find_all(exp.Query)):
+        width = len(q.selects)
         clauses = [("GROUP BY", "GROUP_BY", q.args.get("group")), ("ORDER BY", "ORDER_BY", q.args.get("order"))]
         for clause, code, node in clauses:
             if node is None or (clause == "GROUP BY" and not isinstance(q, exp.Select)):
                 continue
-            for item in node.expressions:
-                target = item.this if isinstance(item, exp.Ordered) else item
-                n = _position_literal(target)
-                if n is not None and not 1 <= n <= width:
+            for item, nested in _position_items(node.expressions):
+                n = _position_literal(item)
+                if n is None:
+                    continue
+                if not 1 <= n <= width:
                     raise SqlError(
                         f"{clause} position {n} is not in select list (valid range is [1, {width}]) "
                         f"(Spark: {code}_POS_OUT_OF_RANGE)",
-                        span_of(target),
+                        span_of(item),
                     )
+                if nested:
+                    chosen = q.selects[n - 1]
+                    item.replace((chosen.this if isinstance(chosen, exp.Alias) else chosen).copy())
+    return query
+
+
+def _position_items(items: list[exp.Expression]) -> list[tuple[exp.Expression, bool]]:
+    """The items of a GROUP BY or ORDER BY, each with whether it sits inside ROLLUP, CUBE
+    or GROUPING SETS (where sqlglot does not read positions)."""
+    out: list[tuple[exp.Expression, bool]] = []
+    for item in items:
+        if isinstance(item, exp.Ordered):
+            out.append((item.this, False))
+        elif isinstance(item, (exp.Rollup, exp.Cube, exp.GroupingSets)):
+            for e in item.expressions:
+                out += [(x, True) for x in (e.expressions if isinstance(e, exp.Tuple) else [e])]
+        else:
+            out.append((item, False))
+    return out
 
 
 def _refuse_unknown_tables(query: exp.Expression, program: Program) -> None:
