@@ -145,16 +145,15 @@ def _ansi_for_duckdb(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _dates_for_duckdb(node: exp.Expression) -> exp.Expression:
+def _dates_for_duckdb(tree: exp.Expression) -> exp.Expression:
     """Spark's date_add / date_sub / add_months / trunc give a DATE; sqlglot writes them
     as `date + INTERVAL` and DATE_TRUNC, which DuckDB types TIMESTAMP, so the oracle
-    casts them back."""
-    if not isinstance(node, (exp.TsOrDsAdd, exp.AddMonths, exp.DateTrunc)):
-        return node
-    parent = node.parent
-    if isinstance(parent, exp.Cast) and parent.to.this == exp.DataType.Type.DATE:
-        return node
-    return exp.Cast(this=node.copy(), to=exp.DataType.build("DATE"))
+    casts them back (in place, so calls nested in calls are cast too)."""
+    for node in list(tree.find_all(exp.TsOrDsAdd, exp.AddMonths, exp.DateTrunc)):
+        cast = exp.Cast(to=exp.DataType.build("DATE"))
+        node.replace(cast)
+        cast.set("this", node)
+    return tree
 
 
 def _count_if_for_duckdb(node: exp.Expression) -> exp.Expression:
@@ -182,7 +181,7 @@ def _grand_total_for_duckdb(node: exp.Expression) -> exp.Expression:
     )
     if not (sets or group.args.get("rollup") or group.args.get("cube")) or only_empty:
         return node
-    node = node.copy()
+    # set in place: a new node would stop transform() from reaching the queries inside
     nonempty = exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(0))
     having = node.args.get("having")
     node.set("having", exp.Having(this=nonempty if having is None else exp.and_(having.this, nonempty)))
@@ -242,7 +241,8 @@ def duckdb_sql(sql: str, dialect: str, schema: Mapping[str, Mapping[str, str]] |
     """
     tree = sqlglot.parse_one(sql, read=dialect)
     if dialect in ("spark", "databricks"):
-        tree = tree.transform(_ansi_for_duckdb).transform(_collect_for_duckdb).transform(_dates_for_duckdb)
+        tree = tree.transform(_ansi_for_duckdb).transform(_collect_for_duckdb)
+        tree = _dates_for_duckdb(tree)
         tree = tree.transform(_grand_total_for_duckdb).transform(_count_if_for_duckdb)
         if schema is not None:
             tree = _truncating_casts(tree, schema, dialect)
