@@ -82,6 +82,10 @@ class Semantics:
     # An unaliased SELECT item is named as Spark names it (`sum(x)`, `(a + b)`, see
     # compiler/frontend/spark_names.py); otherwise `_col_<i>` by its position.
     spark_names: bool = False
+    # Spark's grammar compares before it applies IN, BETWEEN and LIKE, and has no chain
+    # of them: `a = b IN (c)` is `(a = b) IN (c)` (sqlglot parses `a = (b IN (c))`, as
+    # PostgreSQL reads it), and `a LIKE b IN (c)` is a syntax error.
+    spark_predicates: bool = False
 
     def parse_only_warning(self) -> str | None:
         """The stderr line that says a dialect is not evaluated by its own rules."""
@@ -102,6 +106,7 @@ _SPARK = Semantics(
     string_number="spark",
     store_assignment="ansi",
     spark_names=True,
+    spark_predicates=True,
 )
 
 _FULL = {

@@ -54,6 +54,18 @@ def test_spark_family_divides_as_double_and_raises_on_zero(dialect: str) -> None
         _one("SELECT a + b FROM t", dialect, 2147483647, 1)
 
 
+@pytest.mark.parametrize("dialect", ["spark", "databricks"])
+def test_spark_family_compares_before_in(dialect: str) -> None:
+    """Spark reads `a <=> b IN (false)` as (a <=> b) IN (false); sqlglot parses it with
+    parentheses of its own around `b IN (false)` (where INT <=> BOOLEAN has no type).
+    Spark 4.1's answers, per row (a, b): (NULL, 1) -> true, (NULL, NULL) -> false."""
+    rows = [(None, 1), (None, None)]
+    assert _view("SELECT b, a <=> b IN (false) FROM t", dialect, rows) == [(1, True), (None, False)]
+    with pytest.raises(SqlError, match="no common type"):
+        _view("SELECT b, a <=> (b IN (1)) FROM t", dialect, rows)
+    assert _view("SELECT b, a = b IN (true) FROM t", dialect, [(1, 1), (1, 2)]) == [(1, True), (2, False)]
+
+
 # -- SQLite (sqllogictest) ----------------------------------------------------------------
 
 

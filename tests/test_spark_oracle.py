@@ -70,6 +70,8 @@ SPARK_CASES = [
     "recursion_max_level",  # MAX RECURSION LEVEL n: levels 0..n-1 produce rows
     "scalar_subquery_rows",  # non-aggregate scalar subqueries: one row or NULL
     "semi_anti_join",  # LEFT SEMI / LEFT ANTI JOIN
+    "predicate_precedence",  # k = v IN (true) is (k = v) IN (true) in Spark; sqlglot parses k = (v IN ...)
+    "grouping_set_positions",  # positions inside ROLLUP/CUBE/GROUPING SETS name SELECT items
 ]
 
 

@@ -199,6 +199,8 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
                 unplaced.append(node)
             if isinstance(node, exp.Interval):
                 intervals.append(node)
+            if isinstance(node, exp.Paren) and isinstance(node.parent, exp.NullSafeEQ):
+                _mark_added_paren(text, node)
     taken: set[int] = set()
     for node in reversed(unplaced):  # inner calls first: CAST(CAST(x AS INT) AS STRING)
         _record_call_name(text, node, owned, taken)
@@ -206,6 +208,14 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
     if len(keywords) == len(intervals):  # both in source order; otherwise leave them unplaced
         for node, t in zip(intervals, keywords, strict=True):
             node.meta.update(line=t.line, col=t.col, start=t.start, end=t.end)
+
+
+def _mark_added_paren(text: str, node: exp.Paren) -> None:
+    """sqlglot parses `a <=> b IN (c)` with parentheses of its own around `b IN (c)`;
+    mark them (no `(` precedes their first token) for _spark_predicates."""
+    starts = [sub._meta["start"] for sub in node.walk() if sub._meta and "start" in sub._meta]
+    if starts and not text[: min(starts)].rstrip().endswith("("):
+        node.meta["added"] = True
 
 
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*$")
@@ -437,7 +447,10 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
         qualified = qualify(
             _alias_select_subqueries(
                 flatten_parenthesized_joins(
-                    _spark_names(_sqlite_rewrites(_resolve_positions(query.copy()), program), program)
+                    _spark_names(
+                        _spark_predicates(_sqlite_rewrites(_resolve_positions(query.copy()), program), program),
+                        program,
+                    )
                 )
             ),
             schema=dict(program.catalog.sqlglot_schema()),  # type: ignore[arg-type]
@@ -547,6 +560,37 @@ def _sqlite_rewrites(query: exp.Expression, program: Program) -> exp.Expression:
             continue
         as_real = exp.Add(this=exp.Sum(this=call.expressions[0].copy()), expression=exp.Literal.number("0.0"))
         call.replace(exp.Coalesce(this=exp.Paren(this=as_real), expressions=[exp.Literal.number("0.0")]))
+    return query
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ)
+_PREDICATES = (exp.In, exp.Between, exp.Like, exp.ILike, exp.RegexpLike)
+_PREDICATE_WORDS = {exp.In: "IN", exp.Between: "BETWEEN", exp.Like: "LIKE", exp.ILike: "ILIKE", exp.RegexpLike: "RLIKE"}
+
+
+def _spark_predicates(query: exp.Expression, program: Program) -> exp.Expression:
+    """Spark's precedence for IN, BETWEEN and LIKE after a comparison (see
+    Semantics.spark_predicates): `a = b IN (c)`, parsed by sqlglot as a = (b IN (c)),
+    becomes (a = b) IN (c); a predicate applied to an unparenthesized predicate is
+    refused as Spark's parser refuses it. Mutates `query` (a copy)."""
+    if not program.semantics.spark_predicates:
+        return query
+    for node in list(query.find_all(*_PREDICATES)):
+        if isinstance(node.this, (*_PREDICATES, exp.Is)):
+            first = _PREDICATE_WORDS.get(type(node.this), "IS")
+            raise SqlError(
+                f"{_PREDICATE_WORDS[type(node)]} after {first} without parentheses is a syntax error in Spark SQL "
+                f"(PARSE_SYNTAX_ERROR); write (... {first} ...) {_PREDICATE_WORDS[type(node)]} ...",
+                span_of(node),
+            )
+    for cmp in list(query.find_all(*_COMPARISONS)):
+        pred = cmp.expression
+        if isinstance(pred, exp.Paren) and (pred._meta or {}).get("added"):
+            pred = pred.this  # parentheses sqlglot added after <=>, not the user's
+        if isinstance(pred, _PREDICATES):  # a parenthesized one is an exp.Paren
+            cmp.replace(pred)
+            cmp.set("expression", pred.this)
+            pred.set("this", cmp)
     return query
 
 
