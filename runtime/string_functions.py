@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import polars as pl
 
+from dbspc.compiler.frontend.java_regex import FINAL_TERMINATOR
 from dbspc.compiler.logical.scalar import Call, Lit
 
 Kernel = Callable[[list[pl.Expr], Call], pl.Expr]
@@ -78,6 +79,16 @@ def _regexp_extract(args: list[pl.Expr], call: Call) -> pl.Expr:
     return pl.when(s.is_null()).then(None).otherwise(s.str.extract(pattern, group).fill_null(""))
 
 
+def _rlike(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """Whether the pattern (rewritten from Java's syntax at compile time) matches part of s;
+    one that ended with Java's `$` may also match s without its final line terminator."""
+    s, pattern = args[0], str(_constant(call, 1))
+    found = s.str.contains(pattern)
+    if _constant(call, 2):
+        found = found | s.str.replace(FINAL_TERMINATOR, "").str.contains(pattern)
+    return found
+
+
 def _initcap(args: list[pl.Expr], call: Call) -> pl.Expr:
     """Each space-separated word: first character upper case, the rest lower case."""
     word = pl.element()
@@ -109,6 +120,7 @@ KERNELS: dict[str, Kernel] = {
     "locate": _locate,
     "concat_ws": _concat_ws,
     "regexp_extract": _regexp_extract,
+    "rlike": _rlike,
     "initcap": _initcap,
     "reverse": lambda a, c: a[0].str.reverse(),
     "repeat": _repeat,

@@ -72,6 +72,7 @@ SPARK_CASES = [
     "semi_anti_join",  # LEFT SEMI / LEFT ANTI JOIN
     "predicate_precedence",  # k = v IN (true) is (k = v) IN (true) in Spark; sqlglot parses k = (v IN ...)
     "grouping_set_positions",  # positions inside ROLLUP/CUBE/GROUPING SETS name SELECT items
+    "rlike",  # RLIKE / regexp_extract: Java's `.`, `$`, ASCII classes, on the runtime's regex engine
 ]
 
 

@@ -8,23 +8,24 @@ Rules receive the sqlglot node and `bind` (binds a subexpression in the caller's
 - concat_ws(sep, ...): joins the non-NULL arguments; NULL for a NULL separator; `sep`
   must be a constant.
 - regexp_extract(s, pattern[, group]): the group's text, '' when nothing matches.
-  The pattern is a constant; it runs on a regex engine whose syntax is close to Java's
-  for common patterns, and one it cannot compile is refused at compile time.
+- s RLIKE pattern (REGEXP, regexp_like): whether the pattern matches part of s.
+  The patterns are constants, Java's syntax (Spark's), rewritten for the runtime's engine
+  with the same meaning (java_regex.py); what cannot be rewritten exactly is refused.
 - initcap (words split on spaces), reverse, repeat.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from sqlglot import exp
 
 from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.frontend.java_regex import Rewritten, java_to_rust
 from dbspc.compiler.frontend.positions import span_of
 from dbspc.compiler.frontend.type_rules import coerce
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
-from dbspc.compiler.types import INT, STRING
+from dbspc.compiler.types import BOOLEAN, INT, STRING
 
 Bind = Callable[[exp.Expression], Scalar]
 Rule = Callable[[exp.Expression, Bind], Scalar]
@@ -82,14 +83,40 @@ def _regexp_extract(node: exp.Expression, bind: Bind) -> Scalar:
     if pattern is None or group is None:
         return Lit(STRING, None)
     assert isinstance(pattern, str) and isinstance(group, int)
-    try:
-        groups = re.compile(pattern).groups
-        _runtime_regex_accepts(pattern)
-    except (re.error, ValueError) as e:
-        raise SqlError(f"invalid regular expression '{pattern}': {e}", span_of(node.expression)) from None
+    rewritten = _runtime_pattern(pattern, node.expression)
+    if rewritten.end_anchor:  # Java's `$` may end before a final line terminator: which match is first is open
+        raise UnsupportedSql(
+            f"regular expression '{pattern}': '$' is not supported in REGEXP_EXTRACT", span_of(node.expression)
+        )
+    rust, groups = rewritten.pattern, rewritten.groups
     if not 0 <= group <= groups:
         raise SqlError(f"REGEXP_EXTRACT group {group} is not in '{pattern}' ({groups} groups)", span_of(node))
-    return Call(STRING, "regexp_extract", (s, Lit(STRING, pattern), Lit(INT, group)))
+    return Call(STRING, "regexp_extract", (s, Lit(STRING, rust), Lit(INT, group)))
+
+
+def _rlike(node: exp.Expression, bind: Bind) -> Scalar:
+    s = _text(bind(node.this))
+    pattern = _constant(_text(bind(node.expression)), node, "the pattern of RLIKE", str)
+    if pattern is None:
+        return Lit(BOOLEAN, None)
+    assert isinstance(pattern, str)
+    rewritten = _runtime_pattern(pattern, node.expression)
+    return Call(BOOLEAN, "rlike", (s, Lit(STRING, rewritten.pattern), Lit(BOOLEAN, rewritten.end_anchor)))
+
+
+def _runtime_pattern(pattern: str, where: exp.Expression) -> Rewritten:
+    """`pattern` (Java's syntax) for the runtime's engine and its number of groups, or a
+    positioned error: refused where no exact rewrite exists, invalid where the engine
+    cannot compile the rewrite (a malformed pattern)."""
+    try:
+        rewritten = java_to_rust(pattern)
+    except ValueError as e:
+        raise UnsupportedSql(f"regular expression '{pattern}': {e}", span_of(where)) from None
+    try:
+        _runtime_regex_accepts(rewritten.pattern)
+    except ValueError as e:
+        raise SqlError(f"invalid regular expression '{pattern}': {e}", span_of(where)) from None
+    return rewritten
 
 
 def _runtime_regex_accepts(pattern: str) -> None:
@@ -120,6 +147,7 @@ RULES: dict[type[exp.Expression], Rule] = {
     exp.StrPosition: _position,
     exp.ConcatWs: _concat_ws,
     exp.RegexpExtract: _regexp_extract,
+    exp.RegexpLike: _rlike,
     exp.Initcap: _unary("initcap"),
     exp.Reverse: _unary("reverse"),
     exp.Repeat: _repeat,

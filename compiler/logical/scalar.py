@@ -55,7 +55,8 @@ Dates and times (compiler/frontend/bind_datetime.py):
   date_trunc (x, 'polars unit'), offset_by (x, 'constant interval')
 More strings (compiler/frontend/bind_strings.py):
   lpad, rpad (s, width, padding), locate (sub, s, start), concat_ws (sep, ...)
-  regexp_extract (s, pattern, group), initcap, reverse, repeat
+  regexp_extract (s, pattern, group), rlike (s, pattern), initcap, reverse, repeat
+  (patterns are rewritten from Java's syntax for the runtime's engine: java_regex.py)
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ FUNCTIONS = frozenset(
     substring replace left right round bround floor ceil greatest least
     year month day quarter dayofweek hour minute second date_add_days datediff date_trunc
     add_months last_day offset_by
-    lpad rpad locate concat_ws regexp_extract initcap reverse repeat sqlite_real
+    lpad rpad locate concat_ws regexp_extract rlike initcap reverse repeat sqlite_real
     array_size array_contains sort_array""".split()
 )
 
