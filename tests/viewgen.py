@@ -65,7 +65,8 @@ _LITERALS: dict[str, list[str]] = {
     TS: ["TIMESTAMP'2024-01-01 10:30:00'", "TIMESTAMP'2024-02-29 00:00:00'"],
 }
 
-_TRUNC_UNITS = ["'MONTH'", "'YEAR'"]  # DuckDB knows no 'MM'
+_TRUNC_UNITS = ["'MONTH'", "'YEAR'"]
+_REGEXES = ["'^a'", "'b$'", "'[aB]'", "'^.b?$'"]  # DuckDB knows no 'MM'
 
 
 @dataclass(frozen=True)
@@ -142,11 +143,15 @@ class Gen:
                 lambda: f"CAST({self.expr(scope, INT, d)} AS STRING)",
                 lambda: f"trim({self.expr(scope, STR, d)})",
                 lambda: f"replace({self.expr(scope, STR, d)}, 'a', 'xy')",
+                lambda: f"({self.expr(scope, STR, d)} || {self.expr(scope, STR, d)})",
             ],
             DEC: [
                 lambda: f"({self.expr(scope, DEC, d)} + {self.expr(scope, DEC, d)})",
                 lambda: f"({self.expr(scope, DEC, d)} - {self.expr(scope, INT, d)})",
                 lambda: f"abs({self.expr(scope, DEC, d)})",
+                lambda: f"({self.expr(scope, DEC, d)} * {self.expr(scope, INT, d)})",
+                lambda: f"CAST({self.expr(scope, INT, d)} AS DECIMAL(5,2))",
+                lambda: f"round({self.expr(scope, DEC, d)}, {self.pick(['0', '1'])})",
             ],
             DATE: [
                 lambda: f"date_add({self.expr(scope, DATE, d)}, {self.expr(scope, INT, 0)})",
@@ -155,7 +160,7 @@ class Gen:
                 lambda: f"last_day({self.expr(scope, DATE, d)})",
                 lambda: f"to_date({self.expr(scope, TS, d)})",
             ],
-            BOOL: [lambda: self.predicate(scope, d)],
+            BOOL: [lambda: f"({self.predicate(scope, d)})"],
             DOUBLE: [
                 lambda: f"({self.expr(scope, INT, d)} / {self.pick(['2', '4'])})",
                 lambda: f"({self.expr(scope, DOUBLE, d)} * {self.pick(['2', '0.5D'])})",
@@ -197,6 +202,8 @@ class Gen:
         if t == STR:
             pattern = self.pick(["'a%'", "'%b'", "'_'"])
             simple.append(lambda: f"{self.expr(scope, STR, d)} LIKE {pattern}")
+            regex = self.pick(_REGEXES)
+            simple.append(lambda: f"{self.expr(scope, STR, d)} RLIKE {regex}")
         if depth > 0:
             simple += [
                 lambda: f"({self.predicate(scope, d)} {self.pick(['AND', 'OR'])} {self.predicate(scope, d)})",
@@ -255,9 +262,13 @@ class Gen:
         if not pairs:
             return Relation(f"{left.sql} CROSS JOIN {right.sql}", left.columns + right.columns)
         a, b = self.pick(pairs)
-        on = f"{a.sql} = {b.sql}"
+        on = f"{a.sql} {self.pick(['=', '=', '<=>'])} {b.sql}"
         if self.chance(0.3):
             on += f" AND {self.predicate(left.columns + right.columns, 1)}"
+        if kind == "JOIN" and self.chance(0.25):
+            # Spark's LEFT SEMI / LEFT ANTI JOIN: the left side's columns only
+            kind = self.pick(["LEFT SEMI JOIN", "LEFT ANTI JOIN"])
+            return Relation(f"{left.sql} {kind} {right.sql} ON {on}", left.columns)
         return Relation(f"{left.sql} {kind} {right.sql} ON {on}", left.columns + right.columns)
 
     # -- SELECT ----------------------------------------------------------------------
@@ -303,7 +314,7 @@ class Gen:
             fn = self.pick(["bool_and", "bool_or", "COUNT"])
             return f"{fn}({arg})", INT if fn == "COUNT" else BOOL
         if kind == 1:
-            return f"COUNT({arg})", INT
+            return f"COUNT({arg}) FILTER (WHERE {self.predicate(scope, 1)})", INT
         if kind == 2:
             return f"COUNT(DISTINCT {arg})", INT
         if kind in (3, 4):
@@ -313,7 +324,8 @@ class Gen:
         if t in (STR, DATE, TS):
             return f"MAX({arg})", t
         if kind == 5:
-            return f"SUM({arg})", t
+            where = f" FILTER (WHERE {self.predicate(scope, 1)})" if self.chance(0.3) else ""
+            return f"SUM({arg}){where}", t
         if kind == 6:
             return f"SUM(DISTINCT {arg})", t
         return f"AVG({arg})", DEC if t == DEC else DOUBLE
@@ -487,7 +499,7 @@ def program(rng: random.Random, views: int, spark_only: bool = False) -> list[st
 # -- the check ---------------------------------------------------------------------------
 
 _VALUES: dict[str, list[object]] = {
-    INT: [None, 0, 1, 2, 3, -1],
+    INT: [None, 0, 1, 2, 3, -1, 7, -10],
     STR: [None, "a", "b", "B", "", "ab"],
     DEC: [None, decimal.Decimal("0.00"), decimal.Decimal("1.50"), decimal.Decimal("-2.25"), decimal.Decimal("10.10")],
     DATE: [None, datetime.date(2024, 1, 1), datetime.date(2024, 2, 29), datetime.date(2023, 12, 31)],
