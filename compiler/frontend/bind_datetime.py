@@ -19,6 +19,7 @@ session's wall-clock time (dbspc has one time zone, the session's, like a Spark 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from sqlglot import exp
 
@@ -135,8 +136,9 @@ def _to_date(node: exp.Expression, bind: Bind) -> Scalar:
     if x.type.kind == "DATE":
         return x
     # sqlglot's own wrapper (year(x)) has no name of its own: the error names the call
-    added = not (node._meta or {}).get("call_name") and isinstance(node.parent, exp.Func)
-    return coerce(_temporal(x, node.parent if added else node), DATE)
+    parent = node.parent
+    added = isinstance(parent, exp.Func) and not (node._meta or {}).get("call_name")
+    return coerce(_temporal(x, cast(exp.Expression, parent) if added else node), DATE)
 
 
 def _refuse_clock(node: exp.Expression, bind: Bind) -> Scalar:

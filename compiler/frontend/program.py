@@ -576,6 +576,7 @@ def _spark_predicates(query: exp.Expression, program: Program) -> exp.Expression
     if not program.semantics.spark_predicates:
         return query
     for node in list(query.find_all(*_PREDICATES)):
+        assert isinstance(node, exp.Expression)
         if isinstance(node.this, (*_PREDICATES, exp.Is)):
             first = _PREDICATE_WORDS.get(type(node.this), "IS")
             raise SqlError(
