@@ -56,6 +56,7 @@ CONSTRUCTS = (
     "LAG(",
     "QUALIFY",
     "collect_",
+    "sort_array(",
     "count_if(",
     "hour(",
 )

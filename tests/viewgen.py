@@ -320,7 +320,8 @@ class Gen:
         if kind in (3, 4):
             return f"{self.pick(['MIN', 'MAX'])}({arg})", t
         if kind == 7 and self.chance(0.3):
-            return f"{self.pick(['collect_set', 'collect_list'])}({arg})", ARRAY
+            # sorted: the order inside collect_list's array is open in Spark
+            return f"sort_array({self.pick(['collect_set', 'collect_list'])}({arg}))", ARRAY
         if t in (STR, DATE, TS):
             return f"MAX({arg})", t
         if kind == 5:
