@@ -24,6 +24,7 @@ from dbspc.compiler.compile import Compiled, compile_sql
 from dbspc.runtime.oracle import assert_same_rows, duckdb_views
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.zset import ZSet
+from tests.stepcheck import add, check_step
 
 PROGRAM = """
 CREATE TABLE a (k INT, v INT, s STRING);
@@ -181,10 +182,6 @@ def as_zsets(p: Pipeline, step: Step) -> dict[str, ZSet]:
     return {t: ZSet.from_rows([r for r, _ in ch], p.table_types(t), [w for _, w in ch]) for t, ch in step.items()}
 
 
-def add(a: ZSet, b: ZSet) -> ZSet:
-    return ZSet.concat([a, b], a.types).consolidate()
-
-
 def test_every_view_kind_is_covered() -> None:
     """The program exercises the operators this file is meant to test."""
     inc = compiled(True).circuit
@@ -222,12 +219,7 @@ def test_incremental_views_match_recomputation(stream: list[Step]) -> None:
             assert dict(inc.table_contents(table).to_rows()) == +rows, f"step {number}: table {table}"
 
         expected = duckdb_views(inc, {t: inc.table_contents(t) for t in COLUMNS})
-        for view in views:
-            context = f"step {number}, view {view}"
-            assert deltas[view].to_rows() == full_deltas[view].to_rows(), context
-            integrated[view] = add(integrated[view], deltas[view])
-            assert integrated[view].is_positive(), context
-            assert_same_rows(integrated[view], expected[view], context)
+        check_step(integrated, deltas, full_deltas, expected, f"step {number}")
 
 
 @settings(max_examples=10, deadline=None)
