@@ -716,6 +716,8 @@ def _resolve_positions(query: exp.Expression) -> exp.Expression:
     (GROUP_BY_POS_OUT_OF_RANGE, ORDER_BY_POS_OUT_OF_RANGE), not a constant to group or
     sort by. Mutates `query` (a copy)."""
     for q in list(query.find_all(exp.Query)):
+        if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star) for e in q.selects):
+            continue  # `*` is expanded by qualify, which then reads the positions itself
         width = len(q.selects)
         clauses = [("GROUP BY", "GROUP_BY", q.args.get("group")), ("ORDER BY", "ORDER_BY", q.args.get("order"))]
         for clause, code, node in clauses:
