@@ -147,25 +147,17 @@ def split_on(
     they are expressions); the other conjuncts one condition over the joined row.
 
     Returns (left', right', left keys, right keys, condition, extra left cols, extra right cols)."""
-    from dbspc.compiler.frontend.bind_query import _aliases_of, _equi_sides, _predicate, _with_key_columns
+    from dbspc.compiler.frontend.bind_query import _aliases_of, _predicate, _with_key_columns, key_pairs
 
     lkeys: list[Scalar] = []
     rkeys: list[Scalar] = []
-    rest: list[exp.Expression] = []
-    paired: tuple[set[str], set[str]] = (set(), set())
-    for c in conjuncts:
-        sides = _equi_sides(c, left_aliases, right_alias)
-        if sides is None or sides[0].sql() in paired[0] or sides[1].sql() in paired[1]:
-            if not _aliases_of(c) <= left_aliases | {right_alias}:
-                raise SqlError(f"cannot resolve '{c.sql(binder_semantics.dialect)}' in ON", span_of(c))
-            # a key expression already paired (`a.x = b.x AND a.x = b.y`) joins through
-            # the condition: a trace keyed twice by one column is no index
-            rest.append(c)
-            continue
-        paired[0].add(sides[0].sql())
-        paired[1].add(sides[1].sql())
-        lk = bind_scalar(sides[0], ScalarScope(left_cols, binder_semantics, context="ON"))
-        rk = bind_scalar(sides[1], ScalarScope(right_cols_local, binder_semantics, context="ON"))
+    pairs, rest = key_pairs(conjuncts, left_aliases, right_alias)
+    for c in rest:
+        if not _aliases_of(c) <= left_aliases | {right_alias}:
+            raise SqlError(f"cannot resolve '{c.sql(binder_semantics.dialect)}' in ON", span_of(c))
+    for c, left_side, right_side in pairs:
+        lk = bind_scalar(left_side, ScalarScope(left_cols, binder_semantics, context="ON"))
+        rk = bind_scalar(right_side, ScalarScope(right_cols_local, binder_semantics, context="ON"))
         refuse_array(lk.type if lk.type.is_array else rk.type, "a join key", c)
         try:
             t = common_type(lk.type, rk.type, binder_semantics.string_number)

@@ -286,18 +286,10 @@ class QueryBinder:
         right_local = _columns_of(item)
         left_keys: list[Scalar] = []
         right_keys: list[Scalar] = []
-        rest: list[exp.Expression] = []
-        paired: tuple[set[str], set[str]] = (set(), set())
-        for c in pending:
-            sides = _equi_sides(c, left_aliases, item.alias)
-            if sides is None or sides[0].sql() in paired[0] or sides[1].sql() in paired[1]:
-                # a key expression already paired (`c = a AND e = c`) filters after the join
-                rest.append(c)
-                continue
-            paired[0].add(sides[0].sql())
-            paired[1].add(sides[1].sql())
-            lk = bind_scalar(sides[0], ScalarScope(left_cols, self.semantics, context="ON"))
-            rk = bind_scalar(sides[1], ScalarScope(right_local, self.semantics, context="ON"))
+        pairs, rest = key_pairs(pending, left_aliases, item.alias)  # the rest filters after the join
+        for c, left_side, right_side in pairs:
+            lk = bind_scalar(left_side, ScalarScope(left_cols, self.semantics, context="ON"))
+            rk = bind_scalar(right_side, ScalarScope(right_local, self.semantics, context="ON"))
             refuse_array(lk.type if lk.type.is_array else rk.type, "a join key", c)
             try:
                 t = common_type(lk.type, rk.type, self.semantics.string_number)
@@ -554,6 +546,27 @@ def _equi_sides(c: exp.Expression, left: set[str], right: str) -> tuple[exp.Expr
     if a and b and b <= left and a == {right}:
         return c.expression, c.this
     return None
+
+
+def key_pairs(
+    conjuncts: list[exp.Expression], left: set[str], right: str
+) -> tuple[list[tuple[exp.Expression, exp.Expression, exp.Expression]], list[exp.Expression]]:
+    """The equalities between the join inputs that become keys, as (conjunct, left side,
+    right side), and the other conjuncts. A key expression already paired (`a.x = b.x AND
+    a.x = b.y`) is not a key twice: that conjunct joins through the condition, as a trace
+    keyed twice by one column is no index."""
+    pairs: list[tuple[exp.Expression, exp.Expression, exp.Expression]] = []
+    rest: list[exp.Expression] = []
+    paired: tuple[set[str], set[str]] = (set(), set())
+    for c in conjuncts:
+        sides = _equi_sides(c, left, right)
+        if sides is None or sides[0].sql() in paired[0] or sides[1].sql() in paired[1]:
+            rest.append(c)
+            continue
+        paired[0].add(sides[0].sql())
+        paired[1].add(sides[1].sql())
+        pairs.append((c, *sides))
+    return pairs, rest
 
 
 def _connects(conjuncts: list[exp.Expression], left: set[str], right: str) -> bool:
