@@ -41,6 +41,10 @@ class Rewritten:
     end_anchor: bool
 
 
+def _hex(digits: str) -> bool:
+    return bool(digits) and all(d in "0123456789abcdefABCDEF" for d in digits)
+
+
 def java_to_rust(pattern: str) -> Rewritten:
     """What matches, on Rust's engine, what Java's `pattern` matches, or ValueError."""
     rewriter = _Rewriter(pattern)
@@ -135,7 +139,7 @@ class _Rewriter:
             return _SIMPLE_ESCAPES[c]
         if c == "u":
             digits = p[self.i : self.i + 4]
-            if len(digits) != 4 or not all(d in "0123456789abcdefABCDEF" for d in digits):
+            if len(digits) != 4 or not _hex(digits):
                 raise ValueError("'\\u' needs four hex digits")
             self.i += 4
             return "\\x{" + digits + "}"
@@ -147,7 +151,7 @@ class _Rewriter:
                 digits, self.i = p[self.i + 1 : end], end + 1
             else:
                 digits, self.i = p[self.i : self.i + 2], self.i + 2
-            if not digits or not all(d in "0123456789abcdefABCDEF" for d in digits):
+            if not _hex(digits):
                 raise ValueError("'\\x' needs hex digits")
             return "\\x{" + digits + "}"
         if c in ("A", "z") and not in_class:

@@ -33,12 +33,18 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
     return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def written_name(node: exp.Expression) -> str:
-    """A call's name as the user wrote it (INSTR, DATE_SUB), not sqlglot's class
-    (StrPosition, TsOrDsAdd); the parser records it (program._record_source_names)."""
+def call_name(node: exp.Expression | exp.Func) -> str | None:
+    """The function name as the user called it, lower-cased (recorded by the parser,
+    program._record_source_names; `%` for a remainder written as an operator)."""
     meta = node._meta or {}
-    for key in ("source_name", "call_name"):
-        written = meta.get(key)
-        if isinstance(written, str) and written.replace("_", "").isalnum():
-            return written.upper()
+    name = meta.get("call_name") or meta.get("source_name")
+    return name.lower() if isinstance(name, str) else None
+
+
+def written_name(node: exp.Expression) -> str:
+    """A call's name as the user wrote it, for errors (INSTR, DATE_SUB), not sqlglot's
+    class (StrPosition, TsOrDsAdd)."""
+    written = call_name(node)
+    if written is not None and written.replace("_", "").isalnum():
+        return written.upper()
     return node.sql_name() if hasattr(node, "sql_name") else type(node).__name__.upper()

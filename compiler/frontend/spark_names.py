@@ -26,7 +26,7 @@ from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
 
-from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.positions import call_name, span_of
 
 # Functions Spark names `name(arg, ...)` with the name as called, lower-cased, and the
 # arguments as written (sqlglot keeps them in call order for these).
@@ -129,13 +129,6 @@ _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
 
 class _Unnamed(Exception):
     """The expression has no name this module can give exactly as Spark would."""
-
-
-def call_name(node: exp.Expression | exp.Func) -> str | None:
-    """The function name as the user called it, lower-cased (recorded by the parser)."""
-    meta = node._meta or {}
-    name = meta.get("call_name") or meta.get("source_name")
-    return name.lower() if isinstance(name, str) else None
 
 
 def pretty_name(
