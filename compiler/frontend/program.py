@@ -183,8 +183,10 @@ def _in_create_table(tokens: list[Token], i: int) -> bool:
 def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Expression]) -> None:
     """Keep what the user wrote where sqlglot normalizes it away, for error messages:
     a function's own name (INSTR, not sqlglot's StrPosition) and the position of
-    INTERVAL values (sqlglot records none on them)."""
+    INTERVAL values and of TRUE, FALSE and NULL (sqlglot records none on them; Spark
+    names `bool_and(false)` after its argument)."""
     intervals: list[exp.Expression] = []
+    constants: list[exp.Expression] = []  # TRUE, FALSE and NULL: sqlglot places none
     owned: set[int] = set()  # where the names of calls with a recorded position start
     unplaced: list[exp.Expression | exp.Func] = []
     for stmt in statements:
@@ -199,15 +201,24 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
                 unplaced.append(node)
             if isinstance(node, exp.Interval):
                 intervals.append(node)
+            elif isinstance(node, (exp.Boolean, exp.Null)) and not (meta and "start" in meta):
+                if node.arg_key != "nulls_first":  # sort_array's: sqlglot's TRUE or a copy of `asc`
+                    constants.append(node)
             if isinstance(node, exp.Paren) and isinstance(node.parent, exp.NullSafeEQ):
                 _mark_added_paren(text, node)
+    for nodes, kinds in ((intervals, (TokenType.INTERVAL,)), (constants, _CONSTANT_TOKENS)):
+        keywords = [t for t in tokens if t.token_type in kinds]
+        if len(keywords) == len(nodes):  # both in source order; otherwise leave them unplaced
+            for node, t in zip(nodes, keywords, strict=True):
+                node.meta.update(line=t.line, col=t.col, start=t.start, end=t.end)
     taken: set[int] = set()
     for node in reversed(unplaced):  # inner calls first: CAST(CAST(x AS INT) AS STRING)
         _record_call_name(text, node, owned, taken)
-    keywords = [t for t in tokens if t.token_type == TokenType.INTERVAL]
-    if len(keywords) == len(intervals):  # both in source order; otherwise leave them unplaced
-        for node, t in zip(intervals, keywords, strict=True):
-            node.meta.update(line=t.line, col=t.col, start=t.start, end=t.end)
+
+
+# the tokens of TRUE, FALSE and NULL; should sqlglot add such a constant of its own, the
+# counts differ and none is placed
+_CONSTANT_TOKENS = (TokenType.TRUE, TokenType.FALSE, TokenType.NULL)
 
 
 def _mark_added_paren(text: str, node: exp.Paren) -> None:

@@ -57,6 +57,7 @@ _DEFAULTS = {
     "substr": (2, "2147483647"),
 }
 _FULL_ARITY = {
+    "sort_array": 2,
     "substring": 3,
     "substr": 3,
     "round": 2,
