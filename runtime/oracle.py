@@ -249,6 +249,22 @@ def duckdb_sql(sql: str, dialect: str, schema: Mapping[str, Mapping[str, str]] |
     return tree.sql(dialect="duckdb")
 
 
+def _spark_star_order(con: Any, query: str, names: Sequence[str]) -> str:
+    """`query` with its columns in Spark's order: the `*` of a JOIN ... USING or a
+    NATURAL JOIN lists the join's columns first in Spark, where DuckDB keeps each side's
+    order. Matched by name (the n-th `d` to the n-th `d`); left as it is unless DuckDB's
+    names are Spark's in another order."""
+    theirs = [d[0].lower() for d in con.execute(f"SELECT * FROM ({query}) LIMIT 0").description]
+    if sorted(theirs) == sorted(names) and theirs != list(names):
+        slots: dict[str, list[int]] = {}
+        for i, n in enumerate(theirs):
+            slots.setdefault(n, []).append(i)
+        order = [slots[n].pop(0) for n in names]
+        inner = ", ".join(f"__c{i}" for i in range(len(theirs)))
+        return f"SELECT {', '.join(f'__c{i}' for i in order)} FROM ({query}) AS __q({inner})"
+    return query
+
+
 def duckdb_views(source: ScriptRun | Pipeline, tables: Mapping[str, ZSet]) -> dict[str, Rows]:
     """Every view of the program, computed by DuckDB from the given table contents."""
     pipeline = _pipeline(source)
@@ -268,6 +284,8 @@ def duckdb_views(source: ScriptRun | Pipeline, tables: Mapping[str, ZSet]) -> di
         for name, view in pipeline.program.views.items():
             cols = _column_list(pipeline, name, _dquote)
             query = duckdb_sql(view.sql, dialect, pipeline.program.catalog.sqlglot_schema())
+            if " USING " in query.upper() or " NATURAL " in query.upper():
+                query = _spark_star_order(con, query, pipeline.view_columns(name))
             con.execute(f"CREATE VIEW {_dquote(name)}{cols} AS {query}")
             out[name] = _consolidated(con.execute(f"SELECT * FROM {_dquote(name)}").fetchall())
         return out
@@ -290,11 +308,22 @@ def spark_views(spark: Any, source: ScriptRun | Pipeline, tables: Mapping[str, Z
     made from their own SQL text, in definition order; results come back through Arrow.
     """
     pipeline = _pipeline(source)
+    excluded = spark.conf.get(_EXCLUDED_RULES, "")
+    spark.conf.set(_EXCLUDED_RULES, ",".join(r for r in (excluded, _LOCAL_RELATION) if r))
     try:
         return _spark_views(spark, pipeline, tables)
     finally:  # dropped by name (cheap), so they never shadow another test's tables
+        spark.conf.set(_EXCLUDED_RULES, excluded)
         for name in [*pipeline.program.tables, *pipeline.program.views]:
             spark.catalog.dropTempView(name)
+
+
+# Tables built from Arrow are local relations, and Spark's optimizer evaluates a
+# projection over one while it plans (ConvertToLocalRelation), before it prunes the
+# columns no one reads; a real table's are pruned first. The oracle answers as over
+# real tables: a cast that fails in an unread column fails in neither.
+_EXCLUDED_RULES = "spark.sql.optimizer.excludedRules"
+_LOCAL_RELATION = "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation"
 
 
 def _spark_views(spark: Any, pipeline: Pipeline, tables: Mapping[str, ZSet]) -> dict[str, Rows]:

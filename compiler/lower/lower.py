@@ -12,6 +12,7 @@ from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit, body_order
 from dbspc.compiler.errors import InternalCompilerError
 from dbspc.compiler.logical import plan as lp
+from dbspc.compiler.logical.prune_columns import prune_columns
 from dbspc.compiler.logical.scalar import Col
 
 
@@ -206,6 +207,6 @@ _LOWERINGS: dict[type, Callable[..., int]] = {
 def lower_views(views: list[lp.View]) -> Circuit:
     """One circuit for all views of a program, so views share their common parts."""
     ctx = Lowering()
-    for v in views:
-        ctx.view(v)
+    for v, plan in zip(views, prune_columns([v.plan for v in views]), strict=True):
+        ctx.view(lp.View(v.name, plan, v.sql))
     return ctx.circuit
