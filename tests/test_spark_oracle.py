@@ -31,6 +31,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 # Listed explicitly: each one is also checked against DuckDB by test_goldens.py.
 SPARK_CASES = [
     "unread_columns",  # a failing cast in a column no one reads (Spark prunes it)
+    "join_using_natural",  # USING / NATURAL: column order of *, unqualified join columns
     "join_inner_equi",  # equi-join, changes on both sides
     "join_three_way",  # three-way join
     "join_non_equi",  # equi-join plus theta condition, pure theta join

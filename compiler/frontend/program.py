@@ -456,11 +456,13 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
         raise UnsupportedSql(f"{what} is not supported in an incremental view; {how}", span_of(pivot))
     try:
         qualified = qualify(
-            _alias_select_subqueries(
-                flatten_parenthesized_joins(
-                    _spark_names(
-                        _spark_predicates(_sqlite_rewrites(_resolve_positions(query.copy()), program), program),
-                        program,
+            _join_columns_in_having(
+                _alias_select_subqueries(
+                    flatten_parenthesized_joins(
+                        _spark_names(
+                            _spark_predicates(_sqlite_rewrites(_resolve_positions(query.copy()), program), program),
+                            program,
+                        )
                     )
                 )
             ),
@@ -468,7 +470,7 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
             dialect=program.dialect,
             validate_qualify_columns=True,
         )
-        return _semi_anti_joins_to_exists(qualified)
+        return _semi_anti_joins_to_exists(_join_columns_resolved(qualified))
     except OptimizeError as e:
         message = str(e)
         m = _POSITION.search(message)
@@ -694,6 +696,41 @@ def _is_inner(join: exp.Join) -> bool:
     kind = (join.args.get("kind") or "").upper()
     side = (join.args.get("side") or "").upper()
     return not side and kind in ("", "INNER", "CROSS") and join.args.get("using") is None
+
+
+_USING_ITEM = "__dbspc_join_column_"
+
+
+def _join_columns_in_having(query: exp.Expression) -> exp.Expression:
+    """sqlglot's qualify gives a JOIN ... USING or NATURAL JOIN column its meaning (the
+    COALESCE of the joined columns) in every clause but HAVING and QUALIFY, where it
+    leaves the bare name. Such a name is first put in the SELECT list as a hidden item,
+    which qualify expands; _join_columns_resolved then moves the expansion back."""
+    for sel in list(query.find_all(exp.Select)):
+        joins = sel.args.get("joins") or []
+        if not any(j.args.get("using") or j.args.get("method") for j in joins):
+            continue
+        names = set(sel.named_selects)
+        for clause in (sel.args.get("having"), sel.args.get("qualify")):
+            for col in list(clause.find_all(exp.Column)) if clause is not None else []:
+                if col.table or col.name in names or col.find_ancestor(exp.Select) is not sel:
+                    continue
+                sel.append("expressions", exp.alias_(col.copy(), f"{_USING_ITEM}{len(sel.expressions)}"))
+                col.replace(exp.column(f"{_USING_ITEM}{len(sel.expressions) - 1}"))
+    return query
+
+
+def _join_columns_resolved(query: exp.Expression) -> exp.Expression:
+    """The hidden items of _join_columns_in_having, put back where they were read."""
+    for sel in list(query.find_all(exp.Select)):
+        hidden = {e.alias: e.this for e in sel.expressions if e.alias.startswith(_USING_ITEM)}
+        if not hidden:
+            continue
+        for col in list(sel.find_all(exp.Column)):
+            if col.name in hidden and col.find_ancestor(exp.Select) is sel:
+                col.replace(hidden[col.name].copy())
+        sel.set("expressions", [e for e in sel.expressions if not e.alias.startswith(_USING_ITEM)])
+    return query
 
 
 def _alias_select_subqueries(query: exp.Expression) -> exp.Expression:
