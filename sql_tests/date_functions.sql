@@ -9,6 +9,8 @@ CREATE VIEW truncs AS SELECT ts, date_trunc('MONTH', ts) AS tm, date_trunc('WEEK
   date_trunc('HOUR', ts) AS th, trunc(d, 'YEAR') AS ty, trunc(d, 'MM') AS tmm, trunc(d, 'DD') AS tdd FROM t;
 CREATE VIEW intervals AS SELECT d, d + INTERVAL 3 DAY AS pi, ts - INTERVAL 90 MINUTES AS tmi, d + INTERVAL 1 MONTH AS pm,
   d - INTERVAL 1 YEAR AS my, d + INTERVAL 2 HOURS AS ph, ts + INTERVAL 1 MONTH AS tpm FROM t;
+CREATE VIEW months_cast AS SELECT d, add_months(d, CAST(n AS BIGINT) * 2) AS am2, add_months(d, n / 4) AS aq,
+  add_months(d, CAST(n AS STRING)) AS astr FROM t;
 CREATE VIEW by_month AS SELECT date_trunc('MONTH', d) AS month, count(*) AS n FROM t WHERE year(d) >= 2020 GROUP BY date_trunc('MONTH', d);
 -- step
 INSERT INTO t VALUES (DATE '2020-01-31', TIMESTAMP '2020-05-19 10:11:12', 1), (DATE '2020-02-16', TIMESTAMP '2020-02-29 23:59:58', 2);

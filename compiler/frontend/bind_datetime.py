@@ -119,8 +119,13 @@ def _trunc(node: exp.Expression, bind: Bind) -> Scalar:
 
 
 def _add_months(node: exp.Expression, bind: Bind) -> Scalar:
+    """add_months(d, n): Spark casts any number or string n to INT as CAST does (1.5 is
+    1, '2' is 2, 3000000000 fails), where date_add takes only the narrow integers."""
     d = coerce(_temporal(bind(node.this), node), DATE)
-    return Call(DATE, "add_months", (d, _int(bind(node.expression), node)))
+    n = bind(node.expression)
+    if n.type.kind == "BIGINT" or n.type.kind in ("DECIMAL", "DOUBLE", "FLOAT", "STRING"):
+        n = Call(INT, "cast", (n,))
+    return Call(DATE, "add_months", (d, _int(n, node)))
 
 
 def _last_day(node: exp.Expression, bind: Bind) -> Scalar:
