@@ -229,7 +229,9 @@ def _mark_added_paren(text: str, node: exp.Paren) -> None:
         node.meta["added"] = True
 
 
-_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*$")
+# `name(` before a call's first argument, which may open with a sign, NOT or parentheses
+# (`CAST(-3 AS SMALLINT)`, `IF(NOT b, ...)`)
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*(?:(?:[-+~(]|NOT\b)\s*)*$", re.IGNORECASE)
 _TYPED_LITERAL = re.compile(r"\b(DATE|TIMESTAMP)\s*$", re.IGNORECASE)
 
 
