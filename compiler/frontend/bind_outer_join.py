@@ -96,6 +96,19 @@ def unmatched(left: lp.Relation, matched_rows: lp.Relation) -> lp.Relation:
     return minus(left, semi)
 
 
+def unmatched_by_key(
+    rel: lp.Relation, keys: tuple[int, ...], other: lp.Relation, other_keys: tuple[int, ...]
+) -> lp.Relation:
+    """With no condition beside the keys, a row of `rel` is matched exactly when `other`
+    has its key: rel − rel ⋉ distinct(π_keys other). It reads only the keys of `rel`
+    (so unread columns can be pruned, and rel's trace by its keys is the inner join's),
+    and keeps the distinct keys of `other` instead of the distinct matched rows."""
+    found = project_columns(other, list(other_keys))
+    found = lp.Distinct(found.fields, found)
+    semi = lp.Join(rel.fields + found.fields, rel, found, keys, tuple(range(len(other_keys))))
+    return minus(rel, project_columns(semi, list(range(len(rel.fields)))))
+
+
 def pad(rel: lp.Relation, before: tuple[lp.Field, ...], after: tuple[lp.Field, ...]) -> lp.Relation:
     """rel's columns with NULL columns of the given fields before and after them."""
     exprs: list[Scalar] = [Lit(f.type, None) for f in before]
@@ -124,10 +137,16 @@ def outer_join(
         return inner
     parts: list[lp.Relation] = [inner]
     if side in ("LEFT", "FULL"):
-        lost = unmatched(left, project_columns(inner, list(range(nl))))
+        if condition is None:
+            lost = unmatched_by_key(left, left_keys, right, right_keys)
+        else:
+            lost = unmatched(left, project_columns(inner, list(range(nl))))
         parts.append(pad(lost, (), right.fields))
     if side in ("RIGHT", "FULL"):
-        lost = unmatched(right, project_columns(inner, list(range(nl, nl + nr))))
+        if condition is None:
+            lost = unmatched_by_key(right, right_keys, left, left_keys)
+        else:
+            lost = unmatched(right, project_columns(inner, list(range(nl, nl + nr))))
         parts.append(pad(lost, left.fields, ()))
     return lp.UnionAll(fields, tuple(parts))
 
