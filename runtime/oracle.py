@@ -25,6 +25,10 @@ pyspark 4.3):
 - count_if(p) is 0 in Spark where p is NULL on every row, NULL in DuckDB;
   `_count_if_for_duckdb` writes it as COUNT(NULLIF(p, false)), as Spark defines it.
 - `concat(a, b)` becomes `a || b`; both give NULL when an argument is NULL.
+- DuckDB 2.0 keeps rows it should drop when a WHERE or HAVING applies LIKE or a regex
+  to a CASE of constants (`CASE WHEN c THEN 'a' END RLIKE '^a'` is true where c is
+  false); `_filters_for_duckdb` writes each such conjunct as `(p) IS TRUE`, which
+  keeps the same rows and which DuckDB gets right.
 - AVG of a DECIMAL is a DECIMAL (scale + 4, rounded) in Spark and a DOUBLE in DuckDB;
   `assert_same_rows` therefore compares a Decimal with a float up to the Decimal's
   rounding (half a unit in its last place).
@@ -156,6 +160,25 @@ def _dates_for_duckdb(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
+def _filters_for_duckdb(node: exp.Expression) -> exp.Expression:
+    """In WHERE and HAVING, each conjunct that matches a pattern against a CASE as
+    `(p) IS TRUE` (see the module notes); the others stay as they are, so DuckDB still
+    sees its join conditions."""
+    if not isinstance(node, (exp.Where, exp.Having)):
+        return node
+    parts = list(node.this.flatten()) if isinstance(node.this, exp.And) else [node.this]
+    if not any(_matches_a_case(p) for p in parts):
+        return node
+    fixed = [
+        exp.Is(this=exp.Paren(this=p.copy()), expression=exp.true()) if _matches_a_case(p) else p.copy() for p in parts
+    ]
+    return node.__class__(this=exp.and_(*fixed))
+
+
+def _matches_a_case(p: exp.Expr) -> bool:
+    return any(m.find(exp.Case) is not None for m in p.find_all(exp.Like, exp.ILike, exp.RegexpLike))
+
+
 def _count_if_for_duckdb(node: exp.Expression) -> exp.Expression:
     """Spark's count_if is COUNT(NULLIF(p, false)): 0 when p is never true. DuckDB's
     COUNT_IF is NULL when p is NULL on every row, so the oracle writes Spark's form."""
@@ -244,6 +267,7 @@ def duckdb_sql(sql: str, dialect: str, schema: Mapping[str, Mapping[str, str]] |
         tree = tree.transform(_ansi_for_duckdb).transform(_collect_for_duckdb)
         tree = _dates_for_duckdb(tree)
         tree = tree.transform(_grand_total_for_duckdb).transform(_count_if_for_duckdb)
+        tree = tree.transform(_filters_for_duckdb)
         if schema is not None:
             tree = _truncating_casts(tree, schema, dialect)
     return tree.sql(dialect="duckdb")
