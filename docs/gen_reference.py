@@ -32,6 +32,7 @@ CONSTRUCTS: list[tuple[str, str]] = [
     ("LEFT / RIGHT / FULL OUTER JOIN", "SELECT t.id, u.y FROM t FULL JOIN u ON t.id = u.id"),
     ("CROSS JOIN", "SELECT t.id, u.y FROM t CROSS JOIN u"),
     ("non-equi join", "SELECT t.id, u.y FROM t JOIN u ON t.x < u.y"),
+    ("JOIN ... USING / NATURAL JOIN", "SELECT * FROM t LEFT JOIN u USING (id)"),
     ("GROUP BY with COUNT/SUM/AVG/MIN/MAX", "SELECT g, COUNT(*), SUM(x), AVG(d), MIN(s), MAX(day) FROM t GROUP BY g"),
     ("COUNT(DISTINCT ...)", "SELECT g, COUNT(DISTINCT x) AS n FROM t GROUP BY g"),
     ("HAVING", "SELECT g, SUM(x) AS s FROM t GROUP BY g HAVING SUM(x) > 10"),

@@ -1,6 +1,6 @@
 """Random SQL views, typed, over a small schema: the generated-views check.
 
-`program(rng, views)` writes a Spark SQL program: three tables and `views` views, each
+`program(rng, views)` writes a Spark SQL program: four tables and `views` views, each
 drawn from a grammar of what dbspc answers (filters, projections, inner and outer joins,
 GROUP BY and HAVING, global aggregates, DISTINCT, set operations, derived tables, IN /
 EXISTS / scalar subqueries, window functions and top-k), later views sometimes reading
@@ -9,9 +9,10 @@ dbspc refuses a construct, and the results are functions of the input: windows u
 only functions whose value does not depend on how ties are ordered, and a top-k orders
 by every column it selects.
 
-The generator keeps to where Spark and DuckDB (the fast oracle) agree: small integers
-(no overflow), division only by non-zero literals, no casts that can fail, no doubles
-summed (their rounding depends on the order of addition).
+The generator keeps to where Spark and DuckDB (the fast oracle) agree: division only by
+non-zero literals, no doubles summed (their rounding depends on the order of addition).
+Casts that fail on bad input and BIGINT overflow are drawn: a step dbspc rejects must
+fail in the oracle too (docs/conformance.md says where Spark's optimizer decides).
 
 Run it alone to soak: `python -m tests.viewgen --seeds 200` checks 200 programs and
 prints the first disagreement's program and change stream.
@@ -34,7 +35,7 @@ import duckdb
 from dbspc.compiler.compile import Compiled, compile_sql
 from dbspc.compiler.errors import RuntimeSqlError, SparkExtension, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.program import compile_program
-from dbspc.runtime.oracle import assert_same_rows, duckdb_views, spark_views
+from dbspc.runtime.oracle import assert_same_rows, duckdb_views, spark_ddl, spark_views
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.zset import ZSet
 from tests.stepcheck import check_step
@@ -42,19 +43,22 @@ from tests.stepcheck import check_step
 T = TypeVar("T")
 
 INT, STR, DEC, DATE, BOOL, DOUBLE, TS, ARRAY = "int", "str", "dec", "date", "bool", "double", "ts", "array"
+LONG, SHORT = "long", "short"
 # compared, grouped and joined on (doubles too: their values are sums of powers of two, so
 # exact); an ARRAY (a collect_set) is only selected
-KEYS = (INT, STR, DEC, DATE, DOUBLE, TS, BOOL)
+KEYS = (INT, STR, DEC, DATE, DOUBLE, TS, BOOL, LONG, SHORT)
 
 SCHEMA = """CREATE TABLE t1 (k INT, v INT, s STRING, d DECIMAL(5,2), dt DATE);
 CREATE TABLE t2 (k INT, w INT, s STRING, d DECIMAL(5,2), f DOUBLE);
 CREATE TABLE t3 (k INT, s STRING, b BOOLEAN, ts TIMESTAMP);
+CREATE TABLE t4 (k INT, n BIGINT, m SMALLINT, e DECIMAL(18,4), s STRING);
 """
 
 TABLES: dict[str, list[tuple[str, str]]] = {
     "t1": [("k", INT), ("v", INT), ("s", STR), ("d", DEC), ("dt", DATE)],
     "t2": [("k", INT), ("w", INT), ("s", STR), ("d", DEC), ("f", DOUBLE)],
     "t3": [("k", INT), ("s", STR), ("b", BOOL), ("ts", TS)],
+    "t4": [("k", INT), ("n", LONG), ("m", SHORT), ("e", DEC), ("s", STR)],
 }
 
 _LITERALS: dict[str, list[str]] = {
@@ -64,6 +68,8 @@ _LITERALS: dict[str, list[str]] = {
     DATE: ["DATE'2024-01-01'", "DATE'2024-02-29'", "DATE'2023-12-31'"],
     DOUBLE: ["0.5D", "2.0D", "-1.25D"],
     TS: ["TIMESTAMP'2024-01-01 10:30:00'", "TIMESTAMP'2024-02-29 00:00:00'"],
+    LONG: ["CAST(7 AS BIGINT)", "3000000000", "-1"],
+    SHORT: ["CAST(2 AS SMALLINT)", "CAST(-3 AS SMALLINT)"],
 }
 
 _TRUNC_UNITS = ["'MONTH'", "'YEAR'"]
@@ -86,6 +92,11 @@ class Relation:
     columns: list[Column]
 
 
+def _named(columns: list[Column]) -> dict[str, str]:
+    """Columns in scope by their bare names (`x1.k` -> `k`), and their types."""
+    return {c.sql.split(".")[-1]: c.type for c in columns}
+
+
 @dataclass
 class Gen:
     """One program's generator: a random source and the views written so far (name ->
@@ -95,6 +106,7 @@ class Gen:
     spark_only: bool = False  # only what Spark SQL accepts (no UNION in a recursive CTE)
     views: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     aliases: int = 0
+    strict: bool = False  # drawing a view's own SELECT list: see cast()
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -136,6 +148,21 @@ class Gen:
                 lambda: f"datediff({self.expr(scope, DATE, d)}, {self.expr(scope, DATE, d)})",
                 lambda: f"hour({self.expr(scope, TS, d)})",
                 lambda: f"CAST({self.expr(scope, BOOL, d)} AS INT)",
+                # fails on a string that is no number (Spark's ANSI cast), or not
+                lambda: f"{self.cast()}({self.failing(scope, STR)} AS INT)",
+                lambda: f"{self.cast()}({self.failing(scope, LONG)} AS INT)",  # past 2^31
+                lambda: f"({self.expr(scope, SHORT, d)} * {self.expr(scope, INT, d)})",
+            ],
+            LONG: [
+                lambda: f"({self.expr(scope, LONG, d)} {self.pick(['+', '-', '*'])} {self.expr(scope, LONG, d)})",
+                lambda: f"({self.expr(scope, LONG, d)} + {self.expr(scope, INT, d)})",
+                lambda: f"CAST({self.expr(scope, INT, d)} AS BIGINT)",
+                lambda: f"abs({self.expr(scope, LONG, d)})",
+                lambda: f"({self.expr(scope, LONG, d)} % {self.pick(['2', '7'])})",
+            ],
+            SHORT: [
+                lambda: f"({self.expr(scope, SHORT, d)} + {self.expr(scope, SHORT, d)})",
+                lambda: f"CAST({self.expr(scope, INT, d)} AS SMALLINT)",
             ],
             STR: [
                 lambda: f"upper({self.expr(scope, STR, d)})",
@@ -153,6 +180,7 @@ class Gen:
                 lambda: f"({self.expr(scope, DEC, d)} * {self.expr(scope, INT, d)})",
                 lambda: f"CAST({self.expr(scope, INT, d)} AS DECIMAL(5,2))",
                 lambda: f"round({self.expr(scope, DEC, d)}, {self.pick(['0', '1'])})",
+                lambda: f"({self.expr(scope, DEC, d)} * {self.expr(scope, LONG, d)})",
             ],
             DATE: [
                 lambda: f"date_add({self.expr(scope, DATE, d)}, {self.expr(scope, INT, 0)})",
@@ -187,6 +215,20 @@ class Gen:
                 )
             )
         return self.pick(choices[t] + generic)()
+
+    def cast(self) -> str:
+        """CAST, which fails on a bad value (ANSI), only in a view's own SELECT list:
+        Spark drops unread columns before it runs a query, and dbspc keeps those an
+        outer join with a residual ON condition reads, so a failing cast deeper down may
+        fail in dbspc only (docs/conformance.md)."""
+        return self.pick(["CAST", "try_cast"]) if self.strict else "try_cast"
+
+    def failing(self, scope: list[Column], t: str) -> str:
+        """A column to cast where the cast may fail: a column, never a constant, as
+        Spark's optimizer removes some constant failures (`CAST(3000000000 AS INT) IS
+        NOT NULL` fails over one table and is true over a join) and folds others."""
+        have = [c for c in scope if c.type == t]
+        return self.pick(have).sql if have else "NULL"
 
     def predicate(self, scope: list[Column], depth: int = 2, subqueries: bool = False) -> str:
         d = depth - 1
@@ -262,6 +304,13 @@ class Gen:
         pairs = [(a, b) for a in left.columns for b in right.columns if a.type == b.type and a.type in KEYS]
         if not pairs:
             return Relation(f"{left.sql} CROSS JOIN {right.sql}", left.columns + right.columns)
+        lefts, rights = _named(left.columns), _named(right.columns)
+        common = [n for n in lefts if n in rights]
+        same = [n for n in common if lefts[n] == rights[n] and lefts[n] in KEYS]
+        if same and self.chance(0.3):
+            if same == common and self.chance(0.3):
+                return self.using(left, right, kind, common, natural=True)
+            return self.using(left, right, kind, [self.pick(same)], natural=False)
         a, b = self.pick(pairs)
         on = f"{a.sql} {self.pick(['=', '=', '<=>'])} {b.sql}"
         if self.chance(0.3):
@@ -272,9 +321,20 @@ class Gen:
             return Relation(f"{left.sql} {kind} {right.sql} ON {on}", left.columns)
         return Relation(f"{left.sql} {kind} {right.sql} ON {on}", left.columns + right.columns)
 
+    def using(self, left: Relation, right: Relation, kind: str, names: list[str], natural: bool) -> Relation:
+        """`JOIN ... USING (names)` or NATURAL JOIN: the shared columns also in scope
+        unqualified, as the left one, the right one or their COALESCE by the join's side."""
+        sql = (
+            f"{left.sql} NATURAL {kind} {right.sql}"
+            if natural
+            else f"{left.sql} {kind} {right.sql} USING ({', '.join(names)})"
+        )
+        types = _named(left.columns)
+        return Relation(sql, [Column(n, types[n]) for n in names] + left.columns + right.columns)
+
     # -- SELECT ----------------------------------------------------------------------
 
-    def select(self, depth: int = 1, want: list[str] | None = None) -> tuple[str, list[str]]:
+    def select(self, depth: int = 1, want: list[str] | None = None, top: bool = False) -> tuple[str, list[str]]:
         """A query and its column types (c0, c1, ...); `want` fixes the types (the
         second side of a set operation)."""
         rel = self.from_clause(depth)
@@ -283,7 +343,10 @@ class Gen:
         if shape in (3, 4, 5) and want is None:
             return self.grouped(rel, where, depth)
         types = want or [self.pick([INT, INT, STR, DEC, DATE, DOUBLE, BOOL, TS]) for _ in range(self.rng.randint(1, 3))]
+        # not in a set operation's arm: an engine may skip an arm whose other side is empty
+        self.strict = top and shape != 8
         items = [f"{self.expr(rel.columns, t)} AS c{i}" for i, t in enumerate(types)]
+        self.strict = False
         distinct = "DISTINCT " if shape == 1 else ""
         if shape == 6 and want is None and depth > 0:
             # a correlated scalar subquery in the SELECT list
@@ -336,12 +399,22 @@ class Gen:
         groups = [self.pick(rel.columns) for _ in range(self.rng.randint(0, 2))]
         if self.chance(0.25):  # GROUP BY an expression (repeated in the SELECT list)
             t = self.pick([INT, STR])
-            groups.append(Column(self.expr(rel.columns, t, 1), t))
+            key = self.expr(rel.columns, t, 1)
+            if not key.lstrip("-").isdigit():  # GROUP BY 3 is the third item
+                groups.append(Column(key, t))
         groups = [c for i, c in enumerate(groups) if c not in groups[:i] and c.type in KEYS]
         aggs = [self.aggregate(rel.columns) for _ in range(self.rng.randint(1, 3))]
         items = [f"{g.sql} AS c{i}" for i, g in enumerate(groups)]
         items += [f"{a} AS c{len(groups) + i}" for i, (a, _) in enumerate(aggs)]
         types = [g.type for g in groups] + [t for _, t in aggs]
+        ranked = [a for a, t in aggs if t in KEYS]
+        if groups and ranked and self.chance(0.2):
+            # a window over the groups, ordered by an aggregate (RANK: ties rank equal)
+            fn = self.pick(["RANK()", "DENSE_RANK()", "SUM(COUNT(*))", "COUNT(*)"])
+            part = f"PARTITION BY {groups[0].sql} " if len(groups) > 1 and self.chance(0.5) else ""
+            order = f"ORDER BY {self.pick(ranked)} {self.pick(['ASC NULLS FIRST', 'DESC NULLS LAST'])}"
+            items.append(f"{fn} OVER ({part}{order if fn.endswith('()') or self.chance(0.5) else ''}) AS c{len(items)}")
+            types.append(INT)
         query = f"SELECT {', '.join(items)} FROM {rel.sql}{where}"
         if groups:
             keys = ", ".join(g.sql for g in groups)
@@ -480,14 +553,55 @@ class Gen:
         )
         return f"WITH w AS ({inner}) SELECT {items} FROM w {a}", types
 
+    def starred(self) -> tuple[str, list[tuple[str, str]]]:
+        """`SELECT *` or `SELECT x.*, ...`: the view's columns are named by its sources."""
+        rel = self.from_clause(self.rng.randint(0, 1))
+        where = f" WHERE {self.predicate(rel.columns, 2)}" if self.chance(0.5) else ""
+        names = [c.sql.split(".")[-1] for c in rel.columns]
+        if "." not in rel.columns[0].sql:  # a USING join: its keys come first, once
+            keys = [c.sql for c in rel.columns if "." not in c.sql]
+            names = keys + [n for n in names[len(keys) :] if n not in keys]
+            types = _named(rel.columns)
+            cols = [(n, types[n]) for n in names]
+        else:
+            cols = [(c.sql.split(".")[-1], c.type) for c in rel.columns]
+        if len(set(names)) == len(names) and self.chance(0.7):
+            return f"SELECT * FROM {rel.sql}{where}", cols
+        first = rel.columns[-1].sql.split(".")[0]
+        mine = [(c.sql.split(".")[-1], c.type) for c in rel.columns if c.sql.startswith(first + ".")]
+        extra = self.pick([INT, STR, DEC])
+        return (
+            f"SELECT {first}.*, {self.expr(rel.columns, extra)} AS extra FROM {rel.sql}{where}",
+            [*mine, ("extra", extra)],
+        )
+
+    def unaliased(self) -> str:
+        """A SELECT list without aliases: Spark names the columns after their text (the
+        Spark check compares the names), so no later view reads this one."""
+        rel = self.from_clause(self.rng.randint(0, 1))
+        if self.chance(0.5):
+            groups = [self.pick([c for c in rel.columns if c.type in KEYS])]
+            aggs = [self.aggregate(rel.columns)[0] for _ in range(self.rng.randint(1, 2))]
+            keys = ", ".join(g.sql for g in groups)
+            return f"SELECT {keys}, {', '.join(aggs)} FROM {rel.sql} GROUP BY {keys}"
+        types = [self.pick([INT, STR, DEC, DATE, LONG, BOOL]) for _ in range(self.rng.randint(1, 3))]
+        items = [self.expr(rel.columns, t) for t in types]
+        return f"SELECT {', '.join(items)} FROM {rel.sql}"
+
     def view(self, name: str) -> str:
-        kind = self.rng.randrange(10)
+        kind = self.rng.randrange(13)
         if kind == 0:
             query, types = self.recursive()
         elif kind == 1:
             query, types = self.with_cte(self.rng.randint(0, 1))
+        elif kind == 2:
+            query, cols = self.starred()
+            self.views[name] = cols
+            return f"CREATE VIEW {name} AS {query};"
+        elif kind == 3 and self.chance(0.5):
+            return f"CREATE VIEW {name} AS {self.unaliased()};"
         else:
-            query, types = self.select(depth=self.rng.randint(0, 2))
+            query, types = self.select(depth=self.rng.randint(0, 2), top=True)
         self.views[name] = [(f"c{i}", t) for i, t in enumerate(types)]
         return f"CREATE VIEW {name} AS {query};"
 
@@ -502,7 +616,7 @@ def program(rng: random.Random, views: int, spark_only: bool = False) -> list[st
 
 _VALUES: dict[str, list[object]] = {
     INT: [None, 0, 1, 2, 3, -1, 7, -10],
-    STR: [None, "a", "b", "B", "", "ab"],
+    STR: [None, "a", "b", "B", "", "ab", "12", " 3"],
     DEC: [None, decimal.Decimal("0.00"), decimal.Decimal("1.50"), decimal.Decimal("-2.25"), decimal.Decimal("10.10")],
     DATE: [None, datetime.date(2024, 1, 1), datetime.date(2024, 2, 29), datetime.date(2023, 12, 31)],
     DOUBLE: [None, 0.5, -1.25, 2.0, 0.0, 3.75],
@@ -513,6 +627,8 @@ _VALUES: dict[str, list[object]] = {
         datetime.datetime(2024, 2, 29),
         datetime.datetime(2023, 12, 31, 23, 59, 59),
     ],
+    LONG: [None, 0, 1, -1, 3_000_000_000, 7, -4_000_000_000],
+    SHORT: [None, 0, 1, 2, -3, 100],
 }
 
 Row = tuple[object, ...]
@@ -598,19 +714,65 @@ def check(seed: int, views: int = 4, steps: int = 5, spark: Any = None) -> Outco
             try:
                 full.step(batch)
             except RuntimeSqlError:
+                _require_raise(inc, batch, spark, f"{where}\nstep {number} of {stream}: dbspc raised {e}")
                 return outcome
             raise AssertionError(f"{where}\nstep {number}: only the incremental pipeline raised {e}") from e
         full_deltas = full.step(batch)
         try:
             expected = duckdb_views(inc, {t: inc.table_contents(t) for t in TABLES})
+        except (duckdb.ConversionException, duckdb.OutOfRangeException):
+            # DuckDB evaluates some casts eagerly that Spark evaluates only where needed
+            # (an aggregate's FILTER, a CASE branch), so it fails where dbspc and Spark
+            # answer; with Spark at hand, Spark is the oracle of this step
+            if spark is None:
+                return outcome
+            expected = spark_views(spark, inc, {t: inc.table_contents(t) for t in TABLES})
         except duckdb.Error as e:
             raise AssertionError(f"{where}\nstep {number}: DuckDB refused what dbspc accepted: {e}") from e
         check_step(integrated, deltas, full_deltas, expected, f"{where}\nstep {number} of {stream}")
     if spark is not None:
+        _same_schemas(spark, inc, outcome, where)
         reference = spark_views(spark, inc, {t: inc.table_contents(t) for t in TABLES})
         for view in names:
             assert_same_rows(integrated[view], reference[view], f"{where}\nafter {stream}, view {view}: Spark")
     return outcome
+
+
+def _require_raise(inc: Pipeline, batch: dict[str, ZSet], spark: Any, where: str) -> None:
+    """dbspc rejected a step with a SQL error (an ANSI cast or overflow): the oracle
+    must fail on the tables with the step applied as well (the rejected step left
+    dbspc's tables as they were)."""
+    tables = {t: inc.table_contents(t) for t in TABLES}
+    for t, z in batch.items():
+        tables[t] = ZSet.concat([tables[t], z], inc.table_types(t)).consolidate()
+    try:
+        if spark is not None:
+            spark_views(spark, inc, tables)
+        else:
+            duckdb_views(inc, tables)
+    except Exception:  # any engine error: what is asserted is that it fails
+        return
+    raise AssertionError(f"{where}\nbut {'Spark' if spark is not None else 'DuckDB'} answered")
+
+
+def _same_schemas(spark: Any, inc: Pipeline, outcome: Outcome, where: str) -> None:
+    """Each view's column names and types equal those Spark gives the view's own text."""
+    for name in inc.program.tables:
+        spark.createDataFrame([], spark_ddl(inc, name)).createOrReplaceTempView(name)
+    try:
+        for statement in outcome.views:
+            name = statement.split()[2]
+            frame = spark.sql(statement.split(" AS ", 1)[1].rstrip(";"))
+            frame.createOrReplaceTempView(name)
+            theirs = [(f.name, f.dataType.simpleString()) for f in frame.schema.fields]
+            ours = [
+                (n, t.sql().lower().replace(" ", ""))
+                for n, t in zip(inc.view_columns(name), inc.view_types(name), strict=True)
+            ]
+            assert ours == theirs, f"{where}\nview {name}: dbspc's columns {ours}, Spark's {theirs}"
+    finally:
+        for name in [*inc.program.tables, *inc.program.views]:
+            spark.catalog.dropTempView(name)
 
 
 def main() -> None:
