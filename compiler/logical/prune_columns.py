@@ -35,35 +35,63 @@ Pruned = tuple[lp.Relation, dict[int, int]]  # the new node, and where each read
 
 def prune_columns(plans: Sequence[lp.Relation]) -> list[lp.Relation]:
     """The views' plans (every output column read) without the inner columns no one reads."""
-    needs = _needs(plans)
-    done: dict[lp.Relation, Pruned] = {}
-    return [_pruned(p, needs, done)[0] for p in plans]
+    same = _Canonical()
+    needs = _needs(plans, same)
+    done: dict[int, Pruned] = {}
+    return [_pruned(p, needs, done, same)[0] for p in plans]
+
+
+class _Canonical:
+    """One number per distinct plan, equal for equal plans. Plans share subplans, and a
+    dataclass hash walks the whole tree below a node each time, so keying dicts by the
+    nodes themselves costs exponential time in the depth of sharing; this numbers each
+    node object once, from its own fields and its inputs' numbers."""
+
+    def __init__(self) -> None:
+        self._by_object: dict[int, tuple[int, lp.Relation]] = {}  # id -> (number, node kept alive)
+        self._by_shape: dict[tuple[object, ...], int] = {}
+
+    def __call__(self, rel: lp.Relation) -> int:
+        seen = self._by_object.get(id(rel))
+        if seen is not None:
+            return seen[0]
+        shape: list[object] = [type(rel)]
+        for f in dataclasses.fields(rel):
+            value = getattr(rel, f.name)
+            if isinstance(value, lp.Relation):
+                value = ("rel", self(value))
+            elif isinstance(value, tuple) and value and all(isinstance(v, lp.Relation) for v in value):
+                value = ("rels", tuple(self(v) for v in value))
+            shape.append(value)
+        number = self._by_shape.setdefault(tuple(shape), len(self._by_shape))
+        self._by_object[id(rel)] = (number, rel)
+        return number
 
 
 # -- pass 1: what each node's readers read ------------------------------------------------
 
 
-def _needs(plans: Sequence[lp.Relation]) -> dict[lp.Relation, Need]:
+def _needs(plans: Sequence[lp.Relation], same: _Canonical) -> dict[int, Need]:
     order: list[lp.Relation] = []  # post-order over distinct nodes
-    seen: set[lp.Relation] = set()
+    seen: set[int] = set()
     stack: list[tuple[lp.Relation, bool]] = [(p, False) for p in reversed(plans)]
     while stack:  # iterative: plans nest deeper than Python's recursion allows
         node, expanded = stack.pop()
         if expanded:
             order.append(node)
             continue
-        if node in seen:
+        if same(node) in seen:
             continue
-        seen.add(node)
+        seen.add(same(node))
         stack.append((node, True))
         stack.extend((c, False) for c in _inputs(node))
-    needs: dict[lp.Relation, Need] = {p: _all(p) for p in plans}
+    needs: dict[int, Need] = {same(p): _all(p) for p in plans}
     for node in reversed(order):  # every reader of a node comes before it
         rule = _READS.get(type(node))
         if rule is None:
             continue
-        for child, need in rule(node, needs.get(node, frozenset())):
-            needs[child] = needs.get(child, frozenset()) | need
+        for child, need in rule(node, needs.get(same(node), frozenset())):
+            needs[same(child)] = needs.get(same(child), frozenset()) | need
     return needs
 
 
@@ -126,15 +154,16 @@ _READS: dict[type[lp.Relation], Callable[..., list[tuple[lp.Relation, Need]]]] =
 # -- pass 2: each node pruned once, to what all its readers read ---------------------------
 
 
-def _pruned(rel: lp.Relation, needs: dict[lp.Relation, Need], done: dict[lp.Relation, Pruned]) -> Pruned:
-    out = done.get(rel)
+def _pruned(rel: lp.Relation, needs: dict[int, Need], done: dict[int, Pruned], same: _Canonical) -> Pruned:
+    key = same(rel)
+    out = done.get(key)
     if out is None:
         rule = _PRUNE.get(type(rel))
         if rule is None:  # tables, VALUES, recursive scopes: as they are
             out = rel, {i: i for i in range(len(rel.fields))}
         else:
-            out = rule(rel, sorted(needs.get(rel, frozenset())), lambda c: _pruned(c, needs, done))
-        done[rel] = out
+            out = rule(rel, sorted(needs.get(key, frozenset())), lambda c: _pruned(c, needs, done, same))
+        done[key] = out
     return out
 
 
