@@ -465,11 +465,15 @@ class Gen:
         a = self.alias()
         nulls = ["ASC NULLS FIRST", "DESC NULLS LAST", "ASC NULLS LAST", "DESC NULLS FIRST"]
         over = f"OVER (PARTITION BY {a}.c0 ORDER BY {a}.c1 {self.pick(nulls)}, {a}.c2 {self.pick(nulls)}"
+        # LEAD's default is cast to c1's type, which a literal may not fit (Spark fails,
+        # DuckDB widens), so it is c1 itself; the literal is drawn still, so that the
+        # seeds' later draws stay as they were
+        self.literal(types[1])
         fn, t = self.pick(
             [
                 ("ROW_NUMBER()", INT),
                 (f"LAG({a}.c2)", types[2]),
-                (f"LEAD({a}.c1, 1, {self.literal(types[1])})", types[1]),
+                (f"LEAD({a}.c1, 1, {a}.c1)", types[1]),
                 (f"LAG({a}.c0, 2)", types[0]),
                 (f"COUNT({a}.c2)", INT),
             ]
