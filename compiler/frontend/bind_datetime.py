@@ -123,7 +123,7 @@ def _add_months(node: exp.Expression, bind: Bind) -> Scalar:
     1, '2' is 2, 3000000000 fails), where date_add takes only the narrow integers."""
     d = coerce(_temporal(bind(node.this), node), DATE)
     n = bind(node.expression)
-    if n.type.kind == "BIGINT" or n.type.kind in ("DECIMAL", "DOUBLE", "FLOAT", "STRING"):
+    if n.type.kind in ("BIGINT", "DECIMAL", "DOUBLE", "FLOAT", "STRING"):
         n = Call(INT, "cast", (n,))
     return Call(DATE, "add_months", (d, _int(n, node)))
 

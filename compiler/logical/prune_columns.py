@@ -99,6 +99,11 @@ def _inputs(rel: lp.Relation) -> list[lp.Relation]:
     return lp.children(rel) if type(rel) in _READS else []
 
 
+def _in_place(rel: lp.Relation) -> dict[int, int]:
+    """Every column of `rel` where it was: what nodes left as they are map."""
+    return {i: i for i in range(len(rel.fields))}
+
+
 def _all(rel: lp.Relation) -> Need:
     return frozenset(range(len(rel.fields)))
 
@@ -160,7 +165,7 @@ def _pruned(rel: lp.Relation, needs: dict[int, Need], done: dict[int, Pruned], s
     if out is None:
         rule = _PRUNE.get(type(rel))
         if rule is None:  # tables, VALUES, recursive scopes: as they are
-            out = rel, {i: i for i in range(len(rel.fields))}
+            out = rel, _in_place(rel)
         else:
             out = rule(rel, sorted(needs.get(key, frozenset())), lambda c: _pruned(c, needs, done, same))
         done[key] = out
@@ -198,7 +203,7 @@ def _aggregate(rel: lp.Aggregate, keep: list[int], prune: Prune) -> Pruned:
     child, at = prune(rel.input)
     aggs = tuple(a if a.arg is None else dataclasses.replace(a, arg=at[a.arg]) for a in rel.aggs)
     pruned = dataclasses.replace(rel, input=child, group=tuple(at[g] for g in rel.group), aggs=aggs)
-    return pruned, {i: i for i in range(len(rel.fields))}
+    return pruned, _in_place(rel)
 
 
 def _exactly(rel: lp.Relation, keep: list[int], prune: Prune) -> lp.Relation:
@@ -223,12 +228,12 @@ def _minus(rel: lp.Minus, keep: list[int], prune: Prune) -> Pruned:
 
 
 def _whole_input(rel: lp.Distinct | lp.Window, keep: list[int], prune: Prune) -> Pruned:
-    return dataclasses.replace(rel, input=prune(rel.input)[0]), {i: i for i in range(len(rel.fields))}
+    return dataclasses.replace(rel, input=prune(rel.input)[0]), _in_place(rel)
 
 
 def _whole_sides(rel: lp.Except | lp.Intersect, keep: list[int], prune: Prune) -> Pruned:
     pruned = dataclasses.replace(rel, left=prune(rel.left)[0], right=prune(rel.right)[0])
-    return pruned, {i: i for i in range(len(rel.fields))}
+    return pruned, _in_place(rel)
 
 
 _PRUNE: dict[type[lp.Relation], Callable[..., Pruned]] = {
