@@ -250,12 +250,33 @@ def _record_call_name(text: str, node: exp.Expression | exp.Func, owned: set[int
     if isinstance(node, exp.Cast) and (typed := _TYPED_LITERAL.search(text, max(end - 20, 0), end)):
         node.meta["call_name"] = typed.group(1)  # DATE '2024-01-31', TIMESTAMP '...'
         return
+    if isinstance(node, exp.Cast) and (suffix := _literal_suffix(text, node.this)):
+        node.meta["suffix"] = suffix  # 10L, 1.5D: a literal of a type, not a call
+        return
     while (m := _CALL.search(text, max(end - 200, 0), end)) is not None and m.start(1) in taken:
         end = m.start(1)
-    if m is None or m.start(1) in owned:
+    if m is None or m.start(1) in owned or m.group(1).upper() in _NOT_CALLS:
         return
     taken.add(m.start(1))
     node.meta["call_name"] = m.group(1)
+
+
+# keywords followed by a parenthesis that are not function names (`x IN (CAST(...`)
+_NOT_CALLS = frozenset(("IN", "EXISTS", "VALUES", "USING", "OVER", "FILTER", "AS", "ON", "AND", "OR", "NOT"))
+
+
+def _literal_suffix(text: str, literal: exp.Expression) -> str | None:
+    """The type suffix Spark's numeric literals may carry (`L` of `10L`, `D` of `1.5D`):
+    sqlglot reads them as a cast of the literal whose token spans the suffix."""
+    meta = literal._meta if isinstance(literal, exp.Literal) and not literal.is_string else None
+    if not meta or "start" not in meta or "end" not in meta:
+        return None
+    written = text[meta["start"] : meta["end"] + 1]
+    digits = str(literal.this)
+    if not written.startswith(digits) or len(written) == len(digits):
+        return None
+    suffix = written[len(digits) :]
+    return suffix if suffix.isalpha() else None
 
 
 def _infix_name(text: str, node: exp.Expression) -> str | None:

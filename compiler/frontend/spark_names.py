@@ -20,10 +20,12 @@ spells: `Sum(Amount)` is `sum(Amount)` there); a unary plus is lost by sqlglot (
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 
+import numpy as np
 from sqlglot import exp
 
 from dbspc.compiler.frontend.positions import call_name, span_of
@@ -168,6 +170,8 @@ class _Printer:
             inner = node.this
             if isinstance(inner, exp.Literal) and not inner.is_string:
                 return _negated_number(inner)  # Spark's parser folds `-1` into the literal
+            if (typed := _typed_number(inner, negated=True)) is not None:
+                return typed  # and `-1.5D`
             return f"(- {self.pretty(inner)})"
         if isinstance(node, exp.Not):
             inner = unparen(node.this)
@@ -320,6 +324,8 @@ class _Printer:
         return " ".join([*parts, "END"])
 
     def _cast(self, node: exp.Cast) -> str:
+        if (typed := _typed_number(node)) is not None:
+            return typed
         called = call_name(node)
         inner = unparen(node.this)
         if called in ("date", "timestamp") and isinstance(inner, exp.Literal) and inner.is_string:
@@ -495,6 +501,39 @@ def _number(text: str) -> str:
     return f"{int(whole or '0')}.{frac}"
 
 
+# Spark's numeric literal suffixes, by the type sqlglot casts the literal to
+_INTEGER_SUFFIXES = (_T.BIGINT, _T.SMALLINT, _T.TINYINT)
+
+
+def _typed_number(node: exp.Expression, negated: bool = False) -> str | None:
+    """A suffixed literal (`10L`, `3S`, `1Y`, `1.5D`, `2.5F`), which sqlglot reads
+    as a cast of the plain literal, as Spark names it: the value's own toString (`1.5`,
+    `1D` is `1.0`), the minus folded in. None if `node` is not one; _Unnamed if Spark's
+    text for the value is not certain."""
+    if not isinstance(node, (exp.Cast, exp.TryCast)) or not (node._meta or {}).get("suffix"):
+        return None  # the suffix is recorded by program._record_source_names
+    text = str(node.this.this)
+    kind = node.args["to"].this
+    sign = "-" if negated else ""
+    if kind in _INTEGER_SUFFIXES and text.isdigit():
+        return str(int(sign + text))
+    if kind == _T.DOUBLE:
+        return _java_double(float(sign + text))
+    if kind == _T.FLOAT:
+        return _java_float(sign + text)
+    raise _Unnamed  # 1.5BD: sqlglot keeps no position on it
+
+
+def _java_float(text: str) -> str:
+    """Java's Float.toString for the FLOAT nearest `text`, where it is plain (1e-3 to 1e7)
+    and the shortest digits that read back are certain."""
+    value = np.float32(text)
+    if not np.isfinite(value) or value == 0 or not 1e-3 <= abs(float(value)) < 1e7:
+        raise _Unnamed
+    shown = np.format_float_positional(value, unique=True, trim="0")
+    return shown if "." in shown else shown + ".0"
+
+
 def _negated_number(node: exp.Literal) -> str:
     text = _number(node.this)
     try:
@@ -509,7 +548,7 @@ def _java_double(value: float) -> str:
     if value != value or value in (float("inf"), float("-inf")):
         raise _Unnamed
     if value == 0:
-        return "0.0"
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
     if 1e-3 <= abs(value) < 1e7:
         return repr(value)
     sign, digits, exponent = Decimal(repr(value)).as_tuple()
