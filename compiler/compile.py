@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from dbspc.compiler.circuit.circuit import Circuit
 from dbspc.compiler.deep_stack import deep
 from dbspc.compiler.frontend.program import Program, compile_program
 from dbspc.compiler.incremental.passes import optimize
+from dbspc.compiler.logical.time_zone import localize, zone_id
 from dbspc.compiler.lower.lower import lower_views
 
 
@@ -17,14 +19,26 @@ class Compiled:
     circuit: Circuit
 
 
-def compile_sql(text: str, dialect: str = "spark", incremental: bool = True, base: Program | None = None) -> Compiled:
+def compile_sql(
+    text: str,
+    dialect: str = "spark",
+    incremental: bool = True,
+    base: Program | None = None,
+    time_zone: str = "UTC",
+) -> Compiled:
     """The circuit of `text`'s views; with `base`, of `text` read after `base`'s tables
     and views, which are bound once and reused (a harness running many queries over
-    one schema). Positions in errors are `text`'s own."""
+    one schema). Positions in errors are `text`'s own. `time_zone` is Spark's session
+    time zone, in which TIMESTAMP values meet the calendar (compiler/logical/time_zone.py)."""
+    zone = zone_id(time_zone)
 
     def run() -> Compiled:
         program = compile_program(text, dialect, base)
-        lifted = lower_views(list(program.views.values()))
+        views = list(program.views.values())
+        if zone is not None:
+            plans = localize([v.plan for v in views], zone)
+            views = [dataclasses.replace(v, plan=p) for v, p in zip(views, plans, strict=True)]
+        lifted = lower_views(views)
         return Compiled(program, optimize(lifted, incremental))
 
     return deep(run)

@@ -8,6 +8,7 @@ epoch and TIMESTAMP microseconds, so day arithmetic is integer arithmetic.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 import polars as pl
 
@@ -45,6 +46,67 @@ def _offset_by(args: list[pl.Expr], call: Call) -> pl.Expr:
     return args[0].dt.offset_by(_constant(call, 1))
 
 
+def _from_utc(x: pl.Expr, zone: str) -> pl.Expr:
+    """The wall-clock time in `zone` of the instant x (held as UTC)."""
+    return x.dt.replace_time_zone("UTC").dt.convert_time_zone(zone).dt.replace_time_zone(None)
+
+
+_GAP_STEP = pl.duration(hours=3)  # longer than any clock change
+
+
+def _to_utc(local: pl.Expr, zone: str, ambiguous: Literal["earliest", "latest"] = "earliest") -> pl.Expr:
+    """The instant (as UTC) of the wall-clock time `local` in `zone`. A time the clock
+    skips is moved forward by the gap (the offset before it applies, as java.time does);
+    a time that occurs twice takes the `ambiguous` one."""
+
+    def at(t: pl.Expr) -> pl.Expr:
+        aware = t.dt.replace_time_zone(zone, ambiguous=ambiguous, non_existent="null")
+        return aware.dt.convert_time_zone("UTC").dt.replace_time_zone(None)
+
+    return pl.coalesce(at(local), at(local - _GAP_STEP) + _GAP_STEP)
+
+
+_DAY_MICROS = 86_400_000_000
+_UNIT_MICROS = {"d": _DAY_MICROS, "h": 3_600_000_000, "m": 60_000_000, "s": 1_000_000}
+
+
+def _zoned_offset_by(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """ts + a constant interval in the session's zone, as Spark adds one: months and whole
+    days move the wall clock (keeping the offset ts had where the result occurs twice),
+    the rest of a day-time interval is added to the instant."""
+    x, offset, zone = args[0], _constant(call, 1), _constant(call, 2)
+    amount, unit = int(offset.rstrip("modhs")), offset.lstrip("-0123456789")
+    if unit == "mo":
+        calendar, rest = offset, 0
+    else:
+        micros = amount * _UNIT_MICROS[unit]
+        days = abs(micros) // _DAY_MICROS * (1 if micros >= 0 else -1)  # toward zero, as Scala's `/`
+        calendar, rest = f"{days}d", micros - days * _DAY_MICROS
+    local = _from_utc(x, zone)
+    instant = _keeping_offset(local.dt.offset_by(calendar), local, x, zone)
+    return instant + pl.duration(microseconds=rest) if rest else instant
+
+
+def _keeping_offset(moved: pl.Expr, local: pl.Expr, x: pl.Expr, zone: str) -> pl.Expr:
+    """The instant of wall-clock time `moved`, derived from instant x (wall clock `local`):
+    where it occurs twice, the one with x's offset if either has it (java.time's
+    ZonedDateTime arithmetic), else the earlier."""
+    earlier, later = _to_utc(moved, zone, "earliest"), _to_utc(moved, zone, "latest")
+    return pl.when((moved - later) == (local - x)).then(later).otherwise(earlier)
+
+
+def _zoned_trunc(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """date_trunc in the session's zone: to a minute, hour or day as java.time truncates
+    the zoned time (keeping its offset); to a week, month, quarter or year, the start of
+    that local date (Spark's two paths)."""
+    x, unit, zone = args[0], _constant(call, 1), _constant(call, 2)
+    local = _from_utc(x, zone)
+    truncated = local.dt.truncate(unit)
+    if unit in ("1m", "1h", "1d"):
+        return _keeping_offset(truncated, local, x, zone)
+    return _to_utc(truncated, zone)
+
+
 KERNELS: dict[str, Kernel] = {
     "year": lambda a, c: a[0].dt.year().cast(pl.Int32),
     "month": lambda a, c: a[0].dt.month().cast(pl.Int32),
@@ -60,4 +122,8 @@ KERNELS: dict[str, Kernel] = {
     "add_months": lambda a, c: _add_months(a[0], a[1]),
     "last_day": lambda a, c: a[0].dt.month_end(),
     "offset_by": _offset_by,
+    "from_utc": lambda a, c: _from_utc(a[0], _constant(c, 1)),
+    "to_utc": lambda a, c: _to_utc(a[0], _constant(c, 1)),
+    "zoned_offset_by": _zoned_offset_by,
+    "zoned_trunc": _zoned_trunc,
 }

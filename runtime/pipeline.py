@@ -60,9 +60,10 @@ class Pipeline:
         incremental: bool = True,
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
         base: Program | None = None,
+        time_zone: str = "UTC",
     ) -> Pipeline:
         """A pipeline of `text`'s tables and views (read after `base`'s, see compile_sql)."""
-        return Pipeline(compile_sql(text, dialect, incremental, base), max_iterations)
+        return Pipeline(compile_sql(text, dialect, incremental, base, time_zone), max_iterations)
 
     # -- schema ----------------------------------------------------------------------------
 

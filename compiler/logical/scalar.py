@@ -53,6 +53,9 @@ Dates and times (compiler/frontend/bind_datetime.py):
   year, month, day, quarter, dayofweek, hour, minute, second
   date_add_days (d, n), datediff (end, start), add_months (d, n), last_day
   date_trunc (x, 'polars unit'), offset_by (x, 'constant interval')
+  from_utc (ts, zone), to_utc (ts, zone), zoned_offset_by (ts, 'interval', zone),
+  zoned_trunc (ts, 'unit', zone): the session
+  time zone's wall clock (compiler/logical/time_zone.py)
 More strings (compiler/frontend/bind_strings.py):
   lpad, rpad (s, width, padding), locate (sub, s, start), concat_ws (sep, ...)
   regexp_extract (s, pattern, group), rlike (s, pattern), initcap, reverse, repeat
@@ -72,7 +75,7 @@ FUNCTIONS = frozenset(
     case coalesce nullif error_if store_char cast try_cast like concat upper lower length trim ltrim rtrim
     substring replace left right round bround floor ceil greatest least
     year month day quarter dayofweek hour minute second date_add_days datediff date_trunc
-    add_months last_day offset_by
+    add_months last_day offset_by from_utc to_utc zoned_offset_by zoned_trunc
     lpad rpad locate concat_ws regexp_extract rlike initcap reverse repeat sqlite_real
     array_size array_contains sort_array""".split()
 )

@@ -107,8 +107,10 @@ class DistributedJob(Job):
             )
 
     def _bootstrap(self, pipeline: Pipeline, manifest: Manifest) -> Manifest:
+        was, now = manifest.program.get("time_zone", "UTC"), self.program.get("time_zone", "UTC")
+        what = f"session time zone (was {was}, now {now})" if was != now else "tables or views"
         raise UsageError(
-            f"the tables or views of checkpoint {self.checkpoint_dir} changed; a distributed job cannot carry its "
+            f"the {what} of checkpoint {self.checkpoint_dir} changed; a distributed job cannot carry its "
             "state over to a changed program: start over with a new checkpoint"
         )
 

@@ -123,6 +123,8 @@ def check_program(root: Path, manifest: Manifest, program: dict[str, Any], diges
         reasons.append("the sources (tables, kinds or offset/weight/op columns) differ")
     if old.get("dialect") != new.get("dialect"):
         reasons.append(f"the dialect was {old.get('dialect')}, now {new.get('dialect')}")
+    if old.get("time_zone", "UTC") != new.get("time_zone", "UTC"):
+        reasons.append(f"the session time zone was {old.get('time_zone', 'UTC')}, now {new.get('time_zone', 'UTC')}")
     detail = "; ".join(reasons) or "the program differs"
     raise UsageError(
         f"checkpoint {root} was written by a different program ({detail}); resume with the same "

@@ -43,6 +43,7 @@ from typing import IO, Any
 import pyarrow as pa
 
 from dbspc.compiler.errors import DbspcError, InputError, Span, SparkExtension, UsageError
+from dbspc.compiler.logical.time_zone import zone_id
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.pipeline import CIRCUIT, Pipeline
 from dbspc.runtime.refresh import checkpoint, evolve, files, metrics
@@ -113,6 +114,7 @@ class Job:
         views: Sequence[str],
         *,
         dialect: str = "spark",
+        time_zone: str = "UTC",
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
         change_log: bool | Sequence[str] = False,
         on_commit: Callable[[dict[str, Any]], None] | None = None,
@@ -129,6 +131,9 @@ class Job:
         self.dropped: list[str] = []  # views the last bootstrap removed
         self.history: list[dict[str, Any]] = []  # metrics of this process's refreshes
         self.dialect = dialect
+        # the session time zone; recorded in the program only when it is not UTC, so the
+        # checkpoints of UTC jobs stay as they were
+        self.time_zone = "UTC" if zone_id(time_zone) is None else time_zone
         self.max_iterations = max_iterations
         self.change_log = change_log
         self.on_commit = on_commit  # after each commit (and on resume): publish it
@@ -388,9 +393,13 @@ class Job:
             "sources": [describe_source(s) for s in self.sources],
             "views": self.views,
         }
+        if self.time_zone != "UTC":
+            self.program["time_zone"] = self.time_zone
         self.program_text = "\n".join([*ddl, *self.views]) + "\n"
         try:
-            return Pipeline.from_sql(self.program_text, self.dialect, True, self.max_iterations)
+            return Pipeline.from_sql(
+                self.program_text, self.dialect, True, self.max_iterations, time_zone=self.time_zone
+            )
         except DbspcError as e:
             if e.span is None or e.span.line <= len(ddl):
                 raise

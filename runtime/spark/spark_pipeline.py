@@ -195,6 +195,7 @@ class SparkPipeline:
     def _job_options(self) -> dict[str, Any]:
         return dict(
             dialect=self._options["dialect"],
+            time_zone=self.spark.conf.get("spark.sql.session.timeZone") or "UTC",
             max_iterations=self._options["max_iterations"],
             change_log=self._options["change_log"],
             on_commit=self._committed,

@@ -1,0 +1,91 @@
+"""Views in a Spark session whose time zone is not UTC equal Spark's own answers.
+
+A SparkPipeline computes in its session's `spark.sql.session.timeZone`: the timestamps of
+the test straddle the clock changes of America/Los_Angeles (a skipped hour, a repeated
+one), and the same views run in a zone with a half-hour offset and in a fixed offset.
+After each refresh (inserts, then deletes) every view equals Spark SQL over the source.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dbspc.runtime.spark import SparkPipeline
+from tests.test_spark_pipeline import spark_rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+_names = itertools.count()
+
+VIEWS = {
+    "casts": "SELECT id, CAST(ts AS DATE) AS d, CAST(ts AS STRING) AS s, CAST(d AS TIMESTAMP) AS dts, "
+    "CAST(s AS TIMESTAMP) AS sts, to_date(ts) AS td FROM ev",
+    "parts": "SELECT id, year(ts) AS y, month(ts) AS m, day(ts) AS dd, dayofweek(ts) AS w, quarter(ts) AS q, "
+    "hour(ts) AS h, minute(ts) AS mi, second(ts) AS se FROM ev",
+    "truncs": "SELECT id, date_trunc('HOUR', ts) AS h, date_trunc('DAY', ts) AS d, date_trunc('WEEK', ts) AS w, "
+    "date_trunc('MONTH', ts) AS m, date_trunc('MINUTE', ts) AS mi FROM ev",
+    "intervals": "SELECT id, ts + INTERVAL 1 DAY AS d1, ts - INTERVAL 1 DAY AS d_1, ts + INTERVAL 36 HOURS AS h36, "
+    "ts - INTERVAL 25 HOURS AS h_25, ts + INTERVAL 90 MINUTES AS m90, ts + INTERVAL 1 MONTH AS mo1, "
+    "ts - INTERVAL 1 YEAR AS y_1 FROM ev",
+    "compare": "SELECT id, ts > d AS after_day, ts = TIMESTAMP '2024-03-10 01:30:00' AS lit, "
+    "ts >= TIMESTAMP '2024-11-03 01:30:00' AS lit2, datediff(ts, d) AS dd FROM ev "
+    "WHERE ts < TIMESTAMP '2025-01-01 00:00:00'",
+    "per_day": "SELECT CAST(ts AS DATE) AS day, hour(ts) AS h, COUNT(*) AS n FROM ev "
+    "GROUP BY CAST(ts AS DATE), hour(ts)",
+}
+
+
+def _rows(rng: random.Random, ids: Iterator[int], n: int) -> list[tuple[Any, ...]]:
+    """Timestamps (as UTC instants) around the 2024 clock changes of Los Angeles and
+    elsewhere in the year, each with a date and a string of a local time."""
+    anchors = [
+        dt.datetime(2024, 3, 10, 9, 0),  # 01:00 PST, the hour before the skipped one
+        dt.datetime(2024, 11, 3, 7, 0),  # 00:00 PDT, before the repeated hour
+        dt.datetime(2024, 1, 31, 7, 30),  # late in a month, near midnight locally
+        dt.datetime(2024, 6, 30, 18, 45),
+        dt.datetime(2023, 12, 31, 23, 15),
+    ]
+    out = []
+    for _ in range(n):
+        ts = rng.choice(anchors) + dt.timedelta(minutes=15 * rng.randrange(-12, 16))
+        local = rng.choice(["2024-03-10 02:30:00", "2024-11-03 01:30:00", "2024-07-01 00:00:00", "2024-03-10"])
+        d = rng.choice([dt.date(2024, 3, 10), dt.date(2024, 11, 3), dt.date(2024, 1, 31), None])
+        out.append((next(ids), None if rng.random() < 0.05 else ts.replace(tzinfo=dt.UTC), d, local))
+    return out
+
+
+@pytest.mark.parametrize("zone", ["America/Los_Angeles", "Asia/Kolkata", "+02:00"])
+def test_views_compute_in_the_session_time_zone(spark: Any, tmp_path: Path, zone: str) -> None:
+    name = f"tz{next(_names)}"
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    rng = random.Random(7)
+    ids = itertools.count()
+    schema = "id INT, ts TIMESTAMP, d DATE, s STRING"
+    try:
+        spark.sql(f"CREATE TABLE {name}_ev ({schema}) USING parquet LOCATION '{tmp_path / 'ev'}'")
+        job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", view_prefix=f"{name}_")
+        job.plain_table("ev", source=f"{name}_ev")
+        for view, query in VIEWS.items():
+            job.view(f"CREATE VIEW {view} AS {query}")
+        live: list[tuple[Any, ...]] = []
+        for _ in range(3):
+            if live:
+                rng.shuffle(live)
+                live = live[len(live) // 3 :]
+            live += _rows(rng, ids, 40)
+            spark.createDataFrame(live, schema).write.mode("overwrite").insertInto(f"{name}_ev", overwrite=True)
+            job.refresh()
+            for view, query in VIEWS.items():
+                want = spark.sql(query.replace(" FROM ev", f" FROM {name}_ev"))
+                assert spark_rows(job.table(view)) == spark_rows(want), f"{view} in {zone}"
+        job.close()
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+        spark.sql(f"DROP TABLE IF EXISTS {name}_ev")

@@ -1,0 +1,89 @@
+"""The session time zone pass (compiler/logical/time_zone.py) and its runtime kernels.
+
+Spark's answers under a non-UTC session are checked in tests/test_spark_time_zone.py;
+here the conversions are checked against Python's zoneinfo (java.time's rules for a
+skipped or repeated local time are fold=0's), and the pass is shown in the dump.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import zoneinfo
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dbspc.compiler.circuit.dump import to_text
+from dbspc.compiler.compile import compile_sql
+from dbspc.compiler.errors import UsageError
+from dbspc.compiler.logical.scalar import Call, Col, Lit
+from dbspc.compiler.logical.time_zone import zone_id
+from dbspc.compiler.types import STRING, TIMESTAMP
+from dbspc.runtime.expressions import compile_scalars
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.zset import ZSet
+
+ZONE = "America/Los_Angeles"
+PROGRAM = """
+CREATE TABLE ev (id INT, ts TIMESTAMP);
+CREATE VIEW v AS SELECT id, CAST(ts AS DATE) AS d, hour(ts) AS h, ts + INTERVAL 1 HOUR AS later
+FROM ev WHERE ts >= TIMESTAMP '2024-03-10 02:30:00';
+"""
+
+
+def test_utc_names_and_offsets() -> None:
+    for utc in ("UTC", "Etc/UTC", "GMT", "Z", "+00:00", "utc"):
+        assert zone_id(utc) is None
+    assert zone_id("+02:00") == "Etc/GMT-2"
+    assert zone_id("-05:00") == "Etc/GMT+5"
+    assert zone_id("Europe/Berlin") == "Europe/Berlin"
+    with pytest.raises(UsageError, match="unknown session time zone 'Mars/Olympus'"):
+        zone_id("Mars/Olympus")
+    with pytest.raises(UsageError, match="whole-hour offsets"):
+        zone_id("+05:30")
+
+
+def test_the_pass_shows_in_the_circuit_and_leaves_utc_alone() -> None:
+    utc = to_text(compile_sql(PROGRAM).circuit)
+    zoned = to_text(compile_sql(PROGRAM, time_zone=ZONE).circuit)
+    assert "from_utc" not in utc and ZONE not in utc
+    assert f"hour(from_utc(#1, '{ZONE}'))" in zoned
+    assert "2024-03-10 10:30:00" in zoned  # 02:30 is skipped in Los Angeles: moved by the gap
+    assert "2024-03-10 02:30:00" in utc
+    # adding hours moves the instant, not the wall clock: no conversion
+    assert "zoned_offset_by" not in zoned
+
+
+def test_a_view_computes_in_the_zone() -> None:
+    pipeline = Pipeline.from_sql(PROGRAM, time_zone=ZONE)
+    ts = [dt.datetime(2024, 3, 10, 10, 30), dt.datetime(2024, 3, 11, 6, 59), dt.datetime(2024, 3, 10, 10, 29)]
+    out = pipeline.step({"ev": ZSet.from_rows([(i, t) for i, t in enumerate(ts)], pipeline.table_types("ev"))})["v"]
+    rows = sorted(out.frame.rows())
+    assert rows == [
+        (0, dt.date(2024, 3, 10), 3, dt.datetime(2024, 3, 10, 11, 30), 1),
+        (1, dt.date(2024, 3, 10), 23, dt.datetime(2024, 3, 11, 7, 59), 1),
+    ]
+
+
+def _evaluate(expr: Call, values: list[dt.datetime]) -> list[dt.datetime | None]:
+    exprs, _ = compile_scalars([expr])
+    frame = pl.DataFrame({"c0": pl.Series(values, dtype=pl.Datetime("us"))})
+    return frame.select(exprs[0].alias("out"))["out"].to_list()
+
+
+_instants = st.datetimes(min_value=dt.datetime(1990, 1, 1), max_value=dt.datetime(2040, 1, 1))
+_ZONES = ["America/Los_Angeles", "Europe/London", "Australia/Lord_Howe", "Asia/Kolkata", "America/Santiago"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_instants, min_size=1, max_size=30), st.sampled_from(_ZONES))
+def test_kernels_agree_with_zoneinfo(values: list[dt.datetime], zone: str) -> None:
+    tz = zoneinfo.ZoneInfo(zone)
+    utc = dt.UTC
+    values = [v.replace(microsecond=0) for v in values]
+    local = _evaluate(Call(TIMESTAMP, "from_utc", (Col(TIMESTAMP, 0), Lit(STRING, zone))), values)
+    assert local == [v.replace(tzinfo=utc).astimezone(tz).replace(tzinfo=None) for v in values]
+    back = _evaluate(Call(TIMESTAMP, "to_utc", (Col(TIMESTAMP, 0), Lit(STRING, zone))), values)
+    assert back == [v.replace(tzinfo=tz).astimezone(utc).replace(tzinfo=None) for v in values]
