@@ -1,4 +1,4 @@
--- title: JOIN ... USING and NATURAL JOIN: the join columns come first in *, and an unqualified one means the side that has the row (both, for FULL)
+-- title: JOIN ... USING and NATURAL JOIN: the join columns come first in * and in t.*, and an unqualified one means the side that has the row (both, for FULL)
 -- oracle: spark
 CREATE TABLE a (k INT, v INT, s STRING);
 CREATE TABLE b (k INT, s STRING, w INT);
@@ -7,6 +7,10 @@ CREATE VIEW natural_left AS SELECT * FROM a NATURAL LEFT JOIN b;
 CREATE VIEW right_key AS SELECT k, a.v, b.w FROM a RIGHT JOIN b USING (k);
 CREATE VIEW full_keys AS SELECT k, s, v, w FROM a NATURAL FULL JOIN b;
 CREATE VIEW having_key AS SELECT v, COUNT(*) AS n FROM a FULL JOIN b USING (k) GROUP BY v HAVING MAX(k) > 1;
+-- t.* lists t's join columns first, in the join's order, with t's own values
+CREATE VIEW star_side AS SELECT a.*, b.w FROM a NATURAL JOIN b;
+CREATE VIEW star_right_side AS SELECT 0 AS zero, b.*, 1 AS one FROM a LEFT JOIN b USING (k);
+CREATE VIEW star_derived AS SELECT x.* FROM a JOIN (SELECT w, s, k FROM b) x USING (s);
 CREATE VIEW qualify_key AS
   SELECT a.v, b.w FROM a JOIN b USING (k)
   QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY a.v, b.w) = 1;

@@ -6,6 +6,7 @@ import itertools
 import logging
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -478,22 +479,25 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
         what = "UNPIVOT" if pivot.args.get("unpivot") else "PIVOT"
         raise UnsupportedSql(f"{what} is not supported in an incremental view; {how}", span_of(pivot))
     try:
+        schema = dict(program.catalog.sqlglot_schema())
         qualified = qualify(
-            _join_columns_in_having(
-                _alias_select_subqueries(
-                    flatten_parenthesized_joins(
-                        _spark_names(
-                            _spark_predicates(_sqlite_rewrites(_resolve_positions(query.copy()), program), program),
-                            program,
+            _mark_join_stars(
+                _join_columns_in_having(
+                    _alias_select_subqueries(
+                        flatten_parenthesized_joins(
+                            _spark_names(
+                                _spark_predicates(_sqlite_rewrites(_resolve_positions(query.copy()), program), program),
+                                program,
+                            )
                         )
                     )
                 )
             ),
-            schema=dict(program.catalog.sqlglot_schema()),  # type: ignore[arg-type]
+            schema=schema,  # type: ignore[arg-type]
             dialect=program.dialect,
             validate_qualify_columns=True,
         )
-        return _semi_anti_joins_to_exists(_join_columns_resolved(qualified))
+        return _semi_anti_joins_to_exists(_join_stars_in_spark_order(_join_columns_resolved(qualified), schema))
     except OptimizeError as e:
         message = str(e)
         m = _POSITION.search(message)
@@ -754,6 +758,85 @@ def _join_columns_resolved(query: exp.Expression) -> exp.Expression:
                 col.replace(hidden[col.name].copy())
         sel.set("expressions", [e for e in sel.expressions if not e.alias.startswith(_USING_ITEM)])
     return query
+
+
+def _mark_join_stars(query: exp.Expression) -> exp.Expression:
+    """Remember where `t.*` stands in a SELECT over a JOIN ... USING or NATURAL JOIN, for
+    _join_stars_in_spark_order. More than one such join under a `t.*` is refused."""
+    for sel in list(query.find_all(exp.Select)):
+        joins = sel.args.get("joins") or []
+        if not any(j.args.get("using") or j.args.get("method") for j in joins):
+            continue
+        stars = [
+            (i, e.table.lower())
+            for i, e in enumerate(sel.expressions)
+            if isinstance(e, exp.Column) and isinstance(e.this, exp.Star) and e.table
+        ]
+        if not stars:
+            continue
+        if len(joins) > 1:
+            star = sel.expressions[stars[0][0]]
+            raise UnsupportedSql(
+                f"'{star.sql()}' over more than one JOIN where one is USING or NATURAL is not supported; "
+                "list the columns",
+                span_of(star),
+            )
+        sel.meta["join_stars"] = (len(sel.expressions), stars)
+    return query
+
+
+def _join_stars_in_spark_order(query: exp.Expression, schema: dict[str, Any]) -> exp.Expression:
+    """`t.*` over a JOIN ... USING or NATURAL JOIN lists t's join columns first, in the
+    join's order, then t's other columns (Spark expands it over the join's hidden key
+    columns; sqlglot gives t's own order). The values stay t's own."""
+    for sel in list(query.find_all(exp.Select)):
+        marked = (sel._meta or {}).get("join_stars")
+        if marked is None:
+            continue
+        count, stars = marked
+        joins = sel.args.get("joins") or []
+        on = joins[0].args.get("on") if joins else None
+        keys = [eq.this.name for eq in (on.flatten() if isinstance(on, exp.And) else [on]) if isinstance(eq, exp.EQ)]
+        items = list(sel.expressions)
+        extra = len(items) - (count - len(stars))  # columns the stars expanded to
+        widths = [_source_width(sel, query, table, schema) for _, table in stars]
+        if len(stars) == 1:
+            widths = [extra]
+        if any(w is None for w in widths) or sum(w or 0 for w in widths) != extra:
+            continue  # cannot tell where each expansion lies: keep sqlglot's order
+        out: list[exp.Expression] = []
+        pos, star_at = 0, dict(stars)
+        widths_at = {i: w for (i, _), w in zip(stars, widths, strict=True)}
+        for i in range(count):
+            if i not in star_at:
+                out.append(items[pos])
+                pos += 1
+                continue
+            run = items[pos : pos + (widths_at[i] or 0)]
+            pos += widths_at[i] or 0
+            names = [e.alias_or_name for e in run]
+            first = [run[names.index(k)] for k in keys if k in names]
+            out.extend(first + [e for e in run if e not in first])
+        sel.set("expressions", out)
+    return query
+
+
+def _source_width(sel: exp.Select, query: exp.Expression, alias: str, schema: dict[str, Any]) -> int | None:
+    """How many columns FROM item `alias` of `sel` has, or None if unknown."""
+    from_ = sel.args.get("from_")
+    items = ([from_.this] if from_ is not None else []) + [j.this for j in sel.args.get("joins") or []]
+    for item in items:
+        if item.alias_or_name.lower() != alias:
+            continue
+        if isinstance(item, exp.Subquery) and isinstance(item.this, exp.Query):
+            return len(item.this.named_selects)
+        if isinstance(item, exp.Table):
+            for cte in query.find_all(exp.CTE):
+                if cte.alias_or_name.lower() == item.name.lower() and isinstance(cte.this, exp.Query):
+                    return len(cte.this.named_selects)
+            held = schema.get(item.name) or schema.get(item.name.lower())
+            return len(held) if isinstance(held, dict) else None
+    return None
 
 
 def _alias_select_subqueries(query: exp.Expression) -> exp.Expression:
