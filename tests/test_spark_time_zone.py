@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from dbspc.compiler.errors import UsageError
 from dbspc.runtime.spark import SparkPipeline
 from tests.test_spark_pipeline import spark_rows
 
@@ -89,3 +90,19 @@ def test_views_compute_in_the_session_time_zone(spark: Any, tmp_path: Path, zone
     finally:
         spark.conf.set("spark.sql.session.timeZone", before)
         spark.sql(f"DROP TABLE IF EXISTS {name}_ev")
+
+
+def test_a_session_with_ansi_off_is_refused(spark: Any, tmp_path: Path) -> None:
+    """Spark without ANSI mode answers NULL where dbspc raises: such a session is refused
+    when the job is built (at the first view), with what to change."""
+    before = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", "false")
+    try:
+        job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out")
+        job.plain_table("ev", source="range_not_read")
+        with pytest.raises(UsageError, match=r"spark.sql.ansi.enabled=false.*set it to true"):
+            job.view("CREATE VIEW v AS SELECT id FROM ev")  # checked as the view is registered
+            job.refresh()
+        assert not (tmp_path / "ckpt").exists() or not any((tmp_path / "ckpt").iterdir())
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", before)

@@ -195,7 +195,7 @@ class SparkPipeline:
     def _job_options(self) -> dict[str, Any]:
         return dict(
             dialect=self._options["dialect"],
-            time_zone=self.spark.conf.get("spark.sql.session.timeZone") or "UTC",
+            time_zone=_session_time_zone(self.spark, self._options["dialect"]),
             max_iterations=self._options["max_iterations"],
             change_log=self._options["change_log"],
             on_commit=self._committed,
@@ -391,6 +391,19 @@ EXECUTIONS = ("driver", "distributed")
 SCHEMA_PROPERTY = "dbspc.schema"
 METRICS_TABLE = "dbspc_metrics"
 OWNER_PROPERTY = "dbspc.output"
+
+
+def _session_time_zone(spark: SparkSession, dialect: str) -> str:
+    """The session's time zone, which the views compute in. A Spark-dialect job refuses a
+    session with ANSI mode off: there Spark answers NULL where dbspc raises (1/0, a bad
+    cast), wraps overflowing integers, and coerces strings and numbers by other rules."""
+    if dialect in ("spark", "databricks") and (spark.conf.get("spark.sql.ansi.enabled") or "").lower() == "false":
+        raise UsageError(
+            "this Spark session has spark.sql.ansi.enabled=false; dbspc computes Spark SQL's ANSI semantics "
+            "(Spark 4's default), which differ from it (division by zero, invalid casts and integer overflow "
+            "raise instead of giving NULL or wrapping): set it to true for the session that runs the pipeline"
+        )
+    return spark.conf.get("spark.sql.session.timeZone") or "UTC"
 
 
 def _quote(name: str) -> str:
