@@ -100,7 +100,7 @@ def test_a_session_with_ansi_off_is_refused(spark: Any, tmp_path: Path) -> None:
     try:
         job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out")
         job.plain_table("ev", source="range_not_read")
-        with pytest.raises(UsageError, match=r"spark.sql.ansi.enabled=false.*set it to true"):
+        with pytest.raises(UsageError, match=r"spark.sql.ansi.enabled=false.*Set it to true"):
             job.view("CREATE VIEW v AS SELECT id FROM ev")  # checked as the view is registered
             job.refresh()
         assert not (tmp_path / "ckpt").exists() or not any((tmp_path / "ckpt").iterdir())

@@ -393,16 +393,32 @@ METRICS_TABLE = "dbspc_metrics"
 OWNER_PROPERTY = "dbspc.output"
 
 
+# Session settings whose other value changes what a query answers, with the value dbspc
+# computes (Spark 4's defaults), and what differs otherwise.
+_REQUIRED_SETTINGS = {
+    "spark.sql.ansi.enabled": (
+        "true",
+        "division by zero, invalid casts and integer overflow raise in ANSI mode instead of giving NULL or "
+        "wrapping, and strings and numbers are coerced by other rules",
+    ),
+    "spark.sql.decimalOperations.allowPrecisionLoss": (
+        "true",
+        "the DECIMAL types of arithmetic results (and so their rounding) follow the rule that may lose precision",
+    ),
+}
+
+
 def _session_time_zone(spark: SparkSession, dialect: str) -> str:
     """The session's time zone, which the views compute in. A Spark-dialect job refuses a
-    session with ANSI mode off: there Spark answers NULL where dbspc raises (1/0, a bad
-    cast), wraps overflowing integers, and coerces strings and numbers by other rules."""
-    if dialect in ("spark", "databricks") and (spark.conf.get("spark.sql.ansi.enabled") or "").lower() == "false":
-        raise UsageError(
-            "this Spark session has spark.sql.ansi.enabled=false; dbspc computes Spark SQL's ANSI semantics "
-            "(Spark 4's default), which differ from it (division by zero, invalid casts and integer overflow "
-            "raise instead of giving NULL or wrapping): set it to true for the session that runs the pipeline"
-        )
+    session whose settings make Spark answer otherwise than dbspc computes."""
+    if dialect in ("spark", "databricks"):
+        for key, (value, why) in _REQUIRED_SETTINGS.items():
+            current = (spark.conf.get(key, value) or value).strip().lower()
+            if current != value:
+                raise UsageError(
+                    f"this Spark session has {key}={current}; dbspc computes Spark SQL with {key}={value} "
+                    f"(Spark 4's default): {why}. Set it to {value} for the session that runs the pipeline"
+                )
     return spark.conf.get("spark.sql.session.timeZone") or "UTC"
 
 
