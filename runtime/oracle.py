@@ -59,6 +59,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
@@ -350,10 +351,20 @@ _EXCLUDED_RULES = "spark.sql.optimizer.excludedRules"
 _LOCAL_RELATION = "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation"
 
 
+def _utc_instants(table: pa.Table) -> pa.Table:
+    """TIMESTAMP columns marked as UTC: dbspc holds instants as UTC times, and Spark reads
+    a timestamp without a zone as a wall-clock time in the session's zone."""
+    fields = [
+        pa.field(f.name, pa.timestamp(f.type.unit, "UTC")) if pa.types.is_timestamp(f.type) and f.type.tz is None else f
+        for f in table.schema
+    ]
+    return table.cast(pa.schema(fields)) if fields != list(table.schema) else table
+
+
 def _spark_views(spark: Any, pipeline: Pipeline, tables: Mapping[str, ZSet]) -> dict[str, Rows]:
     for name, schema in pipeline.program.tables.items():
         z = tables.get(name, ZSet.empty(schema.types))
-        arrow = expanded_frame(z, schema.names).to_arrow()
+        arrow = _utc_instants(expanded_frame(z, schema.names).to_arrow())
         spark.createDataFrame(arrow, schema=spark_ddl(pipeline, name)).createOrReplaceTempView(name)
     out: dict[str, Rows] = {}
     for name, view in pipeline.program.views.items():

@@ -87,3 +87,12 @@ def test_kernels_agree_with_zoneinfo(values: list[dt.datetime], zone: str) -> No
     assert local == [v.replace(tzinfo=utc).astimezone(tz).replace(tzinfo=None) for v in values]
     back = _evaluate(Call(TIMESTAMP, "to_utc", (Col(TIMESTAMP, 0), Lit(STRING, zone))), values)
     assert back == [v.replace(tzinfo=tz).astimezone(utc).replace(tzinfo=None) for v in values]
+
+
+def test_dates_are_left_alone() -> None:
+    """trunc(d, unit), date_add, a DATE's parts and DATE literals know no time zone."""
+    text = """
+    CREATE TABLE t (d DATE);
+    CREATE VIEW v AS SELECT trunc(d, 'MONTH') AS m, year(d) AS y, date_add(d, 1) AS n, DATE '2024-03-10' AS lit FROM t;
+    """
+    assert to_text(compile_sql(text, time_zone=ZONE).circuit) == to_text(compile_sql(text).circuit)

@@ -668,7 +668,7 @@ class Outcome:
     refused: list[tuple[str, str]]
 
 
-def compile_views(statements: list[str]) -> tuple[Compiled, Compiled, Outcome]:
+def compile_views(statements: list[str], time_zone: str = "UTC") -> tuple[Compiled, Compiled, Outcome]:
     """Both circuits of the schema and the generated views that dbspc accepts. A view
     refused must be refused with a user-facing, positioned error; any other exception
     (an internal error, a crash) fails the check. A view reading a refused one is
@@ -690,10 +690,35 @@ def compile_views(statements: list[str]) -> tuple[Compiled, Compiled, Outcome]:
         accepted.append(statement)
         base = compile_program(SCHEMA + "\n".join(accepted), "spark")
     text = SCHEMA + "\n".join(accepted)
-    return compile_sql(text), compile_sql(text, incremental=False), Outcome(accepted, refused)
+    full = compile_sql(text, incremental=False, time_zone=time_zone)
+    return compile_sql(text, time_zone=time_zone), full, Outcome(accepted, refused)
+
+
+# With Spark, every fourth program runs in a session time zone other than UTC (the
+# views then compute local wall-clock times: compiler/logical/time_zone.py); DuckDB
+# knows no session zone, so Spark is then the oracle of every step.
+_ZONES = ("America/Los_Angeles", "Asia/Kolkata")
+
+
+def session_zone(seed: int, spark: Any) -> str:
+    return _ZONES[seed // 4 % 2] if spark is not None and seed % 4 == 3 else "UTC"
 
 
 def check(seed: int, views: int = 4, steps: int = 5, spark: Any = None) -> Outcome:
+    """`_check` in the session time zone of `session_zone` (set on Spark's session for
+    the check's duration)."""
+    zone = session_zone(seed, spark)
+    if zone == "UTC":
+        return _check(seed, views, steps, spark, zone)
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        return _check(seed, views, steps, spark, zone)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+
+
+def _check(seed: int, views: int, steps: int, spark: Any, zone: str) -> Outcome:
     """Generate a program from `seed`, run a random change stream through its
     incremental and lifted pipelines, and after every step require: the two pipelines'
     deltas equal, and each view's integrated deltas equal DuckDB's recomputation from
@@ -702,14 +727,14 @@ def check(seed: int, views: int = 4, steps: int = 5, spark: Any = None) -> Outco
     accept only Spark SQL, and after the last step they also equal Spark's answer."""
     rng = random.Random(seed)
     statements = program(rng, views, spark_only=spark is not None)
-    inc_c, full_c, outcome = compile_views(statements)
+    inc_c, full_c, outcome = compile_views(statements, zone)
     if not outcome.views:
         return outcome
     inc, full = Pipeline(inc_c), Pipeline(full_c)
     names = inc.view_names()
     integrated = {v: ZSet.empty(inc.view_types(v)) for v in names}
     stream = changes(rng, steps)
-    where = f"seed {seed}:\n" + "\n".join(outcome.views)
+    where = f"seed {seed}{'' if zone == 'UTC' else f' (session time zone {zone})'}:\n" + "\n".join(outcome.views)
     for number, step in enumerate(stream, start=1):
         batch = {t: ZSet.from_rows([r for r, _ in c], inc.table_types(t), [w for _, w in c]) for t, c in step.items()}
         try:
@@ -722,15 +747,16 @@ def check(seed: int, views: int = 4, steps: int = 5, spark: Any = None) -> Outco
                 return outcome
             raise AssertionError(f"{where}\nstep {number}: only the incremental pipeline raised {e}") from e
         full_deltas = full.step(batch)
+        tables = {t: inc.table_contents(t) for t in TABLES}
         try:
-            expected = duckdb_views(inc, {t: inc.table_contents(t) for t in TABLES})
+            expected = spark_views(spark, inc, tables) if zone != "UTC" else duckdb_views(inc, tables)
         except (duckdb.ConversionException, duckdb.OutOfRangeException):
             # DuckDB evaluates some casts eagerly that Spark evaluates only where needed
             # (an aggregate's FILTER, a CASE branch), so it fails where dbspc and Spark
             # answer; with Spark at hand, Spark is the oracle of this step
             if spark is None:
                 return outcome
-            expected = spark_views(spark, inc, {t: inc.table_contents(t) for t in TABLES})
+            expected = spark_views(spark, inc, tables)
         except duckdb.Error as e:
             raise AssertionError(f"{where}\nstep {number}: DuckDB refused what dbspc accepted: {e}") from e
         check_step(integrated, deltas, full_deltas, expected, f"{where}\nstep {number} of {stream}")

@@ -116,7 +116,7 @@ def _scalar(x: Scalar, zone: str) -> Scalar:
             return Call(TIMESTAMP, "to_utc", (Call(x.type, fn, args), z))
     elif fn in _TIME_PARTS and args[0].type == TIMESTAMP:
         return Call(x.type, fn, (Call(TIMESTAMP, "from_utc", (args[0], z)), *args[1:]))
-    elif fn == "date_trunc" and _constant(args[1]) in _CALENDAR_TRUNC:
+    elif fn == "date_trunc" and args[0].type == TIMESTAMP and _constant(args[1]) in _CALENDAR_TRUNC:
         return Call(TIMESTAMP, "zoned_trunc", (args[0], args[1], z))
     elif fn == "offset_by" and x.type == TIMESTAMP and _calendar_offset(_constant(args[1])):
         return Call(TIMESTAMP, "zoned_offset_by", (args[0], args[1], z))
