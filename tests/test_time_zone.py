@@ -1,6 +1,6 @@
 """The session time zone pass (compiler/logical/time_zone.py) and its runtime kernels.
 
-Spark's answers under a non-UTC session are checked in tests/test_spark_time_zone.py;
+Spark's answers under a non-UTC session are checked in tests/test_spark_session.py;
 here the conversions are checked against Python's zoneinfo (java.time's rules for a
 skipped or repeated local time are fold=0's), and the pass is shown in the dump.
 """

@@ -70,7 +70,7 @@ class SparkPipeline:
         publish: bool = True,
         view_prefix: str = "",
         replace: bool = False,
-        max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        max_iterations: int | None = None,
         refresh_sources: bool = True,
         execution: str = "driver",
         buckets: int = 8,
@@ -196,7 +196,7 @@ class SparkPipeline:
         return dict(
             dialect=self._options["dialect"],
             time_zone=_session_time_zone(self.spark, self._options["dialect"]),
-            max_iterations=self._options["max_iterations"],
+            max_iterations=_recursion_limit(self.spark, self._options["max_iterations"]),
             change_log=self._options["change_log"],
             on_commit=self._committed,
             validate=self._validate,
@@ -406,6 +406,18 @@ _REQUIRED_SETTINGS = {
         "the DECIMAL types of arithmetic results (and so their rounding) follow the rule that may lose precision",
     ),
 }
+
+
+def _recursion_limit(spark: SparkSession, given: int | None) -> int:
+    """`max_iterations` as given, else the session's spark.sql.cteRecursionLevelLimit (how
+    deep Spark lets a recursive CTE go; 100 by default)."""
+    if given is not None:
+        return given
+    value = spark.conf.get("spark.sql.cteRecursionLevelLimit", str(DEFAULT_MAX_ITERATIONS)) or ""
+    try:
+        return int(value) if int(value) > 0 else DEFAULT_MAX_ITERATIONS
+    except ValueError:
+        return DEFAULT_MAX_ITERATIONS
 
 
 def _session_time_zone(spark: SparkSession, dialect: str) -> str:

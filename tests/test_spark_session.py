@@ -1,6 +1,6 @@
-"""Views in a Spark session whose time zone is not UTC equal Spark's own answers.
+"""A SparkPipeline follows its Spark session's settings, or refuses those it cannot.
 
-A SparkPipeline computes in its session's `spark.sql.session.timeZone`: the timestamps of
+It computes in the session's `spark.sql.session.timeZone`: the timestamps of
 the test straddle the clock changes of America/Los_Angeles (a skipped hour, a repeated
 one), and the same views run in a zone with a half-hour offset and in a fixed offset.
 After each refresh (inserts, then deletes) every view equals Spark SQL over the source.
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from dbspc.compiler.errors import UsageError
+from dbspc.compiler.errors import RuntimeSqlError, UsageError
 from dbspc.runtime.spark import SparkPipeline
 from tests.test_spark_pipeline import spark_rows
 
@@ -106,3 +106,33 @@ def test_a_session_with_ansi_off_is_refused(spark: Any, tmp_path: Path) -> None:
         assert not (tmp_path / "ckpt").exists() or not any((tmp_path / "ckpt").iterdir())
     finally:
         spark.conf.set("spark.sql.ansi.enabled", before)
+
+
+def test_the_session_recursion_limit_bounds_a_recursive_view(spark: Any, tmp_path: Path) -> None:
+    """Without max_iterations, a recursive view may go as deep as the session's
+    spark.sql.cteRecursionLevelLimit lets Spark go."""
+    name = f"rec{next(_names)}"
+    before = spark.conf.get("spark.sql.cteRecursionLevelLimit", "100")
+    spark.sql(f"CREATE TABLE {name}_n (x INT) USING parquet LOCATION '{tmp_path / 'n'}'")
+    spark.sql(f"INSERT INTO {name}_n VALUES (0)")
+    view = (
+        "CREATE VIEW chain AS WITH RECURSIVE r(x) AS (SELECT x FROM n UNION ALL SELECT x + 1 FROM r WHERE x < 12) "
+        "SELECT x FROM r"
+    )
+    try:
+        for limit, deep_enough in (("5", False), ("50", True)):
+            spark.conf.set("spark.sql.cteRecursionLevelLimit", limit)
+            job = SparkPipeline(spark, tmp_path / f"ckpt{limit}", output=tmp_path / f"out{limit}")
+            job.plain_table("n", source=f"{name}_n")
+            job.view(view)
+            assert job.job.max_iterations == int(limit)
+            if deep_enough:
+                job.refresh()
+                assert sorted(r[0] for r in job.table("chain").collect()) == list(range(13))
+            else:
+                with pytest.raises(RuntimeSqlError, match="recursive CTE 'r'"):
+                    job.refresh()
+            job.close()
+    finally:
+        spark.conf.set("spark.sql.cteRecursionLevelLimit", before)
+        spark.sql(f"DROP TABLE IF EXISTS {name}_n")
