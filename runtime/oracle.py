@@ -280,7 +280,8 @@ def _spark_star_order(con: Any, query: str, names: Sequence[str]) -> str:
     order. Matched by name (the n-th `d` to the n-th `d`); left as it is unless DuckDB's
     names are Spark's in another order."""
     theirs = [d[0].lower() for d in con.execute(f"SELECT * FROM ({query}) LIMIT 0").description]
-    if sorted(theirs) == sorted(names) and theirs != list(names):
+    names = [n.lower() for n in names]
+    if sorted(theirs) == sorted(names) and theirs != names:
         slots: dict[str, list[int]] = {}
         for i, n in enumerate(theirs):
             slots.setdefault(n, []).append(i)

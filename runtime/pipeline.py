@@ -77,7 +77,7 @@ class Pipeline:
         return list(self.program.views)
 
     def view_columns(self, view: str) -> tuple[str, ...]:
-        return tuple(f.name for f in self.program.views[view].plan.fields)
+        return self.program.views[view].columns
 
     def view_types(self, view: str) -> tuple[SqlType, ...]:
         return self.program.views[view].plan.types

@@ -136,3 +136,25 @@ def test_the_session_recursion_limit_bounds_a_recursive_view(spark: Any, tmp_pat
     finally:
         spark.conf.set("spark.sql.cteRecursionLevelLimit", before)
         spark.sql(f"DROP TABLE IF EXISTS {name}_n")
+
+
+def test_aliases_keep_their_case_in_the_output_tables(spark: Any, tmp_path: Path) -> None:
+    """Spark keeps an alias's case (`AS TotalAmount`) and a view column list's; so do the
+    output tables. Other names are dbspc's lower-case ones."""
+    name = f"case{next(_names)}"
+    spark.sql(f"CREATE TABLE {name}_o (region STRING, amount INT) USING parquet LOCATION '{tmp_path / 'o'}'")
+    spark.sql(f"INSERT INTO {name}_o VALUES ('eu', 1), ('eu', 2), ('us', 5)")
+    try:
+        job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", view_prefix=f"{name}_")
+        job.plain_table("o", source=f"{name}_o")
+        query = "SELECT region, SUM(amount) AS TotalAmount, COUNT(*) AS `Order Count` FROM o GROUP BY region"
+        job.view(f"CREATE VIEW totals AS {query}")
+        job.view("CREATE VIEW listed (Region, Total) AS SELECT region, SUM(amount) FROM o GROUP BY region")
+        job.refresh()
+        want = spark.sql(query.replace("FROM o", f"FROM {name}_o"))
+        assert job.table("totals").columns == want.columns == ["region", "TotalAmount", "Order Count"]
+        assert spark_rows(job.table("totals")) == spark_rows(want)
+        assert job.table("listed").columns == ["Region", "Total"]
+        job.close()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}_o")

@@ -416,7 +416,8 @@ def add_view(program: Program, stmt: exp.Create) -> None:
     if name in program.views:  # OR REPLACE: the new definition comes last, after what it reads
         del program.views[name]
         del program.catalog.tables[name]
-    program.views[name] = lp.View(name, rel, query.sql(program.dialect))
+    shown = _written_names(query, names, columns)
+    program.views[name] = lp.View(name, rel, query.sql(program.dialect), shown if shown != names else ())
     program.reads[name] = _relations_read(query)
     program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))
 
@@ -436,6 +437,19 @@ def _refuse_replacing(program: Program, name: str, replace: bool, stmt: exp.Crea
             f"view '{name}' cannot be replaced: view '{readers[0]}' reads it; define '{name}' once, before it",
             where,
         )
+
+
+def _written_names(query: exp.Expression, names: list[str], columns: list[exp.Expression]) -> list[str]:
+    """The view's column names with the case Spark keeps: a CREATE VIEW column or a SELECT
+    alias as written (`AS TotalAmount`); the other names stay as dbspc makes them."""
+    if columns:
+        return [c.name for c in columns]
+    items = _select_items(query)
+    starred = any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star) for e in items)
+    if starred or len(items) != len(names):
+        return names  # `*` expands to several columns: named by their sources
+    pairs = zip(items, names, strict=True)
+    return [e.alias if isinstance(e, exp.Alias) and e.alias.lower() == n else n for e, n in pairs]
 
 
 def _relations_read(query: exp.Expression) -> frozenset[str]:

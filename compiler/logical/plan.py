@@ -210,6 +210,13 @@ class View:
     name: str
     plan: Relation
     sql: str
+    # the column names as Spark shows them, where they differ from the plan's (lower-case)
+    # names: an alias or a CREATE VIEW column keeps the case it is written in
+    shown: tuple[str, ...] = ()
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.shown or tuple(f.name for f in self.plan.fields)
 
 
 @dataclass(frozen=True, slots=True)
