@@ -82,6 +82,9 @@ _SPARK_NAMES: dict[str, str | None] = {
     "timestamp_trunc": "date_trunc",
     "day_of_month": "dayofmonth",
     "day_of_week": "dayofweek",
+    "day_of_year": "dayofyear",
+    "week_of_year": "weekofyear",
+    "str_to_unix": "unix_timestamp / to_unix_timestamp (of a TIMESTAMP or DATE)",
     "try_cast": "try_cast",
 }
 

@@ -112,6 +112,9 @@ KERNELS: dict[str, Kernel] = {
     "month": lambda a, c: a[0].dt.month().cast(pl.Int32),
     "day": lambda a, c: a[0].dt.day().cast(pl.Int32),
     "quarter": lambda a, c: a[0].dt.quarter().cast(pl.Int32),
+    "dayofyear": lambda a, c: a[0].dt.ordinal_day().cast(pl.Int32),
+    "weekofyear": lambda a, c: a[0].dt.week().cast(pl.Int32),  # ISO weeks, as Spark
+    "unix_seconds": lambda a, c: a[0].dt.epoch("us") // 1_000_000,  # rounded down, as Spark
     "dayofweek": lambda a, c: _dayofweek(a[0]),
     "hour": lambda a, c: a[0].dt.hour().cast(pl.Int32),
     "minute": lambda a, c: a[0].dt.minute().cast(pl.Int32),

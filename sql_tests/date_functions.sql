@@ -1,4 +1,4 @@
--- title: date and time functions and interval arithmetic, typed and evaluated as Spark 4
+-- title: date and time functions (parts, day of year, ISO week, epoch seconds) and interval arithmetic, typed and evaluated as Spark 4
 -- oracle: spark (DuckDB's date_trunc of a DATE is a DATE and its dayofweek starts at 0)
 CREATE TABLE t (d DATE, ts TIMESTAMP, n INT);
 CREATE VIEW parts AS SELECT d, year(d) AS y, month(d) AS m, day(d) AS dd, quarter(d) AS q, dayofweek(d) AS dw,
@@ -11,6 +11,8 @@ CREATE VIEW intervals AS SELECT d, d + INTERVAL 3 DAY AS pi, ts - INTERVAL 90 MI
   d - INTERVAL 1 YEAR AS my, d + INTERVAL 2 HOURS AS ph, ts + INTERVAL 1 MONTH AS tpm FROM t;
 CREATE VIEW months_cast AS SELECT d, add_months(d, CAST(n AS BIGINT) * 2) AS am2, add_months(d, n / 4) AS aq,
   add_months(d, CAST(n AS STRING)) AS astr FROM t;
+CREATE VIEW days_seconds AS SELECT d, dayofyear(d) AS doy, weekofyear(d) AS woy, unix_seconds(ts) AS us,
+  unix_timestamp(ts) AS ut, to_unix_timestamp(d) AS utd, dayofyear(ts) AS doyt, weekofyear(DATE '2021-01-03') AS w53 FROM t;
 CREATE VIEW by_month AS SELECT date_trunc('MONTH', d) AS month, count(*) AS n FROM t WHERE year(d) >= 2020 GROUP BY date_trunc('MONTH', d);
 -- step
 INSERT INTO t VALUES (DATE '2020-01-31', TIMESTAMP '2020-05-19 10:11:12', 1), (DATE '2020-02-16', TIMESTAMP '2020-02-29 23:59:58', 2);

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from dbspc.compiler.circuit.dump import to_text
 from dbspc.compiler.compile import compile_sql
-from dbspc.compiler.errors import UsageError
+from dbspc.compiler.errors import UnsupportedSql, UsageError
 from dbspc.compiler.logical.scalar import Call, Col, Lit
 from dbspc.compiler.logical.time_zone import zone_id
 from dbspc.compiler.types import STRING, TIMESTAMP
@@ -96,3 +96,14 @@ def test_dates_are_left_alone() -> None:
     CREATE VIEW v AS SELECT trunc(d, 'MONTH') AS m, year(d) AS y, date_add(d, 1) AS n, DATE '2024-03-10' AS lit FROM t;
     """
     assert to_text(compile_sql(text, time_zone=ZONE).circuit) == to_text(compile_sql(text).circuit)
+
+
+def test_epoch_seconds_of_a_date_are_of_its_local_midnight() -> None:
+    """unix_timestamp(d) is d's midnight in the session's zone; of a string it is refused."""
+    text = "CREATE TABLE t (d DATE, s STRING);\nCREATE VIEW v AS SELECT unix_timestamp(d) AS u FROM t;\n"
+    row = ZSet.from_rows([(dt.date(2024, 3, 10), "x")], Pipeline.from_sql(text).table_types("t"))
+    for zone, seconds in (("UTC", 1710028800), (ZONE, 1710028800 + 8 * 3600)):
+        out = Pipeline.from_sql(text, time_zone=zone).step({"t": row})["v"]
+        assert out.frame.rows() == [(seconds, 1)]
+    with pytest.raises(UnsupportedSql, match=r"2:25: UNIX_TIMESTAMP is supported of one TIMESTAMP or DATE only"):
+        compile_sql("CREATE TABLE t (s STRING);\nCREATE VIEW v AS SELECT unix_timestamp(s) AS u FROM t;")

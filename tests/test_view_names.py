@@ -179,6 +179,9 @@ SPARK_NAMES = [
     ("CAST(TRUE AS INT)", "CAST(true AS INT)"),
     ("CAST(-3 AS SMALLINT)", "CAST(-3 AS SMALLINT)"),
     # suffixed literals: the value's own text, a minus folded in
+    ("dayofyear(dt)", "dayofyear(dt)"),
+    ("weekofyear(dt)", "weekofyear(dt)"),
+    ("unix_seconds(ts)", "unix_seconds(ts)"),
     ("10L", "10"),
     ("-10L", "-10"),
     ("3S", "3"),
@@ -444,6 +447,7 @@ SPARK_NAMES = [
 
 # Items whose Spark name depends on types, defaults or subqueries, or that sqlglot rewrites.
 UNNAMED = [
+    "unix_timestamp(ts)",  # Spark: unix_timestamp(ts, yyyy-MM-dd HH:mm:ss)
     "(SELECT max(y) FROM t AS u WHERE u.y = t.x)",
     "EXISTS (SELECT 1 FROM t AS u WHERE u.y = t.x)",
     "x > 1.5",

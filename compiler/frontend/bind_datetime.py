@@ -27,7 +27,7 @@ from dbspc.compiler.errors import SqlError, UnsupportedSql
 from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, coerce
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
-from dbspc.compiler.types import DATE, INT, STRING, TIMESTAMP
+from dbspc.compiler.types import BIGINT, DATE, INT, STRING, TIMESTAMP
 
 Bind = Callable[[exp.Expression], Scalar]
 Rule = Callable[[exp.Expression, Bind], Scalar]
@@ -146,6 +146,21 @@ def _to_date(node: exp.Expression, bind: Bind) -> Scalar:
     return coerce(_temporal(x, cast(exp.Expression, parent) if added else node), DATE)
 
 
+def _unix_seconds(node: exp.Expression, bind: Bind) -> Scalar:
+    """unix_seconds(ts), and unix_timestamp(x) / to_unix_timestamp(x) of a TIMESTAMP or a
+    DATE (its midnight in the session's zone): whole seconds since the epoch, rounded
+    down; a format applies to a string argument only. Of a string, they parse Spark's
+    datetime patterns, which is not supported."""
+    x = bind(node.this) if node.this is not None else None
+    if x is None or x.type.kind not in ("DATE", "TIMESTAMP", "NULL"):
+        raise UnsupportedSql(
+            f"{written_name(node)} is supported of one TIMESTAMP or DATE only (the current time and parsing a "
+            "string by a pattern are not); CAST a string to TIMESTAMP first",
+            span_of(node),
+        )
+    return Call(BIGINT, "unix_seconds", (coerce(x, TIMESTAMP),))
+
+
 def _refuse_clock(node: exp.Expression, bind: Bind) -> Scalar:
     raise UnsupportedSql(
         f"{written_name(node)} is not allowed in a view: its value changes with the clock, not with the tables; "
@@ -156,6 +171,10 @@ def _refuse_clock(node: exp.Expression, bind: Bind) -> Scalar:
 
 RULES: dict[type[exp.Expression], Rule] = {
     exp.Year: _part("year"),
+    exp.DayOfYear: _part("dayofyear"),
+    exp.WeekOfYear: _part("weekofyear"),
+    exp.UnixSeconds: _unix_seconds,
+    exp.StrToUnix: _unix_seconds,
     exp.Month: _part("month"),
     exp.Day: _part("day"),
     exp.DayOfMonth: _part("day"),

@@ -417,7 +417,7 @@ def add_view(program: Program, stmt: exp.Create) -> None:
         del program.views[name]
         del program.catalog.tables[name]
     shown = _written_names(query, names, columns)
-    program.views[name] = lp.View(name, rel, query.sql(program.dialect), shown if shown != names else ())
+    program.views[name] = lp.View(name, rel, query.sql(program.dialect), tuple(shown) if shown != names else ())
     program.reads[name] = _relations_read(query)
     program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))
 

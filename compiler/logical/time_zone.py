@@ -41,7 +41,7 @@ _UTC = frozenset(
     "etc/gmt+0 etc/gmt-0 greenwich etc/greenwich utc+00:00 gmt+00:00".split()
 )
 _OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
-_TIME_PARTS = frozenset(("year", "month", "day", "quarter", "dayofweek", "hour", "minute", "second"))
+_TIME_PARTS = frozenset("year month day quarter dayofweek dayofyear weekofyear hour minute second".split())
 _CALENDAR_TRUNC = frozenset(("1m", "1h", "1d", "1w", "1mo", "1q", "1y"))  # date_trunc units from MINUTE up
 _MICROS = {"d": 86_400_000_000, "h": 3_600_000_000, "m": 60_000_000, "s": 1_000_000}
 
