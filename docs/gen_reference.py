@@ -85,6 +85,7 @@ _SPARK_NAMES: dict[str, str | None] = {
     "day_of_year": "dayofyear",
     "week_of_year": "weekofyear",
     "str_to_unix": "unix_timestamp / to_unix_timestamp (of a TIMESTAMP or DATE)",
+    "unix_to_str": "from_unixtime (default format)",
     "try_cast": "try_cast",
 }
 

@@ -115,6 +115,7 @@ KERNELS: dict[str, Kernel] = {
     "dayofyear": lambda a, c: a[0].dt.ordinal_day().cast(pl.Int32),
     "weekofyear": lambda a, c: a[0].dt.week().cast(pl.Int32),  # ISO weeks, as Spark
     "unix_seconds": lambda a, c: a[0].dt.epoch("us") // 1_000_000,  # rounded down, as Spark
+    "timestamp_seconds": lambda a, c: (a[0] * 1_000_000).cast(pl.Datetime("us")),
     "dayofweek": lambda a, c: _dayofweek(a[0]),
     "hour": lambda a, c: a[0].dt.hour().cast(pl.Int32),
     "minute": lambda a, c: a[0].dt.minute().cast(pl.Int32),

@@ -12,7 +12,8 @@ CREATE VIEW intervals AS SELECT d, d + INTERVAL 3 DAY AS pi, ts - INTERVAL 90 MI
 CREATE VIEW months_cast AS SELECT d, add_months(d, CAST(n AS BIGINT) * 2) AS am2, add_months(d, n / 4) AS aq,
   add_months(d, CAST(n AS STRING)) AS astr FROM t;
 CREATE VIEW days_seconds AS SELECT d, dayofyear(d) AS doy, weekofyear(d) AS woy, unix_seconds(ts) AS us,
-  unix_timestamp(ts) AS ut, to_unix_timestamp(d) AS utd, dayofyear(ts) AS doyt, weekofyear(DATE '2021-01-03') AS w53 FROM t;
+  unix_timestamp(ts) AS ut, to_unix_timestamp(d) AS utd, dayofyear(ts) AS doyt, weekofyear(DATE '2021-01-03') AS w53,
+  timestamp_seconds(CAST(n AS BIGINT) * 86400) AS tsec, from_unixtime(CAST(n AS BIGINT) * 3600 + 59) AS fu FROM t;
 CREATE VIEW by_month AS SELECT date_trunc('MONTH', d) AS month, count(*) AS n FROM t WHERE year(d) >= 2020 GROUP BY date_trunc('MONTH', d);
 -- step
 INSERT INTO t VALUES (DATE '2020-01-31', TIMESTAMP '2020-05-19 10:11:12', 1), (DATE '2020-02-16', TIMESTAMP '2020-02-29 23:59:58', 2);

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from dbspc.compiler.circuit.dump import to_text
 from dbspc.compiler.compile import compile_sql
-from dbspc.compiler.errors import UnsupportedSql, UsageError
+from dbspc.compiler.errors import RuntimeSqlError, UnsupportedSql, UsageError
 from dbspc.compiler.logical.scalar import Call, Col, Lit
 from dbspc.compiler.logical.time_zone import zone_id
 from dbspc.compiler.types import STRING, TIMESTAMP
@@ -107,3 +107,12 @@ def test_epoch_seconds_of_a_date_are_of_its_local_midnight() -> None:
         assert out.frame.rows() == [(seconds, 1)]
     with pytest.raises(UnsupportedSql, match=r"2:25: UNIX_TIMESTAMP is supported of one TIMESTAMP or DATE only"):
         compile_sql("CREATE TABLE t (s STRING);\nCREATE VIEW v AS SELECT unix_timestamp(s) AS u FROM t;")
+
+
+def test_seconds_past_a_timestamp_s_range_overflow_as_in_spark() -> None:
+    text = "CREATE TABLE t (n BIGINT);\nCREATE VIEW v AS SELECT timestamp_seconds(n) AS ts FROM t;\n"
+    pipeline = Pipeline.from_sql(text)
+    ok = pipeline.step({"t": ZSet.from_rows([(9_223_372_036_854,)], pipeline.table_types("t"))})["v"]
+    assert len(ok) == 1
+    with pytest.raises(RuntimeSqlError, match="ARITHMETIC_OVERFLOW"):
+        pipeline.step({"t": ZSet.from_rows([(-9_223_372_036_855,)], pipeline.table_types("t"))})

@@ -182,6 +182,7 @@ SPARK_NAMES = [
     ("dayofyear(dt)", "dayofyear(dt)"),
     ("weekofyear(dt)", "weekofyear(dt)"),
     ("unix_seconds(ts)", "unix_seconds(ts)"),
+    ("timestamp_seconds(amount)", "timestamp_seconds(amount)"),
     ("10L", "10"),
     ("-10L", "-10"),
     ("3S", "3"),
@@ -448,6 +449,7 @@ SPARK_NAMES = [
 # Items whose Spark name depends on types, defaults or subqueries, or that sqlglot rewrites.
 UNNAMED = [
     "unix_timestamp(ts)",  # Spark: unix_timestamp(ts, yyyy-MM-dd HH:mm:ss)
+    "from_unixtime(amount)",  # Spark: from_unixtime(amount, yyyy-MM-dd HH:mm:ss)
     "(SELECT max(y) FROM t AS u WHERE u.y = t.x)",
     "EXISTS (SELECT 1 FROM t AS u WHERE u.y = t.x)",
     "x > 1.5",

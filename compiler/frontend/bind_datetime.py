@@ -27,7 +27,7 @@ from dbspc.compiler.errors import SqlError, UnsupportedSql
 from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, coerce
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
-from dbspc.compiler.types import BIGINT, DATE, INT, STRING, TIMESTAMP
+from dbspc.compiler.types import BIGINT, BOOLEAN, DATE, INT, STRING, TIMESTAMP
 
 Bind = Callable[[exp.Expression], Scalar]
 Rule = Callable[[exp.Expression, Bind], Scalar]
@@ -161,6 +161,43 @@ def _unix_seconds(node: exp.Expression, bind: Bind) -> Scalar:
     return Call(BIGINT, "unix_seconds", (coerce(x, TIMESTAMP),))
 
 
+# Seconds past which a TIMESTAMP's microseconds overflow a long (Spark: ARITHMETIC_OVERFLOW).
+_EPOCH_SECONDS = 9_223_372_036_854
+# from_unixtime's default format, as sqlglot reads it
+_DEFAULT_UNIX_FORMAT = "%Y-%mstrict-%dstrict %Hstrict:%Mstrict:%Sstrict"
+
+
+def _seconds_to_timestamp(x: Scalar, node: exp.Expression) -> Scalar:
+    """The instant `x` whole seconds after the epoch (Spark's timestamp_seconds)."""
+    if not (x.type.is_integer or x.type.kind == "NULL"):
+        raise UnsupportedSql(
+            f"{written_name(node)} of {x.type} is not supported; of an integer number of seconds only", span_of(node)
+        )
+    x = coerce(x, BIGINT)
+    high, low = Lit(BIGINT, _EPOCH_SECONDS), Lit(BIGINT, -_EPOCH_SECONDS)
+    over = Call(BOOLEAN, "or", (Call(BOOLEAN, "gt", (x, high)), Call(BOOLEAN, "lt", (x, low))))
+    message = Lit(STRING, f"ARITHMETIC_OVERFLOW: long overflow in {written_name(node)}")
+    return Call(TIMESTAMP, "error_if", (over, Call(TIMESTAMP, "timestamp_seconds", (x,)), message))
+
+
+def _timestamp_seconds(node: exp.Expression, bind: Bind) -> Scalar:
+    args = node.expressions if isinstance(node, exp.Anonymous) else [node.this]
+    if len(args) != 1:
+        raise SqlError(f"{written_name(node)} takes one argument", span_of(node))
+    return _seconds_to_timestamp(bind(args[0]), node)
+
+
+def _from_unixtime(node: exp.Expression, bind: Bind) -> Scalar:
+    """from_unixtime(n): the session's wall-clock time of n seconds after the epoch, as
+    'yyyy-MM-dd HH:mm:ss' (the default format; other patterns are not supported)."""
+    fmt = node.args.get("format")
+    if fmt is not None and not (isinstance(fmt, exp.Literal) and fmt.name == _DEFAULT_UNIX_FORMAT):
+        raise UnsupportedSql(
+            f"{written_name(node)} with a format other than 'yyyy-MM-dd HH:mm:ss' is not supported", span_of(node)
+        )
+    return coerce(_seconds_to_timestamp(bind(node.this), node), STRING)
+
+
 def _refuse_clock(node: exp.Expression, bind: Bind) -> Scalar:
     raise UnsupportedSql(
         f"{written_name(node)} is not allowed in a view: its value changes with the clock, not with the tables; "
@@ -175,6 +212,7 @@ RULES: dict[type[exp.Expression], Rule] = {
     exp.WeekOfYear: _part("weekofyear"),
     exp.UnixSeconds: _unix_seconds,
     exp.StrToUnix: _unix_seconds,
+    exp.UnixToStr: _from_unixtime,
     exp.Month: _part("month"),
     exp.Day: _part("day"),
     exp.DayOfMonth: _part("day"),
@@ -239,3 +277,6 @@ def interval_arithmetic(x: Scalar, node: exp.Interval, negate: bool) -> Scalar:
     except TypeMismatch as e:
         raise SqlError(str(e), span_of(node)) from None
     return Call(t, "offset_by", (x, Lit(STRING, f"{amount}{unit}")))
+
+# functions sqlglot parses as anonymous calls, by name
+ANONYMOUS_RULES: dict[str, Rule] = {"timestamp_seconds": _timestamp_seconds}

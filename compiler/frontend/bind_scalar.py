@@ -19,6 +19,7 @@ from dbspc.compiler.errors import SqlError, UnsupportedSql
 from dbspc.compiler.frontend.bind_aggregate import AGGREGATE_NODES
 from dbspc.compiler.frontend.bind_arrays import ARRAY_FUNCTIONS
 from dbspc.compiler.frontend.bind_arrays import RULES as ARRAY_RULES
+from dbspc.compiler.frontend.bind_datetime import ANONYMOUS_RULES as DATETIME_ANONYMOUS
 from dbspc.compiler.frontend.bind_datetime import RULES as DATETIME_RULES
 from dbspc.compiler.frontend.bind_datetime import interval_arithmetic
 from dbspc.compiler.frontend.bind_strings import RULES as STRING_RULES
@@ -672,5 +673,7 @@ if hasattr(exp, "Replace"):
 
 # Functions sqlglot parses as Anonymous, by lower-case name.
 _ANONYMOUS_BINDERS: dict[str, Callable[..., Scalar]] = {"bround": _bind_round}
+for _name, _rule in DATETIME_ANONYMOUS.items():
+    _ANONYMOUS_BINDERS[_name] = lambda node, scope, rule=_rule: rule(node, lambda n: bind_scalar(n, scope))
 
 _FUNCTION_RULES = {**DATETIME_RULES, **STRING_RULES, **ARRAY_RULES}

@@ -39,7 +39,7 @@ _PLAIN = frozenset(
         "upper lower ucase lcase length char_length character_length concat concat_ws "
         "coalesce nullif ifnull nvl nvl2 abs sign ln mod pow ceiling greatest least instr initcap "
         "left right repeat reverse ltrim rtrim trim year month day dayofmonth dayofweek hour minute second "
-        "quarter dayofyear weekofyear unix_seconds date_add add_months last_day datediff to_date "
+        "quarter dayofyear weekofyear unix_seconds timestamp_seconds date_add add_months last_day datediff to_date "
         "array_contains array_size size"
     ).split()
 )

@@ -51,7 +51,7 @@ Numbers:
   greatest, least (variadic; NULLs skipped, as Spark)
 Dates and times (compiler/frontend/bind_datetime.py):
   year, month, day, quarter, dayofweek, dayofyear, weekofyear, hour, minute, second
-  unix_seconds (ts): whole seconds since the epoch, rounded down
+  unix_seconds (ts): whole seconds since the epoch, rounded down; timestamp_seconds (n): back
   date_add_days (d, n), datediff (end, start), add_months (d, n), last_day
   date_trunc (x, 'polars unit'), offset_by (x, 'constant interval')
   from_utc (ts, zone), to_utc (ts, zone), zoned_offset_by (ts, 'interval', zone),
@@ -75,7 +75,7 @@ FUNCTIONS = frozenset(
     eq ne lt le gt ge null_safe_eq and or not is_null is_not_null is_true is_false
     case coalesce nullif error_if store_char cast try_cast like concat upper lower length trim ltrim rtrim
     substring replace left right round bround floor ceil greatest least
-    year month day quarter dayofweek dayofyear weekofyear hour minute second unix_seconds
+    year month day quarter dayofweek dayofyear weekofyear hour minute second unix_seconds timestamp_seconds
     date_add_days datediff date_trunc
     add_months last_day offset_by from_utc to_utc zoned_offset_by zoned_trunc
     lpad rpad locate concat_ws regexp_extract rlike initcap reverse repeat sqlite_real
