@@ -161,7 +161,7 @@ def _unix_seconds(node: exp.Expression, bind: Bind) -> Scalar:
     return Call(BIGINT, "unix_seconds", (coerce(x, TIMESTAMP),))
 
 
-# Seconds past which a TIMESTAMP's microseconds overflow a long (Spark: ARITHMETIC_OVERFLOW).
+# Seconds past which a TIMESTAMP's microseconds overflow a long (Spark: DATETIME_OVERFLOW).
 _EPOCH_SECONDS = 9_223_372_036_854
 # from_unixtime's default format, as sqlglot reads it
 _DEFAULT_UNIX_FORMAT = "%Y-%mstrict-%dstrict %Hstrict:%Mstrict:%Sstrict"
@@ -176,7 +176,7 @@ def _seconds_to_timestamp(x: Scalar, node: exp.Expression) -> Scalar:
     x = coerce(x, BIGINT)
     high, low = Lit(BIGINT, _EPOCH_SECONDS), Lit(BIGINT, -_EPOCH_SECONDS)
     over = Call(BOOLEAN, "or", (Call(BOOLEAN, "gt", (x, high)), Call(BOOLEAN, "lt", (x, low))))
-    message = Lit(STRING, f"ARITHMETIC_OVERFLOW: long overflow in {written_name(node)}")
+    message = Lit(STRING, f"DATETIME_OVERFLOW: {written_name(node)} of seconds past ±{_EPOCH_SECONDS} from the epoch")
     return Call(TIMESTAMP, "error_if", (over, Call(TIMESTAMP, "timestamp_seconds", (x,)), message))
 
 
