@@ -73,6 +73,8 @@ _LITERALS: dict[str, list[str]] = {
 }
 
 _TRUNC_UNITS = ["'MONTH'", "'YEAR'"]
+_TS_TRUNC_UNITS = ["'DAY'", "'HOUR'", "'MONTH'", "'WEEK'"]
+_TS_INTERVALS = ["INTERVAL 1 DAY", "INTERVAL 36 HOURS", "INTERVAL 1 MONTH", "INTERVAL 90 MINUTES"]
 _REGEXES = ["'^a'", "'b$'", "'[aB]'", "'^.b?$'"]  # DuckDB knows no 'MM'
 
 
@@ -147,6 +149,7 @@ class Gen:
                 lambda: f"greatest({self.expr(scope, INT, d)}, {self.expr(scope, INT, d)})",
                 lambda: f"datediff({self.expr(scope, DATE, d)}, {self.expr(scope, DATE, d)})",
                 lambda: f"hour({self.expr(scope, TS, d)})",
+                lambda: f"{self.pick(['dayofyear', 'weekofyear'])}({self.expr(scope, DATE, d)})",
                 lambda: f"CAST({self.expr(scope, BOOL, d)} AS INT)",
                 # fails on a string that is no number (Spark's ANSI cast), or not
                 lambda: f"{self.cast()}({self.failing(scope, STR)} AS INT)",
@@ -159,6 +162,7 @@ class Gen:
                 lambda: f"CAST({self.expr(scope, INT, d)} AS BIGINT)",
                 lambda: f"abs({self.expr(scope, LONG, d)})",
                 lambda: f"({self.expr(scope, LONG, d)} % {self.pick(['2', '7'])})",
+                *([lambda: f"unix_seconds({self.expr(scope, TS, d)})"] if self.spark_only else []),
             ],
             SHORT: [
                 lambda: f"({self.expr(scope, SHORT, d)} + {self.expr(scope, SHORT, d)})",
@@ -172,6 +176,15 @@ class Gen:
                 lambda: f"trim({self.expr(scope, STR, d)})",
                 lambda: f"replace({self.expr(scope, STR, d)}, 'a', 'xy')",
                 lambda: f"({self.expr(scope, STR, d)} || {self.expr(scope, STR, d)})",
+                # (DuckDB's text of a timestamp carries its offset)
+                *(
+                    [
+                        lambda: f"CAST({self.expr(scope, TS, d)} AS STRING)",
+                        lambda: f"from_unixtime({self.expr(scope, LONG, d)} * 3600)",
+                    ]
+                    if self.spark_only
+                    else []
+                ),
             ],
             DEC: [
                 lambda: f"({self.expr(scope, DEC, d)} + {self.expr(scope, DEC, d)})",
@@ -196,7 +209,13 @@ class Gen:
                 lambda: f"({self.expr(scope, DOUBLE, d)} + {self.expr(scope, DOUBLE, d)})",
                 lambda: f"floor({self.expr(scope, DOUBLE, d)})",
             ],
-            TS: [lambda: f"CAST({self.expr(scope, DATE, d)} AS TIMESTAMP)"],
+            TS: [
+                lambda: f"CAST({self.expr(scope, DATE, d)} AS TIMESTAMP)",
+                # the wall clock of the session's zone: days and months move it, hours do not
+                lambda: f"({self.expr(scope, TS, d)} {self.pick(['+', '-'])} {self.pick(_TS_INTERVALS)})",
+                lambda: f"date_trunc({self.pick(_TS_TRUNC_UNITS)}, {self.expr(scope, TS, d)})",
+                *([lambda: f"timestamp_seconds({self.expr(scope, LONG, d)})"] if self.spark_only else []),
+            ],
         }
         generic = [
             lambda: f"COALESCE({self.expr(scope, t, d)}, {self.literal(t)})",
