@@ -65,6 +65,9 @@ CONSTRUCTS = (
     "try_cast(",
     "BIGINT",
     ") OVER (ORDER BY",
+    "weekofyear(",
+    "date_trunc(",
+    "INTERVAL 1 MONTH",
 )
 
 
