@@ -180,6 +180,8 @@ SPARK_NAMES = [
     ("CAST(-3 AS SMALLINT)", "CAST(-3 AS SMALLINT)"),
     # suffixed literals: the value's own text, a minus folded in
     ("dayofyear(dt)", "dayofyear(dt)"),
+    ("date_trunc('DAY', ts)", "date_trunc(DAY, ts)"),
+    ("date_trunc('month', dt)", "date_trunc(month, dt)"),
     ("weekofyear(dt)", "weekofyear(dt)"),
     ("unix_seconds(ts)", "unix_seconds(ts)"),
     ("timestamp_seconds(amount)", "timestamp_seconds(amount)"),
@@ -458,7 +460,6 @@ UNNAMED = [
     "flag IS NOT FALSE",
     "1BD",
     "array_sort(arr)",
-    "date_trunc('month', ts)",
     "trunc(dt, 'month')",
     "locate('a', s)",
     "position('a' IN s)",

@@ -193,7 +193,8 @@ class Gen:
                 lambda: f"({self.expr(scope, DEC, d)} * {self.expr(scope, INT, d)})",
                 lambda: f"CAST({self.expr(scope, INT, d)} AS DECIMAL(5,2))",
                 lambda: f"round({self.expr(scope, DEC, d)}, {self.pick(['0', '1'])})",
-                lambda: f"({self.expr(scope, DEC, d)} * {self.expr(scope, LONG, d)})",
+                # DECIMAL(38,4): DuckDB's union of it with a scaled DECIMAL drops a digit
+                *([lambda: f"({self.expr(scope, DEC, d)} * {self.expr(scope, LONG, d)})"] if self.spark_only else []),
             ],
             DATE: [
                 lambda: f"date_add({self.expr(scope, DATE, d)}, {self.expr(scope, INT, 0)})",
@@ -778,7 +779,18 @@ def _check(seed: int, views: int, steps: int, spark: Any, zone: str) -> Outcome:
             expected = spark_views(spark, inc, tables)
         except duckdb.Error as e:
             raise AssertionError(f"{where}\nstep {number}: DuckDB refused what dbspc accepted: {e}") from e
-        check_step(integrated, deltas, full_deltas, expected, f"{where}\nstep {number} of {stream}")
+        context = f"{where}\nstep {number} of {stream}"
+        trial = dict(integrated)
+        try:
+            check_step(trial, deltas, full_deltas, expected, context)
+        except AssertionError:
+            if spark is None or zone != "UTC":
+                raise
+            # DuckDB is the fast oracle where it agrees with Spark; where they differ
+            # (DuckDB's DECIMAL(38) union types, say), Spark judges
+            trial = dict(integrated)
+            check_step(trial, deltas, full_deltas, spark_views(spark, inc, tables), f"{context} (Spark)")
+        integrated.update(trial)
     if spark is not None:
         _same_schemas(spark, inc, outcome, where)
         reference = spark_views(spark, inc, {t: inc.table_contents(t) for t in TABLES})

@@ -196,6 +196,8 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
             if isinstance(node, exp.Func) and meta and "start" in meta and "end" in meta:
                 meta["source_name"] = text[meta["start"] : meta["end"] + 1]
                 owned.add(meta["start"])
+                if isinstance(node, exp.TimestampTrunc) and (unit := _UNIT_TEXT.match(text, meta["end"] + 1)):
+                    meta["unit_text"] = unit.group(1)  # date_trunc('day', ...): sqlglot upper-cases it
             elif isinstance(node, exp.Mod) and meta and "start" in meta and "end" in meta:
                 meta["call_name"] = text[meta["start"] : meta["end"] + 1]  # `mod(` or `%`
             elif isinstance(node, exp.Func):
@@ -216,6 +218,8 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
     for node in reversed(unplaced):  # inner calls first: CAST(CAST(x AS INT) AS STRING)
         _record_call_name(text, node, owned, taken)
 
+
+_UNIT_TEXT = re.compile(r"\s*\(\s*'([A-Za-z]+)'\s*,")
 
 # the tokens of TRUE, FALSE and NULL; should sqlglot add such a constant of its own, the
 # counts differ and none is placed

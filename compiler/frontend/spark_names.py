@@ -360,6 +360,11 @@ class _Printer:
             raise _Unnamed
         if isinstance(node, exp.Count) and isinstance(node.this, exp.Star):
             return "count(1)"
+        if isinstance(node, exp.TimestampTrunc) and name == "date_trunc":
+            unit = (node._meta or {}).get("unit_text")
+            if unit is None:
+                raise _Unnamed
+            return f"date_trunc({unit}, {self.pretty(node.this)})"  # the unit as written, unquoted
         if isinstance(node, exp.If) and name == "if":
             args = [node.this, node.args.get("true"), node.args.get("false")]
             if any(a is None for a in args):
