@@ -181,6 +181,8 @@ SPARK_NAMES = [
     # suffixed literals: the value's own text, a minus folded in
     ("dayofyear(dt)", "dayofyear(dt)"),
     ("date_trunc('DAY', ts)", "date_trunc(DAY, ts)"),
+    ("date_sub(dt, 1)", "date_sub(dt, 1)"),
+    ("date_sub(DATE '2023-12-31', x + 1)", "date_sub(DATE '2023-12-31', (x + 1))"),
     ("date_trunc('month', dt)", "date_trunc(month, dt)"),
     ("weekofyear(dt)", "weekofyear(dt)"),
     ("unix_seconds(ts)", "unix_seconds(ts)"),
@@ -465,7 +467,6 @@ UNNAMED = [
     "position('a' IN s)",
     "position('a', s)",
     "trim(LEADING FROM s)",
-    "date_sub(dt, 1)",
     "ts + INTERVAL 1 HOUR",
     "dt - INTERVAL '1' DAY",
     "dt - 1",

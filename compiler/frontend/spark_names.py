@@ -360,6 +360,11 @@ class _Printer:
             raise _Unnamed
         if isinstance(node, exp.Count) and isinstance(node.this, exp.Star):
             return "count(1)"
+        if isinstance(node, exp.TsOrDsAdd) and name == "date_sub":
+            days = node.expression  # sqlglot writes date_sub(d, n) as date_add(d, n * -1)
+            if not (isinstance(days, exp.Mul) and span_of(days.expression) is None):
+                raise _Unnamed
+            return f"date_sub({self.pretty(node.this)}, {self.pretty(days.this)})"
         if isinstance(node, exp.TimestampTrunc) and name == "date_trunc":
             unit = (node._meta or {}).get("unit_text")
             if unit is None:
