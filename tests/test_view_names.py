@@ -182,6 +182,8 @@ SPARK_NAMES = [
     ("dayofyear(dt)", "dayofyear(dt)"),
     ("date_trunc('DAY', ts)", "date_trunc(DAY, ts)"),
     ("date_sub(dt, 1)", "date_sub(dt, 1)"),
+    ("IF((x <> y AND y IS NOT NULL), length(s), try_cast(NULL AS INT))",
+     "(IF(((NOT (x = y)) AND (y IS NOT NULL)), length(s), TRY_CAST(NULL AS INT)))"),
     ("date_sub(DATE '2023-12-31', x + 1)", "date_sub(DATE '2023-12-31', (x + 1))"),
     ("date_trunc('month', dt)", "date_trunc(month, dt)"),
     ("weekofyear(dt)", "weekofyear(dt)"),

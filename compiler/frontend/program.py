@@ -200,7 +200,7 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
                     meta["unit_text"] = unit.group(1)  # date_trunc('day', ...): sqlglot upper-cases it
             elif isinstance(node, exp.Mod) and meta and "start" in meta and "end" in meta:
                 meta["call_name"] = text[meta["start"] : meta["end"] + 1]  # `mod(` or `%`
-            elif isinstance(node, exp.Func):
+            elif isinstance(node, exp.Func) and not isinstance(node, exp.Connector):  # AND / OR are no calls
                 unplaced.append(node)
             if isinstance(node, exp.Interval):
                 intervals.append(node)
