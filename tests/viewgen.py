@@ -180,7 +180,7 @@ class Gen:
                 *(
                     [
                         lambda: f"CAST({self.expr(scope, TS, d)} AS STRING)",
-                        lambda: f"from_unixtime({self.expr(scope, LONG, d)} * 3600)",
+                        lambda: f"from_unixtime(CAST({self.expr(scope, INT, d)} AS BIGINT) * 3600)",
                     ]
                     if self.spark_only
                     else []

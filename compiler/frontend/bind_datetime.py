@@ -163,28 +163,31 @@ def _unix_seconds(node: exp.Expression, bind: Bind) -> Scalar:
 
 # Seconds past which a TIMESTAMP's microseconds overflow a long (Spark: DATETIME_OVERFLOW).
 _EPOCH_SECONDS = 9_223_372_036_854
+# the first seconds of the years 0001 and 10000 (from_unixtime formats the years between)
+_YEAR_1, _YEAR_10000 = -62_135_596_800, 253_402_300_800
 # from_unixtime's default format, as sqlglot reads it
 _DEFAULT_UNIX_FORMAT = "%Y-%mstrict-%dstrict %Hstrict:%Mstrict:%Sstrict"
 
 
-def _seconds_to_timestamp(x: Scalar, node: exp.Expression) -> Scalar:
-    """The instant `x` whole seconds after the epoch (Spark's timestamp_seconds)."""
+def _seconds_to_timestamp(x: Scalar, node: exp.Expression, low: int, high: int, message: str) -> Scalar:
+    """The instant `x` whole seconds after the epoch, failing with `message` outside
+    [low, high]."""
     if not (x.type.is_integer or x.type.kind == "NULL"):
         raise UnsupportedSql(
             f"{written_name(node)} of {x.type} is not supported; of an integer number of seconds only", span_of(node)
         )
     x = coerce(x, BIGINT)
-    high, low = Lit(BIGINT, _EPOCH_SECONDS), Lit(BIGINT, -_EPOCH_SECONDS)
-    over = Call(BOOLEAN, "or", (Call(BOOLEAN, "gt", (x, high)), Call(BOOLEAN, "lt", (x, low))))
-    message = Lit(STRING, f"DATETIME_OVERFLOW: {written_name(node)} of seconds past ±{_EPOCH_SECONDS} from the epoch")
-    return Call(TIMESTAMP, "error_if", (over, Call(TIMESTAMP, "timestamp_seconds", (x,)), message))
+    above, below = Call(BOOLEAN, "gt", (x, Lit(BIGINT, high))), Call(BOOLEAN, "lt", (x, Lit(BIGINT, low)))
+    over = Call(BOOLEAN, "or", (above, below))
+    return Call(TIMESTAMP, "error_if", (over, Call(TIMESTAMP, "timestamp_seconds", (x,)), Lit(STRING, message)))
 
 
 def _timestamp_seconds(node: exp.Expression, bind: Bind) -> Scalar:
     args = node.expressions if isinstance(node, exp.Anonymous) else [node.this]
     if len(args) != 1:
         raise SqlError(f"{written_name(node)} takes one argument", span_of(node))
-    return _seconds_to_timestamp(bind(args[0]), node)
+    message = f"DATETIME_OVERFLOW: {written_name(node)} of seconds past ±{_EPOCH_SECONDS} from the epoch"
+    return _seconds_to_timestamp(bind(args[0]), node, -_EPOCH_SECONDS, _EPOCH_SECONDS, message)
 
 
 def _from_unixtime(node: exp.Expression, bind: Bind) -> Scalar:
@@ -195,7 +198,11 @@ def _from_unixtime(node: exp.Expression, bind: Bind) -> Scalar:
         raise UnsupportedSql(
             f"{written_name(node)} with a format other than 'yyyy-MM-dd HH:mm:ss' is not supported", span_of(node)
         )
-    return coerce(_seconds_to_timestamp(bind(node.this), node), STRING)
+    message = (
+        f"{written_name(node)} of a time outside the years 0001-9999: Spark writes such years with a sign "
+        "(and wraps past ±9223372036854 seconds), which dbspc does not"
+    )
+    return coerce(_seconds_to_timestamp(bind(node.this), node, _YEAR_1, _YEAR_10000 - 1, message), STRING)
 
 
 def _refuse_clock(node: exp.Expression, bind: Bind) -> Scalar:
