@@ -728,14 +728,20 @@ def check(seed: int, views: int = 4, steps: int = 5, spark: Any = None) -> Outco
     """`_check` in the session time zone of `session_zone` (set on Spark's session for
     the check's duration)."""
     zone = session_zone(seed, spark)
-    if zone == "UTC":
-        return _check(seed, views, steps, spark, zone)
-    before = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", zone)
+    before = spark.conf.get("spark.sql.session.timeZone") if spark is not None else None
     try:
+        if spark is not None:
+            spark.conf.set("spark.sql.session.timeZone", zone)
         return _check(seed, views, steps, spark, zone)
+    except Exception as e:
+        # Spark's own internal errors (SQLSTATE XX000, an analyzer bug: a NATURAL FULL
+        # self-join grouped by CUBE with a join column in HAVING) leave nothing to judge by
+        if spark is not None and "SQLSTATE: XX000" in str(e):
+            return Outcome([], [("(program)", f"Spark failed internally: {str(e).splitlines()[0][:200]}")])
+        raise
     finally:
-        spark.conf.set("spark.sql.session.timeZone", before)
+        if spark is not None:
+            spark.conf.set("spark.sql.session.timeZone", before)
 
 
 def _check(seed: int, views: int, steps: int, spark: Any, zone: str) -> Outcome:
