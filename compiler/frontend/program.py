@@ -449,8 +449,7 @@ def _written_names(query: exp.Expression, names: list[str], columns: list[exp.Ex
     if columns:
         return [c.name for c in columns]
     items = _select_items(query)
-    starred = any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star) for e in items)
-    if starred or len(items) != len(names):
+    if any(_is_star(e) for e in items) or len(items) != len(names):
         return names  # `*` expands to several columns: named by their sources
     pairs = zip(items, names, strict=True)
     return [e.alias if isinstance(e, exp.Alias) and e.alias.lower() == n else n for e, n in pairs]
@@ -746,6 +745,16 @@ def _is_inner(join: exp.Join) -> bool:
 _USING_ITEM = "__dbspc_join_column_"
 
 
+def _named_join(joins: list[exp.Join]) -> bool:
+    """Whether one of the joins is JOIN ... USING or a NATURAL JOIN."""
+    return any(j.args.get("using") or j.args.get("method") for j in joins)
+
+
+def _is_star(item: exp.Expr) -> bool:
+    """`*` or `t.*` in a SELECT list."""
+    return isinstance(item, exp.Star) or (isinstance(item, exp.Column) and item.is_star)
+
+
 def _join_columns_in_having(query: exp.Expression) -> exp.Expression:
     """sqlglot's qualify gives a JOIN ... USING or NATURAL JOIN column its meaning (the
     COALESCE of the joined columns) in every clause but HAVING and QUALIFY, where it
@@ -753,7 +762,7 @@ def _join_columns_in_having(query: exp.Expression) -> exp.Expression:
     which qualify expands; _join_columns_resolved then moves the expansion back."""
     for sel in list(query.find_all(exp.Select)):
         joins = sel.args.get("joins") or []
-        if not any(j.args.get("using") or j.args.get("method") for j in joins):
+        if not _named_join(joins):
             continue
         names = set(sel.named_selects)
         for clause in (sel.args.get("having"), sel.args.get("qualify")):
@@ -783,7 +792,7 @@ def _mark_join_stars(query: exp.Expression) -> exp.Expression:
     _join_stars_in_spark_order. More than one such join under a `t.*` is refused."""
     for sel in list(query.find_all(exp.Select)):
         joins = sel.args.get("joins") or []
-        if not any(j.args.get("using") or j.args.get("method") for j in joins):
+        if not _named_join(joins):
             continue
         stars = [
             (i, e.table.lower())
@@ -822,16 +831,16 @@ def _join_stars_in_spark_order(query: exp.Expression, schema: dict[str, Any]) ->
             widths = [extra]
         if any(w is None for w in widths) or sum(w or 0 for w in widths) != extra:
             continue  # cannot tell where each expansion lies: keep sqlglot's order
+        width_at = {i: w or 0 for (i, _), w in zip(stars, widths, strict=True)}
         out: list[exp.Expression] = []
-        pos, star_at = 0, dict(stars)
-        widths_at = {i: w for (i, _), w in zip(stars, widths, strict=True)}
+        pos = 0
         for i in range(count):
-            if i not in star_at:
+            if i not in width_at:
                 out.append(items[pos])
                 pos += 1
                 continue
-            run = items[pos : pos + (widths_at[i] or 0)]
-            pos += widths_at[i] or 0
+            run = items[pos : pos + width_at[i]]
+            pos += width_at[i]
             names = [e.alias_or_name for e in run]
             first = [run[names.index(k)] for k in keys if k in names]
             out.extend(first + [e for e in run if e not in first])
@@ -888,7 +897,7 @@ def _resolve_positions(query: exp.Expression) -> exp.Expression:
     (GROUP_BY_POS_OUT_OF_RANGE, ORDER_BY_POS_OUT_OF_RANGE), not a constant to group or
     sort by. Mutates `query` (a copy)."""
     for q in list(query.find_all(exp.Query)):
-        if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star) for e in q.selects):
+        if any(_is_star(e) for e in q.selects):
             continue  # `*` is expanded by qualify, which then reads the positions itself
         width = len(q.selects)
         clauses = [("GROUP BY", "GROUP_BY", q.args.get("group")), ("ORDER BY", "ORDER_BY", q.args.get("order"))]
