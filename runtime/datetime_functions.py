@@ -13,6 +13,7 @@ from typing import Literal
 import polars as pl
 
 from dbspc.compiler.logical.scalar import Call, Lit
+from dbspc.compiler.logical.time_zone import UNIT_MICROS, split_offset
 
 Kernel = Callable[[list[pl.Expr], Call], pl.Expr]
 
@@ -66,8 +67,7 @@ def _to_utc(local: pl.Expr, zone: str, ambiguous: Literal["earliest", "latest"] 
     return pl.coalesce(at(local), at(local - _GAP_STEP) + _GAP_STEP)
 
 
-_DAY_MICROS = 86_400_000_000
-_UNIT_MICROS = {"d": _DAY_MICROS, "h": 3_600_000_000, "m": 60_000_000, "s": 1_000_000}
+_DAY_MICROS = UNIT_MICROS["d"]
 
 
 def _zoned_offset_by(args: list[pl.Expr], call: Call) -> pl.Expr:
@@ -75,11 +75,13 @@ def _zoned_offset_by(args: list[pl.Expr], call: Call) -> pl.Expr:
     days move the wall clock (keeping the offset ts had where the result occurs twice),
     the rest of a day-time interval is added to the instant."""
     x, offset, zone = args[0], _constant(call, 1), _constant(call, 2)
-    amount, unit = int(offset.rstrip("modhs")), offset.lstrip("-0123456789")
+    split = split_offset(offset)
+    assert split is not None, offset  # time_zone.py rewrites only offsets it reads
+    amount, unit = split
     if unit == "mo":
         calendar, rest = offset, 0
     else:
-        micros = amount * _UNIT_MICROS[unit]
+        micros = amount * UNIT_MICROS[unit]
         days = abs(micros) // _DAY_MICROS * (1 if micros >= 0 else -1)  # toward zero, as Scala's `/`
         calendar, rest = f"{days}d", micros - days * _DAY_MICROS
     local = _from_utc(x, zone)

@@ -43,7 +43,15 @@ _UTC = frozenset(
 _OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
 _TIME_PARTS = frozenset("year month day quarter dayofweek dayofyear weekofyear hour minute second".split())
 _CALENDAR_TRUNC = frozenset(("1m", "1h", "1d", "1w", "1mo", "1q", "1y"))  # date_trunc units from MINUTE up
-_MICROS = {"d": 86_400_000_000, "h": 3_600_000_000, "m": 60_000_000, "s": 1_000_000}
+# microseconds of a day-time interval's unit (offset_by's polars units)
+UNIT_MICROS = {"d": 86_400_000_000, "h": 3_600_000_000, "m": 60_000_000, "s": 1_000_000}
+_OFFSET_TEXT = re.compile(r"(-?\d+)(mo|d|h|m|s)")
+
+
+def split_offset(offset: str) -> tuple[int, str] | None:
+    """(amount, unit) of an offset_by interval such as '-36h' or '1mo'."""
+    m = _OFFSET_TEXT.fullmatch(offset)
+    return (int(m.group(1)), m.group(2)) if m else None
 
 
 def zone_id(zone: str) -> str | None:
@@ -130,11 +138,11 @@ def _constant(x: Scalar) -> str:
 def _calendar_offset(offset: str) -> bool:
     """Whether `ts + offset` moves the wall clock: months, or at least a whole day (Spark
     splits a day-time interval into days, added to the local date, and the rest)."""
-    m = re.fullmatch(r"(-?\d+)(mo|d|h|m|s)", offset)
-    if m is None:
+    split = split_offset(offset)
+    if split is None:
         return False
-    amount, unit = int(m.group(1)), m.group(2)
-    return unit == "mo" or abs(amount) * _MICROS[unit] >= _MICROS["d"]
+    amount, unit = split
+    return unit == "mo" or abs(amount) * UNIT_MICROS[unit] >= UNIT_MICROS["d"]
 
 
 def _instant(value: object, zone: str) -> object:
