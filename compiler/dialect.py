@@ -86,6 +86,10 @@ class Semantics:
     # of them: `a = b IN (c)` is `(a = b) IN (c)` (sqlglot parses `a = (b IN (c))`, as
     # PostgreSQL reads it), and `a LIKE b IN (c)` is a syntax error.
     spark_predicates: bool = False
+    # Spark's mathematical functions (compiler/frontend/bind_math.py). The other full
+    # dialects differ on their domains (PostgreSQL raises on sqrt(-1), SQLite returns
+    # NULL), so there they are refused rather than answered with Spark's rules.
+    spark_math: bool = False
 
     def parse_only_warning(self) -> str | None:
         """The stderr line that says a dialect is not evaluated by its own rules."""
@@ -107,6 +111,7 @@ _SPARK = Semantics(
     store_assignment="ansi",
     spark_names=True,
     spark_predicates=True,
+    spark_math=True,
 )
 
 _FULL = {

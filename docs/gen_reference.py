@@ -62,6 +62,8 @@ CONSTRUCTS: list[tuple[str, str]] = [
     ("CAST", "SELECT CAST(x AS BIGINT) AS b, CAST(s AS INT) AS i FROM t"),
     ("date arithmetic, date_trunc", "SELECT date_add(day, 1) AS n, date_trunc('MONTH', at) AS m FROM t"),
     ("string functions", "SELECT upper(s) AS u, substring(s, 1, 2) AS p, concat(s, g) AS c FROM t"),
+    ("mathematical functions", "SELECT sqrt(d) AS r, ln(d) AS l, power(x, 2) AS p, pmod(x, 3) AS m FROM t"),
+    ("TRY_ arithmetic", "SELECT try_divide(x, 0) AS q, try_add(x, 2147483647) AS s FROM t"),
     ("LIKE", "SELECT id FROM t WHERE s LIKE 'a%'"),
     ("RLIKE (Java regular expressions)", "SELECT id FROM t WHERE s RLIKE '^a'"),
     ("PIVOT", "SELECT * FROM t PIVOT (SUM(x) FOR g IN ('a', 'b'))"),
@@ -87,6 +89,14 @@ _SPARK_NAMES: dict[str, str | None] = {
     "str_to_unix": "unix_timestamp / to_unix_timestamp (of a TIMESTAMP or DATE)",
     "unix_to_str": "from_unixtime (default format)",
     "try_cast": "try_cast",
+    "safe_add": "try_add",
+    "safe_subtract": "try_subtract",
+    "safe_multiply": "try_multiply",
+    "safe_divide": "try_divide",
+    "log": "log / log10 / log2",
+    "power": "power / pow",
+    "sign": "sign / signum",
+    "is_nan": "isnan",
 }
 
 
@@ -128,7 +138,11 @@ def reference() -> str:
             verdict, f"refused: {why}"
         )
         lines.append(f"| {construct} | `{sql}` | {shown} |")
-    scalar = _names([*bind_scalar._BINDERS, *bind_scalar._FUNCTION_RULES]) + sorted(bind_scalar._ANONYMOUS_BINDERS)
+    scalar = (
+        _names([*bind_scalar._BINDERS, *bind_scalar._FUNCTION_RULES])
+        + sorted(bind_scalar._ANONYMOUS_BINDERS)
+        + sorted(bind_scalar._ANONYMOUS_RULES)
+    )
     aggregates = sorted({*bind_aggregate.CORE.values()})
     windows = sorted({*bind_window._RANKING.values(), *bind_window._AGGREGATES.values()})
     lines += [
@@ -139,6 +153,13 @@ def reference() -> str:
         "",
         "Operators: arithmetic (`+ - * / div %`, with Spark's ANSI overflow and division-by-zero",
         "errors), comparisons, `<=>`, `AND OR NOT`, `IS [NOT] NULL`, `IN`, `BETWEEN`, `LIKE`, `||`.",
+        "",
+        "The transcendental functions (exp, ln, log, power, cbrt, the trigonometric and hyperbolic",
+        "functions, hypot) are computed by the C library, whose results are correctly rounded in",
+        "almost all cases; Spark's come from Java's StrictMath and JIT intrinsics, and differ from",
+        "them in the last binary digit on a few inputs in a thousand. sqrt, degrees, radians, rint,",
+        "sign and all decimal and integer arithmetic are exact. These functions follow Spark's",
+        "rules only: under --dialect sqlite, postgres or duckdb they are refused.",
         "",
         "## Aggregate functions",
         "",

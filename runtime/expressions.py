@@ -24,16 +24,19 @@ import functools
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import polars as pl
 
 from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
+from dbspc.compiler.frontend.bind_math import TRY_OPERATORS
 from dbspc.compiler.logical.scalar import FUNCTIONS, Call, Col, Lit, Scalar
 from dbspc.compiler.types import SqlType
 from dbspc.runtime.array_functions import KERNELS as ARRAY_KERNELS
 from dbspc.runtime.datetime_functions import KERNELS as DATETIME_KERNELS
+from dbspc.runtime.math_functions import KERNELS as MATH_KERNELS
+from dbspc.runtime.math_functions import numpy_call
 from dbspc.runtime.string_functions import KERNELS as STRING_KERNELS
 from dbspc.runtime.zset import WEIGHT, col_name, frame_of, polars_dtype
 
@@ -411,7 +414,11 @@ def literal(lit: Lit) -> pl.Expr:
 # Arithmetic
 
 
-def _binary_arith(op: Callable[[pl.Expr, pl.Expr], pl.Expr]) -> Handler:
+# operator.add, sub or mul: applied to expressions and, for decimals, to series
+_SeriesOp = Callable[[Any, Any], Any]
+
+
+def _binary_arith(op: _SeriesOp) -> Handler:
     """add / sub / mul: integers computed in Int128 and range-checked (ANSI)."""
 
     def handler(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
@@ -420,16 +427,59 @@ def _binary_arith(op: Callable[[pl.Expr, pl.Expr], pl.Expr]) -> Handler:
         if t.is_integer:
             return c.fit(op(_i128(a), _i128(b)), t, guard, INTEGER_OVERFLOW)
         if t.is_decimal:
-            if op is operator.mul:
-                a = _exact_product_lhs(a, call.args[0].type, call.args[1].type)
-            return c.fit(op(a, b), t, guard, DECIMAL_OVERFLOW)
+            return _decimal_arith(c, op, a, b, call, guard)
         dtype = polars_dtype(t)
         return op(a.cast(dtype), b.cast(dtype))
 
     return handler
 
 
-def _exact_product_lhs(a: pl.Expr, ta: SqlType, tb: SqlType) -> pl.Expr:
+def _decimal_arith(c: _Compiler, op: _SeriesOp, a: pl.Expr, b: pl.Expr, call: Call, guard: Guard) -> pl.Expr:
+    """A decimal sum, difference or product: the exact result of the operands' own
+    values, rounded half up to the result's scale (Spark). polars computes it in 128 bits
+    at the operands' scale; a batch where that intermediate overflows (a scale-18 sum
+    past 10^20) is computed again in Python's decimal, so only such a batch pays per row."""
+    ta, tb, t = call.args[0].type, call.args[1].type, call.type
+    scale = t.scale or 0
+    result = polars_dtype(t)
+    fields = {"value": result, "overflow": pl.Boolean()}
+
+    def apply(batch: pl.Series) -> pl.Series:
+        x, y = batch.struct.field("a"), batch.struct.field("b")
+        try:
+            if op is operator.mul:
+                x = _exact_product_lhs(x, ta, tb)
+            raw = op(x, y).round(scale, mode=_HALF_UP)
+            value = raw.cast(result, strict=False)
+            overflow = raw.is_not_null() & value.is_null()
+        except pl.exceptions.PolarsError:
+            value, overflow = _python_decimal(op, x, y, t)
+        return pl.struct(value.alias("value"), overflow.alias("overflow"), eager=True)
+
+    both = pl.struct(a.alias("a"), b.alias("b")).map_batches(apply, return_dtype=pl.Struct(fields))
+    c.check(both.struct.field("overflow"), DECIMAL_OVERFLOW, guard)
+    return both.struct.field("value")
+
+
+def _python_decimal(op: _SeriesOp, x: pl.Series, y: pl.Series, t: SqlType) -> tuple[pl.Series, pl.Series]:
+    """op on each row in Python's decimal (100 digits), rounded half up to t's scale;
+    NULL and an overflow flag where the result does not fit t."""
+    precision, scale = _digits(t)
+    context = _decimal.Context(prec=100, rounding=_decimal.ROUND_HALF_UP)
+    quantum = _decimal.Decimal(1).scaleb(-scale)
+    limit = _decimal.Decimal(10) ** (precision - scale)
+    exact = {operator.add: context.add, operator.sub: context.subtract, operator.mul: context.multiply}[op]
+    values: list[_decimal.Decimal | None] = []
+    overflow: list[bool] = []
+    for u, v in zip(x.to_list(), y.to_list(), strict=True):
+        r = None if u is None or v is None else exact(u, v).quantize(quantum, context=context)
+        too_large = r is not None and abs(r) >= limit
+        values.append(None if too_large else r)
+        overflow.append(too_large)
+    return pl.Series(values, dtype=polars_dtype(t)), pl.Series(overflow, dtype=pl.Boolean)
+
+
+def _exact_product_lhs(a: pl.Series, ta: SqlType, tb: SqlType) -> pl.Series:
     """Rescale a decimal multiplicand so that polars' product is exact.
 
     polars gives a product the larger operand scale, rounding half to even; with the
@@ -512,7 +562,8 @@ def _true_div(a: pl.Expr, b: pl.Expr, ta: SqlType, t: SqlType) -> pl.Expr:
     pa, sa = _digits(ta)
     s = t.scale or 0
     extra = max(0, min(6, 38 - (pa - sa) - s))
-    return a.cast(pl.Decimal(38, s + extra)) / b
+    # never below the dividend's own scale, which would round the dividend itself
+    return a.cast(pl.Decimal(38, max(sa, s + extra))) / b
 
 
 def _int_div(
@@ -557,12 +608,63 @@ def _mod(
         a128 = _i128(a)
         r = a128.abs() % _i128(b).abs()
         return pl.when(a128 < 0).then(_neg128(r)).otherwise(r)
+    if not (ta.is_decimal or tb.is_decimal):
+        # DOUBLE: C's fmod (Java's %), exact; polars' float % rounds (1e17 % 3 would be 0)
+        return numpy_call(np.fmod, a, b)
     # On non-negative operands polars' floored modulo equals the truncated one.
     r = a.abs() % b.abs()
     value = pl.when(a < 0).then(-r).otherwise(r)
     if t.is_decimal:
         return c.fit(value, t, guard, DECIMAL_OVERFLOW)
     return value
+
+
+_INT_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
+
+
+def _pmod(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
+    """Spark's pmod(a, n): r = a % n, and where r < 0, (r + n) % n, computed in the
+    operands' type as Java does, so an integer r + n wraps around (pmod(-5,
+    -2147483648) is 2147483643); a zero divisor raises like `%`."""
+    a, n = c.args(call, guard)
+    c.check(a.is_not_null() & (n == 0), DIVISION_BY_ZERO, guard)
+    safe_n = pl.when(n != 0).then(n)
+    ta, tn, t = call.args[0].type, call.args[1].type, call.type  # integer operands have type t
+    r = _mod(c, a, safe_n, ta, tn, t, guard)
+    shifted = r + safe_n
+    if t.is_integer:
+        bits = _INT_BITS[t.kind]
+        shifted = _i128(r) + _i128(safe_n)
+        shifted = pl.when(shifted < -(2 ** (bits - 1))).then(shifted + 2**bits).otherwise(shifted)
+    negative = (r < 0).fill_null(False)
+    value = pl.when(negative).then(_mod(c, shifted, safe_n, ta, tn, t, _and_guard(guard, negative))).otherwise(r)
+    return c.fit(value, call.type, guard, DECIMAL_OVERFLOW) if call.type.is_decimal else value
+
+
+class _Trying(_Compiler):
+    """Compiles one TRY_ operator: the errors of its arguments still raise (they are
+    compiled by the enclosing compiler); the operator's own become NULL."""
+
+    def __init__(self, outer: _Compiler) -> None:
+        super().__init__()
+        self.outer = outer
+
+    def args(self, call: Call, guard: Guard) -> list[pl.Expr]:
+        return self.outer.args(call, guard)
+
+
+def _try(fn: str) -> Handler:
+    """try_add, try_div, ...: `fn`'s value, NULL on the rows where `fn` would raise."""
+
+    def handler(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
+        trying = _Trying(c)
+        value = _HANDLERS[fn](trying, Call(call.type, fn, call.args), guard)
+        if not trying.checks:
+            return value
+        failed = pl.any_horizontal([check.condition for check in trying.checks])
+        return pl.when(failed).then(None).otherwise(value)
+
+    return handler
 
 
 # ---------------------------------------------------------------------------
@@ -1113,6 +1215,8 @@ def _floor_ceil(up: bool) -> Handler:
             return c.fit(x, t, guard, INTEGER_OVERFLOW)
         raw = x.ceil() if up else x.floor()
         if t.is_integer:
+            if src.is_float:  # Spark (ANSI too): floor(NaN) and ceil(NaN) are 0
+                raw = pl.when(x.is_nan()).then(0.0).otherwise(raw)
             return c.fit(raw, t, guard, INTEGER_OVERFLOW)
         if t.is_decimal:
             return c.fit(raw, t, guard, DECIMAL_OVERFLOW)
@@ -1148,6 +1252,7 @@ _HANDLERS: dict[str, Handler] = {
     "int_div_or_null": _division("int_div", raising=False),
     "mod": _division("mod", raising=True),
     "mod_or_null": _division("mod", raising=False),
+    "pmod": _pmod,
     "eq": _comparison(operator.eq),
     "ne": _comparison(operator.ne),
     "lt": _comparison(operator.lt),
@@ -1200,7 +1305,10 @@ def _simple(kernel: Callable[[list[pl.Expr], Call], pl.Expr]) -> Handler:
     return handler
 
 
-_HANDLERS.update({name: _simple(k) for name, k in {**DATETIME_KERNELS, **STRING_KERNELS, **ARRAY_KERNELS}.items()})
+_HANDLERS.update(
+    {name: _simple(k) for name, k in {**DATETIME_KERNELS, **STRING_KERNELS, **ARRAY_KERNELS, **MATH_KERNELS}.items()}
+)
+_HANDLERS.update({f"try_{fn}": _try(fn) for fn in TRY_OPERATORS})
 
 _missing = set(_HANDLERS) ^ FUNCTIONS
 if _missing:  # pragma: no cover - a catalogue/runtime mismatch is a programming error

@@ -155,6 +155,17 @@ class Gen:
                 lambda: f"{self.cast()}({self.failing(scope, STR)} AS INT)",
                 lambda: f"{self.cast()}({self.failing(scope, LONG)} AS INT)",  # past 2^31
                 lambda: f"({self.expr(scope, SHORT, d)} * {self.expr(scope, INT, d)})",
+                *(
+                    [
+                        lambda: f"pmod({self.expr(scope, INT, d)}, {self.pick(['3', '-2', '2147483647'])})",
+                        lambda: (
+                            f"{self.pick(['try_add', 'try_multiply'])}"
+                            f"({self.expr(scope, INT, d)}, {self.expr(scope, INT, d)})"
+                        ),
+                    ]
+                    if self.spark_only
+                    else []
+                ),
             ],
             LONG: [
                 lambda: f"({self.expr(scope, LONG, d)} {self.pick(['+', '-', '*'])} {self.expr(scope, LONG, d)})",
@@ -194,7 +205,17 @@ class Gen:
                 lambda: f"CAST({self.expr(scope, INT, d)} AS DECIMAL(5,2))",
                 lambda: f"round({self.expr(scope, DEC, d)}, {self.pick(['0', '1'])})",
                 # DECIMAL(38,4): DuckDB's union of it with a scaled DECIMAL drops a digit
-                *([lambda: f"({self.expr(scope, DEC, d)} * {self.expr(scope, LONG, d)})"] if self.spark_only else []),
+                *(
+                    [
+                        lambda: f"({self.expr(scope, DEC, d)} * {self.expr(scope, LONG, d)})",
+                        # scale 18: Spark rounds the exact product to the bounded scale once
+                        lambda: f"(CAST({self.expr(scope, DEC, d)} AS DECIMAL(38,18)) * {self.expr(scope, DEC, d)})",
+                        lambda: f"try_divide({self.expr(scope, DEC, d)}, {self.expr(scope, INT, d)})",
+                        lambda: f"pmod({self.expr(scope, DEC, d)}, {self.pick(['0.7', '3'])})",
+                    ]
+                    if self.spark_only
+                    else []
+                ),
             ],
             DATE: [
                 lambda: f"date_add({self.expr(scope, DATE, d)}, {self.expr(scope, INT, 0)})",
@@ -209,6 +230,21 @@ class Gen:
                 lambda: f"({self.expr(scope, DOUBLE, d)} * {self.pick(['2', '0.5D'])})",
                 lambda: f"({self.expr(scope, DOUBLE, d)} + {self.expr(scope, DOUBLE, d)})",
                 lambda: f"floor({self.expr(scope, DOUBLE, d)})",
+                lambda: f"sqrt(abs({self.expr(scope, DOUBLE, d)}))",
+                lambda: f"({self.expr(scope, DOUBLE, d)} % {self.pick(['3', '0.25D'])})",
+                *(
+                    [
+                        lambda: (
+                            f"{self.pick(['ln', 'log10', 'exp', 'sin', 'atan', 'cbrt', 'sign'])}"
+                            f"({self.expr(scope, DOUBLE, d)})"
+                        ),
+                        lambda: f"power({self.expr(scope, DOUBLE, d)}, {self.pick(['2', '0.5D', '-1'])})",
+                        lambda: f"try_divide({self.expr(scope, INT, d)}, {self.expr(scope, INT, d)})",
+                        lambda: f"pmod({self.expr(scope, DOUBLE, d)}, {self.pick(['2.5D', '-3'])})",
+                    ]
+                    if self.spark_only
+                    else []
+                ),
             ],
             TS: [
                 lambda: f"CAST({self.expr(scope, DATE, d)} AS TIMESTAMP)",

@@ -22,10 +22,12 @@ from dbspc.compiler.frontend.bind_arrays import RULES as ARRAY_RULES
 from dbspc.compiler.frontend.bind_datetime import ANONYMOUS_RULES as DATETIME_ANONYMOUS
 from dbspc.compiler.frontend.bind_datetime import RULES as DATETIME_RULES
 from dbspc.compiler.frontend.bind_datetime import interval_arithmetic
+from dbspc.compiler.frontend.bind_math import ANONYMOUS_RULES as MATH_ANONYMOUS
+from dbspc.compiler.frontend.bind_math import RULES as MATH_RULES
 from dbspc.compiler.frontend.bind_strings import RULES as STRING_RULES
 from dbspc.compiler.frontend.ddl import sql_type
 from dbspc.compiler.frontend.positions import span_of, written_name
-from dbspc.compiler.frontend.type_rules import TypeMismatch, arithmetic_type, castable, coerce, common_type
+from dbspc.compiler.frontend.type_rules import TypeMismatch, arithmetic_type, as_decimal, castable, coerce, common_type
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
 from dbspc.compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, NULL, STRING, TIMESTAMP, SqlType, decimal
 
@@ -76,6 +78,14 @@ def _refuse_arrays(result: Scalar, node: exp.Expression, scope: ScalarScope) -> 
 def _bind_node(node: exp.Expression, scope: ScalarScope) -> Scalar:
     binder = _BINDERS.get(type(node))
     rule = _FUNCTION_RULES.get(type(node)) if binder is None else None
+    if rule is None and isinstance(node, exp.Anonymous):
+        rule = _ANONYMOUS_RULES.get(node.name.lower())
+    if rule is not None and rule in _MATH and not scope.semantics.spark_math:
+        raise UnsupportedSql(
+            f"function {written_name(node)}() is evaluated with Spark's rules only, not in --dialect "
+            f"{scope.semantics.dialect}",
+            span_of(node),
+        )
     if rule is not None:
         try:
             return rule(node, lambda e: bind_scalar(e, scope))
@@ -204,7 +214,25 @@ def _bind_arith(node: exp.Binary, scope: ScalarScope) -> Scalar:
         raise SqlError(f"cannot apply '{symbol}' to {a.type} and {b.type} in '{_short(node, scope)}'", span_of(node))
     _refuse_string_number(a, b, node, scope)
     t = arithmetic_type(symbol, _operand_type(a, b), _operand_type(b, a), scope.semantics)
-    return Call(t, fn, (coerce(a, t), coerce(b, t)))
+    return Call(t, fn, _operands(a, b, t))
+
+
+def _operands(a: Scalar, b: Scalar, t: SqlType) -> tuple[Scalar, Scalar]:
+    """The operands of an arithmetic operator whose result has type `t`.
+
+    A DECIMAL result is computed from the operands' exact values and then rounded to
+    `t` (Spark): casting an operand to `t` first would round it to t's scale (DECIMAL(38,18)
+    products have scale 6) or overflow t's integral digits (a large divisor)."""
+    if not t.is_decimal:
+        return coerce(a, t), coerce(b, t)
+    return _exact_decimal(a, b, t), _exact_decimal(b, a, t)
+
+
+def _exact_decimal(x: Scalar, other: Scalar, t: SqlType) -> Scalar:
+    if x.type == NULL:
+        return coerce(x, t)
+    precision, scale = as_decimal(_operand_type(x, other))
+    return coerce(x, decimal(precision, scale))
 
 
 def _bind_div(node: exp.Div, scope: ScalarScope) -> Scalar:
@@ -224,9 +252,9 @@ def _bind_div(node: exp.Div, scope: ScalarScope) -> Scalar:
     if sem.division_by_zero == "null":
         # SQLite: integer operands divide with truncation; any divisor 0 gives NULL.
         fn = "int_div_or_null" if t.is_integer else "div_or_null"
-        return Call(t, fn, (coerce(a, t), coerce(b, t)))
+        return Call(t, fn, _operands(a, b, t))
     # Spark 4 in ANSI mode raises on a zero divisor (sqlglot's safe=True is Spark 3's rule).
-    return Call(t, "int_div" if t.is_integer else "div", (coerce(a, t), coerce(b, t)))
+    return Call(t, "int_div" if t.is_integer else "div", _operands(a, b, t))
 
 
 def _bind_int_div(node: exp.IntDiv, scope: ScalarScope) -> Scalar:
@@ -244,10 +272,24 @@ def _bind_mod(node: exp.Mod, scope: ScalarScope) -> Scalar:
     fn = "mod_or_null" if scope.semantics.remainder_by_zero == "null" else "mod"
     if scope.semantics.sqlite_storage and not t.is_integer:
         return Call(BIGINT, fn, (coerce(a, BIGINT), coerce(b, BIGINT)))  # SQLite's % works on INTEGERs
-    # The remainder's type can be narrower than the operands' (Spark): compute in a type
-    # that holds both operands, then the result fits the remainder's type.
-    operands = common_type(a.type, b.type) if t.is_decimal else t
-    return Call(t, fn, (coerce(a, operands), coerce(b, operands)))
+    # The remainder's type can be narrower than the operands' (Spark): compute on the
+    # operands' exact values, then the result fits the remainder's type.
+    return Call(t, fn, _operands(a, b, t))
+
+
+def _bind_pmod(node: exp.Anonymous, scope: ScalarScope) -> Scalar:
+    """pmod(a, n): the non-negative remainder for a positive n, typed as `a % n`."""
+    if len(node.expressions) != 2:
+        raise UnsupportedSql(f"PMOD() takes 2 arguments, not {len(node.expressions)}", span_of(node))
+    if not scope.semantics.spark_math:
+        raise UnsupportedSql(
+            f"function PMOD() is evaluated with Spark's rules only, not in --dialect {scope.semantics.dialect}",
+            span_of(node),
+        )
+    a, b = (bind_scalar(e, scope) for e in node.expressions)
+    _refuse_string_number(a, b, node, scope)
+    t = arithmetic_type("%", _operand_type(a, b), _operand_type(b, a), scope.semantics)
+    return Call(t, "pmod", _operands(a, b, t))
 
 
 def _bind_neg(node: exp.Neg, scope: ScalarScope) -> Scalar:
@@ -261,6 +303,8 @@ def _bind_neg(node: exp.Neg, scope: ScalarScope) -> Scalar:
             and not scope.semantics.sqlite_storage
         ):
             return Lit(INT, value)
+        if a.type.is_decimal and a.type.scale == 0 and value == -(2**63) and not scope.semantics.sqlite_storage:
+            return Lit(BIGINT, -(2**63))  # Spark reads -9223372036854775808 as the least BIGINT
         return Lit(a.type, value)
     if a.type == NULL:
         return a
@@ -672,8 +716,12 @@ if hasattr(exp, "Replace"):
     _BINDERS[exp.Replace] = _bind_replace
 
 # Functions sqlglot parses as Anonymous, by lower-case name.
-_ANONYMOUS_BINDERS: dict[str, Callable[..., Scalar]] = {"bround": _bind_round}
+_ANONYMOUS_BINDERS: dict[str, Callable[..., Scalar]] = {"bround": _bind_round, "pmod": _bind_pmod}
 for _name, _rule in DATETIME_ANONYMOUS.items():
     _ANONYMOUS_BINDERS[_name] = lambda node, scope, rule=_rule: rule(node, lambda n: bind_scalar(n, scope))
 
-_FUNCTION_RULES = {**DATETIME_RULES, **STRING_RULES, **ARRAY_RULES}
+_FUNCTION_RULES = {**DATETIME_RULES, **STRING_RULES, **ARRAY_RULES, **MATH_RULES}
+# Rules by name for functions sqlglot parses as Anonymous (bound like _FUNCTION_RULES).
+_ANONYMOUS_RULES = dict(MATH_ANONYMOUS)
+# The rules that compute with Spark's mathematical functions (refused in other dialects).
+_MATH = frozenset((*MATH_RULES.values(), *MATH_ANONYMOUS.values()))

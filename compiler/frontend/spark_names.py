@@ -40,14 +40,21 @@ _PLAIN = frozenset(
         "coalesce nullif ifnull nvl nvl2 abs sign ln mod pow ceiling greatest least instr initcap "
         "left right repeat reverse ltrim rtrim trim year month day dayofmonth dayofweek hour minute second "
         "quarter dayofyear weekofyear unix_seconds timestamp_seconds date_add add_months last_day datediff to_date "
-        "array_contains array_size size"
+        "array_contains array_size size "
+        "pmod isnan nanvl rint factorial zeroifnull nullifzero negative "
+        "try_add try_subtract try_multiply try_divide try_mod"
     ).split()
 )
 # Ranking window functions by name as called, with the expression sqlglot parses, and as Spark prints them.
 _RANKING: dict[str, type[exp.Expression]] = {"row_number": exp.RowNumber, "rank": exp.Rank, "dense_rank": exp.DenseRank}
 _RANKING_NAMES = {"row_number": "row_number()", "rank": "RANK()", "dense_rank": "DENSE_RANK()"}
 # Spark prints these in upper case (their expressions' own pretty names).
-_UPPER = frozenset(("sqrt", "exp", "log10", "power", "ceil", "floor"))
+_UPPER = frozenset(
+    (
+        "sqrt exp log10 power ceil floor cbrt expm1 log log2 log1p signum sin cos tan asin acos atan atan2 "
+        "sinh cosh tanh asinh acosh atanh cot sec csc degrees radians hypot pi e"
+    ).split()
+)
 # Arguments Spark fills in when the call leaves them out: name -> (arity written, default).
 _DEFAULTS = {
     "sort_array": (1, "true"),
@@ -376,6 +383,8 @@ class _Printer:
                 raise _Unnamed
             return f"(IF({', '.join(self.pretty(a) for a in args if a is not None)}))"
         args = _written_args(node)
+        if name == "log" and len(args) == 1:
+            return f"LOG(E(), {self.pretty(args[0])})"  # Spark fills in the base
         if name in _DEFAULTS and len(args) == _DEFAULTS[name][0]:
             shown = [self.pretty(a) for a in args] + [_DEFAULTS[name][1]]
         elif name in _FULL_ARITY and len(args) == _FULL_ARITY[name]:

@@ -79,7 +79,10 @@ FUNCTIONS = frozenset(
     date_add_days datediff date_trunc
     add_months last_day offset_by from_utc to_utc zoned_offset_by zoned_trunc
     lpad rpad locate concat_ws regexp_extract rlike initcap reverse repeat sqlite_real
-    array_size array_contains sort_array""".split()
+    array_size array_contains sort_array
+    sqrt cbrt exp expm1 ln log10 log2 log1p log power sin cos tan asin acos atan atan2 hypot sinh cosh tanh
+    asinh acosh atanh cot sec csc degrees radians sign rint isnan nanvl factorial pmod
+    try_add try_sub try_mul try_div try_mod""".split()
 )
 
 
