@@ -22,6 +22,7 @@ from dbspc.compiler.frontend.bind_arrays import RULES as ARRAY_RULES
 from dbspc.compiler.frontend.bind_datetime import ANONYMOUS_RULES as DATETIME_ANONYMOUS
 from dbspc.compiler.frontend.bind_datetime import RULES as DATETIME_RULES
 from dbspc.compiler.frontend.bind_datetime import interval_arithmetic
+from dbspc.compiler.frontend.bind_strings import ANONYMOUS_RULES as STRING_ANONYMOUS
 from dbspc.compiler.frontend.bind_strings import RULES as STRING_RULES
 from dbspc.compiler.frontend.ddl import sql_type
 from dbspc.compiler.frontend.positions import span_of, written_name
@@ -407,6 +408,22 @@ def _bind_if(node: exp.If, scope: ScalarScope) -> Scalar:
     return _case([cond], values, scope.semantics.string_number)
 
 
+def _bind_nvl2(node: exp.Nvl2, scope: ScalarScope) -> Scalar:
+    """nvl2(a, b, c) is Spark's IF(a IS NOT NULL, b, c), typed as IF."""
+    a = bind_scalar(node.this, scope)
+    values = [bind_scalar(node.args["true"], scope), bind_scalar(node.args["false"], scope)]
+    return _case([Call(BOOLEAN, "is_not_null", (a,))], values, scope.semantics.string_number)
+
+
+def _bind_null_test(node: exp.Anonymous, scope: ScalarScope) -> Scalar:
+    """isnull(x) and isnotnull(x): x IS [NOT] NULL."""
+    name = node.name.lower()
+    if len(node.expressions) != 1:
+        raise SqlError(f"{name.upper()} takes one argument, not {len(node.expressions)}", span_of(node))
+    fn = "is_null" if name == "isnull" else "is_not_null"
+    return Call(BOOLEAN, fn, (bind_scalar(node.expressions[0], scope),))
+
+
 def _variadic(fn: str, items: list[Scalar], string_number: str = "spark") -> Scalar:
     t = items[0].type
     for v in items[1:]:
@@ -524,9 +541,16 @@ def _bind_between(node: exp.Between, scope: ScalarScope) -> Scalar:
     return Call(BOOLEAN, "and", (_compare("ge", a, low, rule), _compare("le", a, high, rule)))
 
 
-def _bind_like(node: exp.Like, scope: ScalarScope) -> Scalar:
+def _bind_like(node: exp.Like | exp.ILike, scope: ScalarScope) -> Scalar:
     a, b = _args(node, scope)
     like = Call(BOOLEAN, "like", (coerce(a, STRING), coerce(b, STRING)))
+    if isinstance(node, exp.ILike):  # Spark: lower(a) LIKE lower(b)
+        pattern = like.args[1]
+        if isinstance(pattern, Lit) and (pattern.value is None or str(pattern.value).isascii()):
+            lowered: Scalar = Lit(STRING, None if pattern.value is None else str(pattern.value).lower())
+        else:
+            lowered = Call(STRING, "lower", (pattern,))
+        like = Call(BOOLEAN, "like", (Call(STRING, "lower", like.args[:1]), lowered))
     # sqlglot keeps `x NOT LIKE p` as one Like node with negate=True
     return Call(BOOLEAN, "not", (like,)) if node.args.get("negate") else like
 
@@ -654,6 +678,8 @@ _BINDERS: dict[type, Callable[..., Scalar]] = {
     exp.In: _bind_in,
     exp.Between: _bind_between,
     exp.Like: _bind_like,
+    exp.ILike: _bind_like,
+    exp.Nvl2: _bind_nvl2,
     exp.DPipe: _bind_concat,
     exp.Concat: _bind_concat,
     exp.Upper: _unary_string("upper", STRING),
@@ -672,8 +698,12 @@ if hasattr(exp, "Replace"):
     _BINDERS[exp.Replace] = _bind_replace
 
 # Functions sqlglot parses as Anonymous, by lower-case name.
-_ANONYMOUS_BINDERS: dict[str, Callable[..., Scalar]] = {"bround": _bind_round}
-for _name, _rule in DATETIME_ANONYMOUS.items():
+_ANONYMOUS_BINDERS: dict[str, Callable[..., Scalar]] = {
+    "bround": _bind_round,
+    "isnull": _bind_null_test,
+    "isnotnull": _bind_null_test,
+}
+for _name, _rule in {**DATETIME_ANONYMOUS, **STRING_ANONYMOUS}.items():
     _ANONYMOUS_BINDERS[_name] = lambda node, scope, rule=_rule: rule(node, lambda n: bind_scalar(n, scope))
 
 _FUNCTION_RULES = {**DATETIME_RULES, **STRING_RULES, **ARRAY_RULES}

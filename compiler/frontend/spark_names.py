@@ -40,7 +40,8 @@ _PLAIN = frozenset(
         "coalesce nullif ifnull nvl nvl2 abs sign ln mod pow ceiling greatest least instr initcap "
         "left right repeat reverse ltrim rtrim trim year month day dayofmonth dayofweek hour minute second "
         "quarter dayofyear weekofyear unix_seconds timestamp_seconds date_add add_months last_day datediff to_date "
-        "array_contains array_size size"
+        "array_contains array_size size "
+        "substring_index translate startswith endswith contains ascii chr char btrim octet_length bit_length space"
     ).split()
 )
 # Ranking window functions by name as called, with the expression sqlglot parses, and as Spark prints them.
@@ -56,6 +57,7 @@ _DEFAULTS = {
     "lpad": (2, " "),
     "rpad": (2, " "),
     "regexp_extract": (2, "1"),
+    "regexp_replace": (3, "1"),
     "substring": (2, "2147483647"),
     "substr": (2, "2147483647"),
 }
@@ -68,6 +70,7 @@ _FULL_ARITY = {
     "lpad": 3,
     "rpad": 3,
     "regexp_extract": 3,
+    "regexp_replace": 4,
     "replace": 3,
 }
 _RENAMED = {"array_agg": "collect_list"}
@@ -178,7 +181,7 @@ class _Printer:
             inner = unparen(node.this)
             if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
                 return f"({self.pretty(inner.this)} IS NOT NULL)"
-            if isinstance(inner, exp.Like):
+            if isinstance(inner, (exp.Like, exp.ILike)):
                 return f"(NOT {self._like(inner)})"
             return f"(NOT {self.pretty(inner)})"
         if isinstance(node, exp.Is):
@@ -213,7 +216,7 @@ class _Printer:
         if isinstance(node, exp.Between):
             low, high = self.pretty(node.args["low"]), self.pretty(node.args["high"])
             return f"between({self.pretty(node.this)}, {low}, {high})"
-        if isinstance(node, exp.Like):
+        if isinstance(node, (exp.Like, exp.ILike)):
             return self._like(node)
         if isinstance(node, exp.Case):
             return self._case(node)
@@ -305,10 +308,13 @@ class _Printer:
             raise _Unnamed
         return f"({self.pretty(left)} {op} {self.pretty(right)})"
 
-    def _like(self, node: exp.Like) -> str:
+    def _like(self, node: exp.Like | exp.ILike) -> str:
         if node.args.get("escape") is not None:
             raise _Unnamed
-        like = f"{self.pretty(node.this)} LIKE {self.pretty(node.expression)}"
+        if isinstance(node, exp.ILike):  # Spark prints ILIKE as a call
+            like = f"ilike({self.pretty(node.this)}, {self.pretty(node.expression)})"
+        else:
+            like = f"{self.pretty(node.this)} LIKE {self.pretty(node.expression)}"
         return f"(NOT {like})" if node.args.get("negate") else like
 
     def _case(self, node: exp.Case) -> str:
@@ -376,6 +382,8 @@ class _Printer:
                 raise _Unnamed
             return f"(IF({', '.join(self.pretty(a) for a in args if a is not None)}))"
         args = _written_args(node)
+        if name in ("isnull", "isnotnull") and len(args) == 1:  # Spark's IsNull and IsNotNull
+            return f"({self.pretty(args[0])} IS {'NULL' if name == 'isnull' else 'NOT NULL'})"
         if name in _DEFAULTS and len(args) == _DEFAULTS[name][0]:
             shown = [self.pretty(a) for a in args] + [_DEFAULTS[name][1]]
         elif name in _FULL_ARITY and len(args) == _FULL_ARITY[name]:

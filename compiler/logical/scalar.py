@@ -61,6 +61,9 @@ More strings (compiler/frontend/bind_strings.py):
   lpad, rpad (s, width, padding), locate (sub, s, start), concat_ws (sep, ...)
   regexp_extract (s, pattern, group), rlike (s, pattern), initcap, reverse, repeat
   (patterns are rewritten from Java's syntax for the runtime's engine: java_regex.py)
+  regexp_replace (s, pattern, replacement, position), substring_index (s, delim, count),
+  translate (s, replaced, replacements, deleted), startswith, endswith, contains (s, t),
+  ascii, chr, btrim (s, chars), octet_length, bit_length
 """
 
 from __future__ import annotations
@@ -79,7 +82,9 @@ FUNCTIONS = frozenset(
     date_add_days datediff date_trunc
     add_months last_day offset_by from_utc to_utc zoned_offset_by zoned_trunc
     lpad rpad locate concat_ws regexp_extract rlike initcap reverse repeat sqlite_real
-    array_size array_contains sort_array""".split()
+    array_size array_contains sort_array
+    regexp_replace substring_index translate startswith endswith contains
+    ascii chr btrim octet_length bit_length""".split()
 )
 
 
