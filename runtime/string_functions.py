@@ -187,6 +187,30 @@ def _btrim(args: list[pl.Expr], call: Call) -> pl.Expr:
     return _null_if_any(s.str.strip_chars(chars), args)
 
 
+def _split(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """The pieces between the pattern's matches, at most `limit` when limit > 0 (the last
+    holding the rest). Each match ends a segment found by a lazy `.*?` before it; the
+    piece is the segment without that match, and what follows the last segment is the
+    final piece. The empty pattern splits into characters ([''] for '')."""
+    s = args[0]
+    pattern = str(_constant(call, 1))
+    limit = int(_constant(call, 2))  # type: ignore[call-overload]
+    if not pattern:
+        chars = s.str.split("")
+        if limit > 0:
+            limited = pl.concat_list([chars.list.head(limit - 1), s.str.slice(limit - 1)])
+            chars = pl.when(s.str.len_chars() > limit).then(limited).otherwise(chars)
+        value = pl.when(s == "").then(pl.concat_list([pl.lit("")])).otherwise(chars)
+        return pl.when(s.is_null()).then(None).otherwise(value)
+    segments = s.str.extract_all(f"(?s:.)*?(?:{pattern})")
+    if limit > 0:
+        segments = segments.list.head(limit - 1)
+    pieces = segments.list.eval(pl.element().str.replace(f"(?:{pattern})\\z", ""))
+    used = segments.list.eval(pl.element().str.len_chars()).list.sum()
+    value = pl.concat_list([pieces, s.str.slice(used)])
+    return pl.when(s.is_null()).then(None).otherwise(value)
+
+
 # SQLite reads a number from the longest numeric prefix of a text, after leading spaces.
 _SQLITE_NUMBER = r"^[ \t\n\f\r]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
 
@@ -220,4 +244,5 @@ KERNELS: dict[str, Kernel] = {
     "btrim": _btrim,
     "octet_length": lambda a, c: a[0].str.len_bytes().cast(pl.Int32),
     "bit_length": lambda a, c: (a[0].str.len_bytes().cast(pl.Int32) * 8),
+    "split": _split,
 }

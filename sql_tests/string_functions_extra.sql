@@ -1,4 +1,4 @@
--- title: regexp_replace, substring_index, translate, startswith/endswith/contains, ascii/chr, btrim, octet_length/bit_length, space, nvl2, isnull/isnotnull, ILIKE as Spark 4
+-- title: regexp_replace, split, substring_index, translate, startswith/endswith/contains, ascii/chr, btrim, octet_length/bit_length, space, nvl2, isnull/isnotnull, ILIKE as Spark 4
 -- oracle: spark (Java's regex and replacement syntax, code-point positions, chr of n mod 256)
 CREATE TABLE t (s STRING, p STRING, n INT);
 CREATE VIEW regex AS SELECT s, regexp_replace(s, '([a-z])([0-9]+)', '$2$1') AS swapped, regexp_replace(s, 'é|😀', '\\$') AS dollars,
@@ -10,6 +10,8 @@ CREATE VIEW preds AS SELECT s, p, startswith(s, p) AS sw, endswith(s, p) AS ew, 
   s ILIKE 'a%é' AS il, s NOT ILIKE '%B%' AS nil, isnull(p) AS pn, isnotnull(s) AS snn, nvl2(p, n, 0.5) AS nv, nvl2(s, s, p) AS nvs FROM t;
 CREATE VIEW codes AS SELECT s, n, ascii(s) AS a, chr(n) AS c, char(n + 200) AS c2, btrim(s) AS b, btrim(s, ' a') AS b2, btrim(s, p) AS b3,
   octet_length(s) AS ol, bit_length(s) AS bl, concat('[', space(n % 4), ']') AS sp, length(space(n)) AS spl FROM t;
+CREATE VIEW splits AS SELECT s, split(s, ',') AS parts, split(s, '', 2) AS chars, split(s, '[0-9]+', 2) AS nums,
+  split(s, '😀|é') AS emoji, size(split(s, ',')) AS n_parts, array_contains(split(s, ','), 'c') AS has_c FROM t;
 CREATE VIEW heads AS SELECT substring_index(s, ',', 1) AS head, count(*) AS c FROM t GROUP BY substring_index(s, ',', 1);
 -- step
 INSERT INTO t VALUES ('a1,b22,c', 'a', 2), ('é😀é,😀', 'é', -1), ('', '', 0), (NULL, 'x', 1), ('  abc  ', NULL, NULL);

@@ -28,6 +28,10 @@ Rules receive the sqlglot node and `bind` (binds a subexpression in the caller's
 - startswith, endswith, contains (BOOLEAN), ascii (the first character's code point, 0
   for ''), chr/char (the character of n mod 256, '' for n < 0), btrim (spaces, or the
   given characters, from both ends), octet_length, bit_length (UTF-8 bytes), space(n).
+- split(s, pattern[, limit]): ARRAY<STRING> of the pieces between the matches (Java's
+  String.split, trailing empty pieces kept); at most `limit` pieces when limit > 0, the
+  last holding the rest. The empty pattern splits into characters. Constant pattern and
+  limit; refused: a pattern that can match the empty string, `^`, `\\A` and `$`.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from dbspc.compiler.frontend.java_regex import Rewritten, java_to_rust
 from dbspc.compiler.frontend.positions import span_of
 from dbspc.compiler.frontend.type_rules import coerce
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
-from dbspc.compiler.types import BIGINT, BOOLEAN, INT, STRING
+from dbspc.compiler.types import BIGINT, BOOLEAN, INT, STRING, array_of
 
 Bind = Callable[[exp.Expression], Scalar]
 Rule = Callable[[exp.Expression, Bind], Scalar]
@@ -273,6 +277,53 @@ def _translate(node: exp.Expression, bind: Bind) -> Scalar:
     return Call(STRING, "translate", args)
 
 
+def _split(node: exp.Expression, bind: Bind) -> Scalar:
+    s = _text(bind(node.this))
+    pattern = _constant(_text(bind(node.expression)), node.expression, "the pattern of SPLIT", str)
+    limit_node = node.args.get("limit")
+    limit = _constant(coerce(bind(limit_node), INT), limit_node, "the limit of SPLIT", int) if limit_node else -1
+    if pattern is None or limit is None:
+        return Lit(array_of(STRING), None)
+    assert isinstance(pattern, str) and isinstance(limit, int)
+    if pattern == "":  # Spark: the characters (the last holding the rest when limited)
+        return Call(array_of(STRING), "split", (s, Lit(STRING, ""), Lit(INT, limit)))
+    rewritten = _runtime_pattern(pattern, node.expression)
+    if rewritten.end_anchor or _has_start_anchor(pattern):
+        raise UnsupportedSql(
+            f"regular expression '{pattern}': '^', '\\A' and '$' are not supported in SPLIT", span_of(node.expression)
+        )
+    if _matches_empty(rewritten.pattern):
+        raise UnsupportedSql(
+            f"regular expression '{pattern}' can match an empty string, which SPLIT does not support "
+            "(Java and the runtime's engine place empty matches differently)",
+            span_of(node.expression),
+        )
+    return Call(array_of(STRING), "split", (s, Lit(STRING, rewritten.pattern), Lit(INT, limit)))
+
+
+def _has_start_anchor(pattern: str) -> bool:
+    """Whether a Java pattern has `^` or `\\A` (outside a character class, where `[^`
+    negates)."""
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            if pattern.startswith("A", i + 1) and not in_class:
+                return True
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern.startswith("^", i + 1):
+                i += 1
+        elif c == "^":
+            return True
+        i += 1
+    return False
+
+
 def _predicate(fn: str) -> Rule:
     def rule(node: exp.Expression, bind: Bind) -> Scalar:
         return Call(BOOLEAN, fn, (_text(bind(node.this)), _text(bind(node.expression))))
@@ -338,6 +389,7 @@ RULES: dict[type[exp.Expression], Rule] = {
     exp.Chr: _chr,
     exp.BitLength: _bit_length,
     exp.Space: _space,
+    exp.RegexpSplit: _split,
 }
 
 # functions sqlglot parses as anonymous calls, by lower-case name

@@ -58,6 +58,7 @@ _DEFAULTS = {
     "rpad": (2, " "),
     "regexp_extract": (2, "1"),
     "regexp_replace": (3, "1"),
+    "split": (2, "-1"),
     "substring": (2, "2147483647"),
     "substr": (2, "2147483647"),
 }
@@ -71,6 +72,7 @@ _FULL_ARITY = {
     "rpad": 3,
     "regexp_extract": 3,
     "regexp_replace": 4,
+    "split": 3,
     "replace": 3,
 }
 _RENAMED = {"array_agg": "collect_list"}
