@@ -87,6 +87,10 @@ _SPARK_NAMES: dict[str, str | None] = {
     "str_to_unix": "unix_timestamp / to_unix_timestamp (of a TIMESTAMP or DATE)",
     "unix_to_str": "from_unixtime (default format)",
     "try_cast": "try_cast",
+    "regexp_split": "split",
+    "starts_with": "startswith",
+    "ends_with": "endswith",
+    "chr": "chr / char",
 }
 
 
@@ -138,7 +142,7 @@ def reference() -> str:
         ", ".join(f"`{n}`" for n in sorted(set(scalar))),
         "",
         "Operators: arithmetic (`+ - * / div %`, with Spark's ANSI overflow and division-by-zero",
-        "errors), comparisons, `<=>`, `AND OR NOT`, `IS [NOT] NULL`, `IN`, `BETWEEN`, `LIKE`, `||`.",
+        "errors), comparisons, `<=>`, `AND OR NOT`, `IS [NOT] NULL`, `IN`, `BETWEEN`, `LIKE`, `ILIKE`, `||`.",
         "",
         "## Aggregate functions",
         "",
