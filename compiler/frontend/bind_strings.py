@@ -61,6 +61,15 @@ def _constant(x: Scalar, node: exp.Expression, what: str, kind: type) -> object:
     return x.value
 
 
+def _constant_text(node: exp.Expression, bind: Bind, what: str) -> object:
+    """A constant STRING argument (None for NULL); an integer constant reads as its digits,
+    as Spark casts it."""
+    x = bind(node)
+    if isinstance(x, Lit) and x.type.is_integer and isinstance(x.value, int) and not isinstance(x.value, bool):
+        return str(x.value)
+    return _constant(_text(x), node, what, str)
+
+
 def _pad(node: exp.Expression, bind: Bind) -> Scalar:
     name = "LPAD" if node.args.get("is_left") else "RPAD"
     s = _text(bind(node.this))
@@ -167,10 +176,8 @@ def _regexp_replace(node: exp.Expression, bind: Bind) -> Scalar:
     replacement_node = node.args.get("replacement")
     if replacement_node is None:
         raise SqlError("REGEXP_REPLACE takes three or four arguments", span_of(node))
-    pattern = _constant(_text(bind(node.expression)), node.expression, "the pattern of REGEXP_REPLACE", str)
-    replacement = _constant(
-        _text(bind(replacement_node)), replacement_node, "the replacement of REGEXP_REPLACE", str
-    )
+    pattern = _constant_text(node.expression, bind, "the pattern of REGEXP_REPLACE")
+    replacement = _constant_text(replacement_node, bind, "the replacement of REGEXP_REPLACE")
     position_node = node.args.get("position")
     position: object = 1
     if position_node is not None:
@@ -246,7 +253,7 @@ def _matches_empty(rust_pattern: str) -> bool:
 def _substring_index(node: exp.Expression, bind: Bind) -> Scalar:
     s = _text(bind(node.this))
     delim_node = node.args["delimiter"]
-    delim = _constant(_text(bind(delim_node)), delim_node, "the delimiter of SUBSTRING_INDEX", str)
+    delim = _constant_text(delim_node, bind, "the delimiter of SUBSTRING_INDEX")
     count = coerce(bind(node.args["count"]), INT)
     if delim is None:
         return Lit(STRING, None)
@@ -262,8 +269,8 @@ def _substring_index(node: exp.Expression, bind: Bind) -> Scalar:
 def _translate(node: exp.Expression, bind: Bind) -> Scalar:
     s = _text(bind(node.this))
     source_node, target_node = node.args["from_"], node.args["to"]
-    source = _constant(_text(bind(source_node)), source_node, "the characters to replace of TRANSLATE", str)
-    target = _constant(_text(bind(target_node)), target_node, "the replacement characters of TRANSLATE", str)
+    source = _constant_text(source_node, bind, "the characters to replace of TRANSLATE")
+    target = _constant_text(target_node, bind, "the replacement characters of TRANSLATE")
     if source is None or target is None:
         return Lit(STRING, None)
     assert isinstance(source, str) and isinstance(target, str)
@@ -279,7 +286,7 @@ def _translate(node: exp.Expression, bind: Bind) -> Scalar:
 
 def _split(node: exp.Expression, bind: Bind) -> Scalar:
     s = _text(bind(node.this))
-    pattern = _constant(_text(bind(node.expression)), node.expression, "the pattern of SPLIT", str)
+    pattern = _constant_text(node.expression, bind, "the pattern of SPLIT")
     limit_node = node.args.get("limit")
     limit = _constant(coerce(bind(limit_node), INT), limit_node, "the limit of SPLIT", int) if limit_node else -1
     if pattern is None or limit is None:
