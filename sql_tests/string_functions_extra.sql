@@ -12,6 +12,9 @@ CREATE VIEW codes AS SELECT s, n, ascii(s) AS a, chr(n) AS c, char(n + 200) AS c
   octet_length(s) AS ol, bit_length(s) AS bl, concat('[', space(n % 4), ']') AS sp, length(space(n)) AS spl FROM t;
 CREATE VIEW splits AS SELECT s, split(s, ',') AS parts, split(s, '', 2) AS chars, split(s, '[0-9]+', 2) AS nums,
   split(s, '😀|é') AS emoji, size(split(s, ',')) AS n_parts, array_contains(split(s, ','), 'c') AS has_c FROM t;
+CREATE VIEW null_args AS SELECT s, split(s, ',', NULL) AS a, split(s, NULL) AS b, isnull(split(s, ',')) AS c, regexp_replace(s, NULL, 'x') AS d,
+  regexp_replace(s, 'a', NULL) AS e, substring_index(s, NULL, 1) AS g, translate(s, NULL, 'a') AS h, btrim(s, NULL) AS i,
+  contains(s, NULL) AS j, s ILIKE NULL AS k, nvl2(NULL, 1, 2) AS l, chr(NULL) AS m, ascii(NULL) AS n, space(NULL) AS o FROM t;
 CREATE VIEW heads AS SELECT substring_index(s, ',', 1) AS head, count(*) AS c FROM t GROUP BY substring_index(s, ',', 1);
 -- step
 INSERT INTO t VALUES ('a1,b22,c', 'a', 2), ('é😀é,😀', 'é', -1), ('', '', 0), (NULL, 'x', 1), ('  abc  ', NULL, NULL);
