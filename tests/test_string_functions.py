@@ -28,7 +28,7 @@ def _quoted(text: str) -> str:
 def ours(exprs: list[str], rows: list[Row]) -> list[list[object]]:
     """Each row's values of `exprs` (over t(k, s, p, n)), in the order of k."""
     select = ", ".join(f"{e} AS e{i}" for i, e in enumerate(exprs))
-    run = run_script(f"CREATE TABLE t (k INT, s STRING, p STRING, n INT);\nCREATE VIEW v AS SELECT k, {select} FROM t;\n")
+    run = run_script(f"CREATE TABLE t (k INT, s STRING, p STRING, n INT);\nCREATE VIEW v AS SELECT k, {select} FROM t;")
     pipeline = run.pipeline
     out = pipeline.step({"t": ZSet.from_rows(rows, pipeline.table_types("t"), [1] * len(rows))})
     values = sorted((row for row, _ in out["v"].to_rows()), key=lambda r: r[0])
