@@ -181,10 +181,18 @@ def _chr(args: list[pl.Expr], call: Call) -> pl.Expr:
     return pl.when(n.is_null()).then(None).when(n < 0).then(pl.lit("")).otherwise(char)
 
 
-def _btrim(args: list[pl.Expr], call: Call) -> pl.Expr:
-    """s without the characters of `chars` (a set) at either end; s itself for ''."""
-    s, chars = args
-    return _null_if_any(s.str.strip_chars(chars), args)
+def _trim_chars(start: bool, end: bool) -> Kernel:
+    """s without the characters of `chars` (a set) at its start, end or both; s itself for ''."""
+
+    def kernel(args: list[pl.Expr], call: Call) -> pl.Expr:
+        s, chars = args
+        if start and end:
+            value = s.str.strip_chars(chars)
+        else:
+            value = s.str.strip_chars_start(chars) if start else s.str.strip_chars_end(chars)
+        return _null_if_any(value, args)
+
+    return kernel
 
 
 def _split(args: list[pl.Expr], call: Call) -> pl.Expr:
@@ -241,7 +249,9 @@ KERNELS: dict[str, Kernel] = {
     "contains": lambda a, c: a[0].str.contains(a[1], literal=True),
     "ascii": _ascii,
     "chr": _chr,
-    "btrim": _btrim,
+    "btrim": _trim_chars(start=True, end=True),
+    "ltrim_chars": _trim_chars(start=True, end=False),
+    "rtrim_chars": _trim_chars(start=False, end=True),
     "octet_length": lambda a, c: a[0].str.len_bytes().cast(pl.Int32),
     "bit_length": lambda a, c: (a[0].str.len_bytes().cast(pl.Int32) * 8),
     "split": _split,

@@ -1,4 +1,4 @@
--- title: regexp_replace, split, substring_index, translate, startswith/endswith/contains, ascii/chr, btrim, octet_length/bit_length, space, nvl2, isnull/isnotnull, ILIKE as Spark 4
+-- title: regexp_replace, split, substring_index, translate, startswith/endswith/contains, ascii/chr, btrim, TRIM(... FROM s), octet_length/bit_length, space, nvl2, isnull/isnotnull, ILIKE as Spark 4
 -- oracle: spark (Java's regex and replacement syntax, code-point positions, chr of n mod 256)
 CREATE TABLE t (s STRING, p STRING, n INT);
 CREATE VIEW regex AS SELECT s, regexp_replace(s, '([a-z])([0-9]+)', '$2$1') AS swapped, regexp_replace(s, 'é|😀', '\\$') AS dollars,
@@ -15,6 +15,8 @@ CREATE VIEW splits AS SELECT s, split(s, ',') AS parts, split(s, '', 2) AS chars
 CREATE VIEW null_args AS SELECT s, split(s, ',', NULL) AS a, split(s, NULL) AS b, isnull(split(s, ',')) AS c, regexp_replace(s, NULL, 'x') AS d,
   regexp_replace(s, 'a', NULL) AS e, substring_index(s, NULL, 1) AS g, translate(s, NULL, 'a') AS h, btrim(s, NULL) AS i,
   contains(s, NULL) AS j, s ILIKE NULL AS k, nvl2(NULL, 1, 2) AS l, chr(NULL) AS m, ascii(NULL) AS n, space(NULL) AS o FROM t;
+CREATE VIEW trims AS SELECT s, p, trim(BOTH 'a😀 ' FROM s) AS tb, trim(LEADING 'a😀 ' FROM s) AS tl, trim(TRAILING p FROM s) AS tt,
+  trim('é' FROM s) AS tf, ltrim('a ', s) AS lt, rtrim('😀,', s) AS rt, trim(p, s) AS tp, trim(LEADING FROM s) AS ls FROM t;
 CREATE VIEW heads AS SELECT substring_index(s, ',', 1) AS head, count(*) AS c FROM t GROUP BY substring_index(s, ',', 1);
 -- step
 INSERT INTO t VALUES ('a1,b22,c', 'a', 2), ('é😀é,😀', 'é', -1), ('', '', 0), (NULL, 'x', 1), ('  abc  ', NULL, NULL);

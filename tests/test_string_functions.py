@@ -135,6 +135,15 @@ def test_refused(expr: str) -> None:
         ours([expr], [])
 
 
+def test_trim_characters_refused_where_the_argument_order_is_not_spark() -> None:
+    """sqlglot reads Hive's trim(a, b) as trim(b FROM a); Spark, which runs Hive's SQL, as
+    trim(a FROM b)."""
+    from dbspc.compiler.compile import compile_sql
+
+    with pytest.raises(UnsupportedSql, match="explicit characters"):
+        compile_sql("CREATE TABLE t (s STRING);\nCREATE VIEW v AS SELECT trim(s, 'ab') AS x FROM t;", "hive", True)
+
+
 # -- against Spark ------------------------------------------------------------------------
 
 _CHARS = ["a", "b", "A", "é", "É", "😀", ",", ".", " ", "1", "2", "\n", "\r", "\u2028", "$", "\\", "ß", "İ", "Σ", "\t"]
@@ -156,6 +165,9 @@ _EXPRESSIONS = [
     "chr(n)",
     "btrim(s, 'a😀 ')",
     "btrim(s, p)",
+    "trim(LEADING p FROM s)",
+    "trim(TRAILING 'a😀 ' FROM s)",
+    "rtrim('é,', s)",
     "octet_length(s)",
     "startswith(s, p)",
     "endswith(s, p)",

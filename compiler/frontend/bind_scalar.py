@@ -571,11 +571,21 @@ def _unary_string(fn: str, result: SqlType) -> Callable[[exp.Expression, ScalarS
 
 
 def _bind_trim(node: exp.Trim, scope: ScalarScope) -> Scalar:
-    if node.args.get("expression") is not None:
-        raise UnsupportedSql("TRIM with explicit characters is not supported", span_of(node))
+    """TRIM/LTRIM/RTRIM of spaces, or of the characters given (a set):
+    `TRIM([BOTH|LEADING|TRAILING] chars FROM s)`, and the two-argument calls in the order
+    sqlglot reads for the dialect (Spark's `trim(chars, s)`)."""
     position = (node.args.get("position") or "").upper()
+    s = coerce(bind_scalar(node.this, scope), STRING)
+    chars = node.args.get("expression")
+    if chars is not None:
+        if scope.semantics.parse_only:  # sqlglot's argument order may not be Spark's here (Hive)
+            raise UnsupportedSql(
+                f"TRIM with explicit characters is not supported under --dialect {scope.dialect}", span_of(node)
+            )
+        fn = {"LEADING": "ltrim_chars", "TRAILING": "rtrim_chars"}.get(position, "btrim")
+        return Call(STRING, fn, (s, coerce(bind_scalar(chars, scope), STRING)))
     fn = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "trim")
-    return Call(STRING, fn, (coerce(bind_scalar(node.this, scope), STRING),))
+    return Call(STRING, fn, (s,))
 
 
 def _bind_substring(node: exp.Substring, scope: ScalarScope) -> Scalar:

@@ -364,6 +364,8 @@ class _Printer:
             if isinstance(node, cls) and not node.args.get("this"):
                 return fixed
         name = node.name.lower() if isinstance(node, exp.Anonymous) else call_name(node)
+        if isinstance(node, exp.Trim) and name in (None, "trim", "ltrim", "rtrim"):
+            return self._trim(node)  # sqlglot keeps no name for TRIM(LEADING ... FROM s)
         if name is None:
             raise _Unnamed
         if isinstance(node, exp.Count) and isinstance(node.this, exp.Star):
@@ -398,6 +400,17 @@ class _Printer:
             raise _Unnamed
         name = name.upper() if name in _UPPER else _RENAMED.get(name, name)
         return f"{name}({', '.join(shown)})"
+
+    def _trim(self, node: exp.Trim) -> str:
+        """`trim(s)`, `ltrim(s)`, `rtrim(s)` (also for TRIM(LEADING FROM s)), and with
+        characters `TRIM(BOTH chars FROM s)`, however written (Spark's `ltrim(chars, s)`
+        is `TRIM(LEADING chars FROM s)`)."""
+        position = str(node.args.get("position") or "").upper()
+        source, chars = node.this, node.args.get("expression")
+        if chars is None:
+            shown = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "trim")
+            return f"{shown}({self.pretty(source)})"
+        return f"TRIM({position or 'BOTH'} {self.pretty(chars)} FROM {self.pretty(source)})"
 
     def _argument(self, arg: exp.Expression) -> str:
         if isinstance(arg, exp.Distinct):

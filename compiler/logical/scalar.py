@@ -63,7 +63,8 @@ More strings (compiler/frontend/bind_strings.py):
   (patterns are rewritten from Java's syntax for the runtime's engine: java_regex.py)
   regexp_replace (s, pattern, replacement, position), substring_index (s, delim, count),
   translate (s, replaced, replacements, deleted), startswith, endswith, contains (s, t),
-  ascii, chr, btrim (s, chars), octet_length, bit_length, split (s, pattern, limit): ARRAY<STRING>
+  ascii, chr, btrim, ltrim_chars, rtrim_chars (s, chars), octet_length, bit_length,
+  split (s, pattern, limit): ARRAY<STRING>
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ FUNCTIONS = frozenset(
     lpad rpad locate concat_ws regexp_extract rlike initcap reverse repeat sqlite_real
     array_size array_contains sort_array
     regexp_replace substring_index translate startswith endswith contains
-    ascii chr btrim octet_length bit_length split""".split()
+    ascii chr btrim ltrim_chars rtrim_chars octet_length bit_length split""".split()
 )
 
 
