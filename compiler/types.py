@@ -30,8 +30,8 @@ class SqlType:
     same type for every rule (not compared), but INSERT checks the length, CHAR pads
     to it, and a comparison with a shorter literal pads the literal.
 
-    ARRAY has an `element` type (Spark's ARRAY<T>); arrays come only from collect_list
-    and collect_set, and hold no NULL elements.
+    ARRAY has an `element` type (Spark's ARRAY<T>); arrays come only from collect_list,
+    collect_set and split, and hold no NULL elements.
     """
 
     kind: str

@@ -97,6 +97,10 @@ _SPARK_NAMES: dict[str, str | None] = {
     "power": "power / pow",
     "sign": "sign / signum",
     "is_nan": "isnan",
+    "regexp_split": "split",
+    "starts_with": "startswith",
+    "ends_with": "endswith",
+    "chr": "chr / char",
 }
 
 
@@ -152,7 +156,7 @@ def reference() -> str:
         ", ".join(f"`{n}`" for n in sorted(set(scalar))),
         "",
         "Operators: arithmetic (`+ - * / div %`, with Spark's ANSI overflow and division-by-zero",
-        "errors), comparisons, `<=>`, `AND OR NOT`, `IS [NOT] NULL`, `IN`, `BETWEEN`, `LIKE`, `||`.",
+        "errors), comparisons, `<=>`, `AND OR NOT`, `IS [NOT] NULL`, `IN`, `BETWEEN`, `LIKE`, `ILIKE`, `||`.",
         "",
         "The transcendental functions (exp, ln, log, power, cbrt, the trigonometric and hyperbolic",
         "functions, hypot) are computed by the C library, whose results are correctly rounded in",

@@ -102,6 +102,123 @@ def _repeat(args: list[pl.Expr], call: Call) -> pl.Expr:
     return _null_if_any(s.repeat_by(times).list.join(""), [s, n])
 
 
+def _regexp_replace(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """Every match replaced (pattern and replacement rewritten for Rust's engine at compile
+    time), searching from the position-th character: the text before it is kept, and `^`
+    matches there (Java's matcher region). A position past the end leaves s as it is."""
+    s = args[0]
+    pattern, replacement = str(_constant(call, 1)), str(_constant(call, 2))
+    start = int(_constant(call, 3)) - 1  # type: ignore[call-overload]
+    if start == 0:
+        return s.str.replace_all(pattern, replacement)
+    tail = s.str.slice(start).str.replace_all(pattern, replacement)
+    return pl.when(s.str.len_chars() > start).then(pl.concat_str([s.str.slice(0, start), tail])).otherwise(s)
+
+
+def _substring_index(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """The text before the count-th delimiter, or after the count-th from the end when
+    count < 0; s itself with fewer delimiters, '' for count 0 or an empty delimiter."""
+    s, _, count = args
+    delim = str(_constant(call, 1))
+    n = count.cast(pl.Int64)
+    if not delim:
+        return _null_if_any(pl.lit(""), [s, n])
+    parts = s.str.split(delim, inclusive=False)
+    pieces = parts.list.len().cast(pl.Int64)  # delimiters + 1
+    offset = pl.when(n > 0).then(0).otherwise(pieces + n)
+    kept = parts.list.slice(offset, n.abs()).list.join(delim)
+    value = pl.when(n == 0).then(pl.lit("")).when(n.abs() >= pieces).then(s).otherwise(kept)
+    return _null_if_any(value, [s, n])
+
+
+def _translate(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """Each character of `replaced` becomes the character of `replacements` at its index;
+    each of `deleted` is removed (all at once: a replacement is not replaced again)."""
+    s = args[0]
+    replaced, replacements, deleted = (str(_constant(call, i)) for i in (1, 2, 3))
+    keys = list(replaced) + list(deleted)
+    if not keys:
+        return s
+    return s.str.replace_many(keys, list(replacements) + [""] * len(deleted))
+
+
+def _ascii(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """The code point of the first character, decoded from its UTF-8 bytes; 0 for ''."""
+    hex_bytes = args[0].str.slice(0, 1).str.encode("hex")
+    size = hex_bytes.str.len_bytes() // 2
+
+    def byte(i: int) -> pl.Expr:
+        return hex_bytes.str.slice(2 * i, 2).str.to_integer(base=16, strict=False).cast(pl.Int64)
+
+    def tail(count: int) -> pl.Expr:
+        value = pl.lit(0, pl.Int64)
+        for i in range(1, count + 1):
+            value = value * 64 + byte(i) % 64
+        return value
+
+    lead = byte(0)
+    code = (
+        pl.when(size == 0)
+        .then(0)
+        .when(size == 1)
+        .then(lead)
+        .when(size == 2)
+        .then((lead % 32) * 64 + tail(1))
+        .when(size == 3)
+        .then((lead % 16) * 4096 + tail(2))
+        .otherwise((lead % 8) * 262144 + tail(3))
+    )
+    return _null_if_any(code.cast(pl.Int32), args)
+
+
+_LATIN1 = [chr(i) for i in range(256)]
+
+
+def _chr(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """The character U+00xx for n mod 256 ('\\0' for a multiple of 256); '' for n < 0."""
+    n = args[0].cast(pl.Int64)
+    char = (n % 256).replace_strict(list(range(256)), _LATIN1, return_dtype=pl.String)
+    return pl.when(n.is_null()).then(None).when(n < 0).then(pl.lit("")).otherwise(char)
+
+
+def _trim_chars(start: bool, end: bool) -> Kernel:
+    """s without the characters of `chars` (a set) at its start, end or both; s itself for ''."""
+
+    def kernel(args: list[pl.Expr], call: Call) -> pl.Expr:
+        s, chars = args
+        if start and end:
+            value = s.str.strip_chars(chars)
+        else:
+            value = s.str.strip_chars_start(chars) if start else s.str.strip_chars_end(chars)
+        return _null_if_any(value, args)
+
+    return kernel
+
+
+def _split(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """The pieces between the pattern's matches, at most `limit` when limit > 0 (the last
+    holding the rest). Each match ends a segment found by a lazy `.*?` before it; the
+    piece is the segment without that match, and what follows the last segment is the
+    final piece. The empty pattern splits into characters ([''] for '')."""
+    s = args[0]
+    pattern = str(_constant(call, 1))
+    limit = int(_constant(call, 2))  # type: ignore[call-overload]
+    if not pattern:
+        chars = s.str.split("")
+        if limit > 0:
+            limited = pl.concat_list([chars.list.head(limit - 1), s.str.slice(limit - 1)])
+            chars = pl.when(s.str.len_chars() > limit).then(limited).otherwise(chars)
+        value = pl.when(s == "").then(pl.concat_list([pl.lit("")])).otherwise(chars)
+        return pl.when(s.is_null()).then(None).otherwise(value)
+    segments = s.str.extract_all(f"(?s:.)*?(?:{pattern})")
+    if limit > 0:
+        segments = segments.list.head(limit - 1)
+    pieces = segments.list.eval(pl.element().str.replace(f"(?:{pattern})\\z", ""))
+    used = segments.list.eval(pl.element().str.len_chars()).list.sum()
+    value = pl.concat_list([pieces, s.str.slice(used)])
+    return pl.when(s.is_null()).then(None).otherwise(value)
+
+
 # SQLite reads a number from the longest numeric prefix of a text, after leading spaces.
 _SQLITE_NUMBER = r"^[ \t\n\f\r]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
 
@@ -124,4 +241,18 @@ KERNELS: dict[str, Kernel] = {
     "initcap": _initcap,
     "reverse": lambda a, c: a[0].str.reverse(),
     "repeat": _repeat,
+    "regexp_replace": _regexp_replace,
+    "substring_index": _substring_index,
+    "translate": _translate,
+    "startswith": lambda a, c: a[0].str.starts_with(a[1]),
+    "endswith": lambda a, c: a[0].str.ends_with(a[1]),
+    "contains": lambda a, c: a[0].str.contains(a[1], literal=True),
+    "ascii": _ascii,
+    "chr": _chr,
+    "btrim": _trim_chars(start=True, end=True),
+    "ltrim_chars": _trim_chars(start=True, end=False),
+    "rtrim_chars": _trim_chars(start=False, end=True),
+    "octet_length": lambda a, c: a[0].str.len_bytes().cast(pl.Int32),
+    "bit_length": lambda a, c: (a[0].str.len_bytes().cast(pl.Int32) * 8),
+    "split": _split,
 }

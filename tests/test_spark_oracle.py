@@ -55,6 +55,7 @@ SPARK_CASES = [
     "join_order_from_graph",  # joins reordered by the equi-join graph
     "date_functions",  # year/month/.../date_trunc/add_months/intervals (DuckDB differs)
     "string_functions_more",  # lpad/rpad/instr/locate/concat_ws/regexp_extract/initcap
+    "string_functions_extra",  # regexp_replace/substring_index/translate/ascii/chr/btrim/nvl2/ILIKE ...
     "select_without_from",  # constant views
     "stddev_variance",  # sample/population moments, NULL for one value (Spark 3+)
     "window_ranking",  # ROW_NUMBER/RANK/DENSE_RANK, NULL keys and order values, ties

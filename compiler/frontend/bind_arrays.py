@@ -1,4 +1,4 @@
-"""Spark's functions over ARRAY values (which come from collect_list / collect_set).
+"""Spark's functions over ARRAY values (which come from collect_list / collect_set and split).
 
 Rules receive the sqlglot node and `bind` (binds a subexpression in the caller's scope).
 - size(a), array_size(a): the number of elements, INT; NULL for a NULL array (Spark 4,

@@ -24,6 +24,7 @@ from dbspc.compiler.frontend.bind_datetime import RULES as DATETIME_RULES
 from dbspc.compiler.frontend.bind_datetime import interval_arithmetic
 from dbspc.compiler.frontend.bind_math import ANONYMOUS_RULES as MATH_ANONYMOUS
 from dbspc.compiler.frontend.bind_math import RULES as MATH_RULES
+from dbspc.compiler.frontend.bind_strings import ANONYMOUS_RULES as STRING_ANONYMOUS
 from dbspc.compiler.frontend.bind_strings import RULES as STRING_RULES
 from dbspc.compiler.frontend.ddl import sql_type
 from dbspc.compiler.frontend.positions import span_of, written_name
@@ -451,6 +452,22 @@ def _bind_if(node: exp.If, scope: ScalarScope) -> Scalar:
     return _case([cond], values, scope.semantics.string_number)
 
 
+def _bind_nvl2(node: exp.Nvl2, scope: ScalarScope) -> Scalar:
+    """nvl2(a, b, c) is Spark's IF(a IS NOT NULL, b, c), typed as IF."""
+    a = bind_scalar(node.this, scope)
+    values = [bind_scalar(node.args["true"], scope), bind_scalar(node.args["false"], scope)]
+    return _case([Call(BOOLEAN, "is_not_null", (a,))], values, scope.semantics.string_number)
+
+
+def _bind_null_test(node: exp.Anonymous, scope: ScalarScope) -> Scalar:
+    """isnull(x) and isnotnull(x): x IS [NOT] NULL."""
+    name = node.name.lower()
+    if len(node.expressions) != 1:
+        raise SqlError(f"{name.upper()} takes one argument, not {len(node.expressions)}", span_of(node))
+    fn = "is_null" if name == "isnull" else "is_not_null"
+    return Call(BOOLEAN, fn, (bind_scalar(node.expressions[0], scope),))
+
+
 def _variadic(fn: str, items: list[Scalar], string_number: str = "spark") -> Scalar:
     t = items[0].type
     for v in items[1:]:
@@ -568,9 +585,16 @@ def _bind_between(node: exp.Between, scope: ScalarScope) -> Scalar:
     return Call(BOOLEAN, "and", (_compare("ge", a, low, rule), _compare("le", a, high, rule)))
 
 
-def _bind_like(node: exp.Like, scope: ScalarScope) -> Scalar:
+def _bind_like(node: exp.Like | exp.ILike, scope: ScalarScope) -> Scalar:
     a, b = _args(node, scope)
     like = Call(BOOLEAN, "like", (coerce(a, STRING), coerce(b, STRING)))
+    if isinstance(node, exp.ILike):  # Spark: lower(a) LIKE lower(b)
+        pattern = like.args[1]
+        if isinstance(pattern, Lit) and (pattern.value is None or str(pattern.value).isascii()):
+            lowered: Scalar = Lit(STRING, None if pattern.value is None else str(pattern.value).lower())
+        else:
+            lowered = Call(STRING, "lower", (pattern,))
+        like = Call(BOOLEAN, "like", (Call(STRING, "lower", like.args[:1]), lowered))
     # sqlglot keeps `x NOT LIKE p` as one Like node with negate=True
     return Call(BOOLEAN, "not", (like,)) if node.args.get("negate") else like
 
@@ -591,11 +615,21 @@ def _unary_string(fn: str, result: SqlType) -> Callable[[exp.Expression, ScalarS
 
 
 def _bind_trim(node: exp.Trim, scope: ScalarScope) -> Scalar:
-    if node.args.get("expression") is not None:
-        raise UnsupportedSql("TRIM with explicit characters is not supported", span_of(node))
+    """TRIM/LTRIM/RTRIM of spaces, or of the characters given (a set):
+    `TRIM([BOTH|LEADING|TRAILING] chars FROM s)`, and the two-argument calls in the order
+    sqlglot reads for the dialect (Spark's `trim(chars, s)`)."""
     position = (node.args.get("position") or "").upper()
+    s = coerce(bind_scalar(node.this, scope), STRING)
+    chars = node.args.get("expression")
+    if chars is not None:
+        if scope.semantics.parse_only:  # sqlglot's argument order may not be Spark's here (Hive)
+            raise UnsupportedSql(
+                f"TRIM with explicit characters is not supported under --dialect {scope.dialect}", span_of(node)
+            )
+        fn = {"LEADING": "ltrim_chars", "TRAILING": "rtrim_chars"}.get(position, "btrim")
+        return Call(STRING, fn, (s, coerce(bind_scalar(chars, scope), STRING)))
     fn = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "trim")
-    return Call(STRING, fn, (coerce(bind_scalar(node.this, scope), STRING),))
+    return Call(STRING, fn, (s,))
 
 
 def _bind_substring(node: exp.Substring, scope: ScalarScope) -> Scalar:
@@ -698,6 +732,8 @@ _BINDERS: dict[type, Callable[..., Scalar]] = {
     exp.In: _bind_in,
     exp.Between: _bind_between,
     exp.Like: _bind_like,
+    exp.ILike: _bind_like,
+    exp.Nvl2: _bind_nvl2,
     exp.DPipe: _bind_concat,
     exp.Concat: _bind_concat,
     exp.Upper: _unary_string("upper", STRING),
@@ -716,8 +752,13 @@ if hasattr(exp, "Replace"):
     _BINDERS[exp.Replace] = _bind_replace
 
 # Functions sqlglot parses as Anonymous, by lower-case name.
-_ANONYMOUS_BINDERS: dict[str, Callable[..., Scalar]] = {"bround": _bind_round, "pmod": _bind_pmod}
-for _name, _rule in DATETIME_ANONYMOUS.items():
+_ANONYMOUS_BINDERS: dict[str, Callable[..., Scalar]] = {
+    "bround": _bind_round,
+    "pmod": _bind_pmod,
+    "isnull": _bind_null_test,
+    "isnotnull": _bind_null_test,
+}
+for _name, _rule in {**DATETIME_ANONYMOUS, **STRING_ANONYMOUS}.items():
     _ANONYMOUS_BINDERS[_name] = lambda node, scope, rule=_rule: rule(node, lambda n: bind_scalar(n, scope))
 
 _FUNCTION_RULES = {**DATETIME_RULES, **STRING_RULES, **ARRAY_RULES, **MATH_RULES}

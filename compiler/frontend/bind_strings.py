@@ -12,6 +12,26 @@ Rules receive the sqlglot node and `bind` (binds a subexpression in the caller's
   The patterns are constants, Java's syntax (Spark's), rewritten for the runtime's engine
   with the same meaning (java_regex.py); what cannot be rewritten exactly is refused.
 - initcap (words split on spaces), reverse, repeat.
+- regexp_replace(s, pattern, replacement[, position]): every match from the position-th
+  character on replaced; Java's replacement syntax (`$n` takes the most digits that name a
+  group, `\\x` is x) rewritten for the runtime's engine. Constant pattern, replacement and
+  position. Refused: a pattern that can match the empty string (Java and Rust place empty
+  matches differently, and Java's split characters outside the BMP), `$`, and a
+  replacement Java rejects on its first match (`$` without a group, a missing group, a
+  trailing backslash) or that names a group (`${name}`).
+- substring_index(s, delim, count): the text before the count-th delim (after the
+  count-th from the end when count < 0); '' for count 0 or an empty delim. A constant
+  delim that cannot overlap itself (Spark finds overlapping occurrences).
+- translate(s, from, to): each character of the constant `from` becomes the character
+  of `to` at its position, or is deleted when `to` is shorter; the first of repeated
+  characters counts.
+- startswith, endswith, contains (BOOLEAN), ascii (the first character's code point, 0
+  for ''), chr/char (the character of n mod 256, '' for n < 0), btrim (spaces, or the
+  given characters, from both ends), octet_length, bit_length (UTF-8 bytes), space(n).
+- split(s, pattern[, limit]): ARRAY<STRING> of the pieces between the matches (Java's
+  String.split, trailing empty pieces kept); at most `limit` pieces when limit > 0, the
+  last holding the rest. The empty pattern splits into characters. Constant pattern and
+  limit; refused: a pattern that can match the empty string, `^`, `\\A` and `$`.
 """
 
 from __future__ import annotations
@@ -25,7 +45,7 @@ from dbspc.compiler.frontend.java_regex import Rewritten, java_to_rust
 from dbspc.compiler.frontend.positions import span_of
 from dbspc.compiler.frontend.type_rules import coerce
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
-from dbspc.compiler.types import BOOLEAN, INT, STRING
+from dbspc.compiler.types import BIGINT, BOOLEAN, INT, STRING, array_of
 
 Bind = Callable[[exp.Expression], Scalar]
 Rule = Callable[[exp.Expression, Bind], Scalar]
@@ -39,6 +59,15 @@ def _constant(x: Scalar, node: exp.Expression, what: str, kind: type) -> object:
     if not isinstance(x, Lit) or not (x.value is None or isinstance(x.value, kind)):
         raise UnsupportedSql(f"{what} must be a constant", span_of(node))
     return x.value
+
+
+def _constant_text(node: exp.Expression, bind: Bind, what: str) -> object:
+    """A constant STRING argument (None for NULL); an integer constant reads as its digits,
+    as Spark casts it."""
+    x = bind(node)
+    if isinstance(x, Lit) and x.type.is_integer and isinstance(x.value, int) and not isinstance(x.value, bool):
+        return str(x.value)
+    return _constant(_text(x), node, what, str)
 
 
 def _pad(node: exp.Expression, bind: Bind) -> Scalar:
@@ -142,6 +171,212 @@ def _repeat(node: exp.Expression, bind: Bind) -> Scalar:
     return Call(STRING, "repeat", (_text(bind(node.this)), coerce(bind(node.args["times"]), INT)))
 
 
+def _regexp_replace(node: exp.Expression, bind: Bind) -> Scalar:
+    s = _text(bind(node.this))
+    replacement_node = node.args.get("replacement")
+    if replacement_node is None:
+        raise SqlError("REGEXP_REPLACE takes three or four arguments", span_of(node))
+    pattern = _constant_text(node.expression, bind, "the pattern of REGEXP_REPLACE")
+    replacement = _constant_text(replacement_node, bind, "the replacement of REGEXP_REPLACE")
+    position_node = node.args.get("position")
+    position: object = 1
+    if position_node is not None:
+        bound = bind(position_node)
+        if not bound.type.is_integer and bound.type.kind != "NULL":
+            raise SqlError(f"the position of REGEXP_REPLACE must be an INT, not {bound.type}", span_of(position_node))
+        position = _constant(coerce(bound, INT), position_node, "the position of REGEXP_REPLACE", int)
+        if isinstance(position, int) and position <= 0:
+            raise SqlError(f"the position of REGEXP_REPLACE must be at least 1, not {position}", span_of(position_node))
+    if pattern is None or replacement is None or position is None:
+        return Lit(STRING, None)
+    assert isinstance(pattern, str) and isinstance(replacement, str) and isinstance(position, int)
+    rewritten = _runtime_pattern(pattern, node.expression)
+    if rewritten.end_anchor:  # Java's `$` may also end before a final line terminator
+        raise UnsupportedSql(
+            f"regular expression '{pattern}': '$' is not supported in REGEXP_REPLACE", span_of(node.expression)
+        )
+    if _matches_empty(rewritten.pattern):
+        raise UnsupportedSql(
+            f"regular expression '{pattern}' can match an empty string, which REGEXP_REPLACE does not support "
+            "(Java and the runtime's engine place empty matches differently)",
+            span_of(node.expression),
+        )
+    try:
+        rust_replacement = java_replacement(replacement, rewritten.groups)
+    except ValueError as e:
+        where = span_of(replacement_node)
+        raise UnsupportedSql(f"the replacement '{replacement}' of REGEXP_REPLACE: {e}", where) from None
+    args = (s, Lit(STRING, rewritten.pattern), Lit(STRING, rust_replacement), Lit(INT, position))
+    return Call(STRING, "regexp_replace", args)
+
+
+def java_replacement(text: str, groups: int) -> str:
+    """Java's replacement text (Matcher.appendReplacement) for Rust's regex: `$n` names
+    group n, taking further digits while they still name a group; `\\c` is c; anything
+    else is itself. ValueError where Java raises, and for `${name}`."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        i += 1
+        if c == "\\":
+            if i == len(text):
+                raise ValueError("a trailing '\\' escapes nothing (Java raises)")
+            out.append("$$" if text[i] == "$" else text[i])
+            i += 1
+        elif c == "$":
+            if i == len(text) or text[i] not in "0123456789{":
+                raise ValueError("'$' must be followed by a group number (Java raises); write '\\$' for a '$'")
+            if text[i] == "{":
+                raise ValueError("named group references ('${name}') are not supported")
+            ref = int(text[i])
+            i += 1
+            while i < len(text) and text[i] in "0123456789" and ref * 10 + int(text[i]) <= groups:
+                ref = ref * 10 + int(text[i])
+                i += 1
+            if ref > groups:
+                raise ValueError(f"group {ref} is not in the pattern (Java raises)")
+            out.append("${" + str(ref) + "}")
+        else:
+            out.append("$$" if c == "$" else c)
+    return "".join(out)
+
+
+def _matches_empty(rust_pattern: str) -> bool:
+    """Whether the pattern can match an empty string somewhere: the only zero-width
+    assertions java_regex lets through (`^`, `\\A`, `\\z`) all hold in ''."""
+    import polars as pl
+
+    return bool(pl.Series([""], dtype=pl.String).str.contains(rust_pattern).item())
+
+
+def _substring_index(node: exp.Expression, bind: Bind) -> Scalar:
+    s = _text(bind(node.this))
+    delim_node = node.args["delimiter"]
+    delim = _constant_text(delim_node, bind, "the delimiter of SUBSTRING_INDEX")
+    count = coerce(bind(node.args["count"]), INT)
+    if delim is None:
+        return Lit(STRING, None)
+    assert isinstance(delim, str)
+    if any(delim[:k] == delim[-k:] for k in range(1, len(delim))):
+        raise UnsupportedSql(
+            f"the delimiter '{delim}' of SUBSTRING_INDEX can overlap itself, which is not supported",
+            span_of(delim_node),
+        )
+    return Call(STRING, "substring_index", (s, Lit(STRING, delim), count))
+
+
+def _translate(node: exp.Expression, bind: Bind) -> Scalar:
+    s = _text(bind(node.this))
+    source_node, target_node = node.args["from_"], node.args["to"]
+    source = _constant_text(source_node, bind, "the characters to replace of TRANSLATE")
+    target = _constant_text(target_node, bind, "the replacement characters of TRANSLATE")
+    if source is None or target is None:
+        return Lit(STRING, None)
+    assert isinstance(source, str) and isinstance(target, str)
+    mapping: dict[str, str] = {}
+    for i, ch in enumerate(source):  # Spark: the first occurrence of a character counts
+        mapping.setdefault(ch, target[i] if i < len(target) else "")
+    # args: s, the characters replaced, their replacements (one each), the characters deleted
+    replaced = "".join(k for k, v in mapping.items() if v)
+    deleted = "".join(k for k, v in mapping.items() if not v)
+    args = (s, Lit(STRING, replaced), Lit(STRING, "".join(mapping[k] for k in replaced)), Lit(STRING, deleted))
+    return Call(STRING, "translate", args)
+
+
+def _split(node: exp.Expression, bind: Bind) -> Scalar:
+    s = _text(bind(node.this))
+    pattern = _constant_text(node.expression, bind, "the pattern of SPLIT")
+    limit_node = node.args.get("limit")
+    limit = _constant(coerce(bind(limit_node), INT), limit_node, "the limit of SPLIT", int) if limit_node else -1
+    if pattern is None or limit is None:
+        return Lit(array_of(STRING), None)
+    assert isinstance(pattern, str) and isinstance(limit, int)
+    if pattern == "":  # Spark: the characters (the last holding the rest when limited)
+        return Call(array_of(STRING), "split", (s, Lit(STRING, ""), Lit(INT, limit)))
+    rewritten = _runtime_pattern(pattern, node.expression)
+    if rewritten.end_anchor or _has_start_anchor(pattern):
+        raise UnsupportedSql(
+            f"regular expression '{pattern}': '^', '\\A' and '$' are not supported in SPLIT", span_of(node.expression)
+        )
+    if _matches_empty(rewritten.pattern):
+        raise UnsupportedSql(
+            f"regular expression '{pattern}' can match an empty string, which SPLIT does not support "
+            "(Java and the runtime's engine place empty matches differently)",
+            span_of(node.expression),
+        )
+    return Call(array_of(STRING), "split", (s, Lit(STRING, rewritten.pattern), Lit(INT, limit)))
+
+
+def _has_start_anchor(pattern: str) -> bool:
+    """Whether a Java pattern has `^` or `\\A` (outside a character class, where `[^`
+    negates)."""
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            if pattern.startswith("A", i + 1) and not in_class:
+                return True
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern.startswith("^", i + 1):
+                i += 1
+        elif c == "^":
+            return True
+        i += 1
+    return False
+
+
+def _predicate(fn: str) -> Rule:
+    def rule(node: exp.Expression, bind: Bind) -> Scalar:
+        return Call(BOOLEAN, fn, (_text(bind(node.this)), _text(bind(node.expression))))
+
+    return rule
+
+
+def _ascii(node: exp.Expression, bind: Bind) -> Scalar:
+    return Call(INT, "ascii", (_text(bind(node.this)),))
+
+
+def _chr(node: exp.Expression, bind: Bind) -> Scalar:
+    if len(node.expressions) != 1:
+        raise SqlError("CHR takes one argument", span_of(node))
+    return Call(STRING, "chr", (coerce(bind(node.expressions[0]), BIGINT),))
+
+
+def _bit_length(node: exp.Expression, bind: Bind) -> Scalar:
+    return Call(INT, "bit_length", (_text(bind(node.this)),))
+
+
+def _space(node: exp.Expression, bind: Bind) -> Scalar:
+    return Call(STRING, "repeat", (Lit(STRING, " "), coerce(bind(node.this), INT)))
+
+
+def _arguments(node: exp.Expression, name: str, counts: tuple[int, ...]) -> list[exp.Expression]:
+    args = list(node.expressions)
+    if len(args) not in counts:
+        wanted = " or ".join(str(n) for n in counts)
+        raise SqlError(f"{name} takes {wanted} argument{'s' if counts != (1,) else ''}, not {len(args)}", span_of(node))
+    return args
+
+
+def _btrim(node: exp.Expression, bind: Bind) -> Scalar:
+    args = _arguments(node, "BTRIM", (1, 2))
+    s = _text(bind(args[0]))
+    if len(args) == 1:
+        return Call(STRING, "trim", (s,))
+    return Call(STRING, "btrim", (s, _text(bind(args[1]))))
+
+
+def _octet_length(node: exp.Expression, bind: Bind) -> Scalar:
+    (arg,) = _arguments(node, "OCTET_LENGTH", (1,))
+    return Call(INT, "octet_length", (_text(bind(arg)),))
+
+
 RULES: dict[type[exp.Expression], Rule] = {
     exp.Pad: _pad,
     exp.StrPosition: _position,
@@ -151,4 +386,18 @@ RULES: dict[type[exp.Expression], Rule] = {
     exp.Initcap: _unary("initcap"),
     exp.Reverse: _unary("reverse"),
     exp.Repeat: _repeat,
+    exp.RegexpReplace: _regexp_replace,
+    exp.SubstringIndex: _substring_index,
+    exp.Translate: _translate,
+    exp.StartsWith: _predicate("startswith"),
+    exp.EndsWith: _predicate("endswith"),
+    exp.Contains: _predicate("contains"),
+    exp.Ascii: _ascii,
+    exp.Chr: _chr,
+    exp.BitLength: _bit_length,
+    exp.Space: _space,
+    exp.RegexpSplit: _split,
 }
+
+# functions sqlglot parses as anonymous calls, by lower-case name
+ANONYMOUS_RULES: dict[str, Rule] = {"btrim": _btrim, "octet_length": _octet_length}

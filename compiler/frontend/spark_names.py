@@ -41,6 +41,7 @@ _PLAIN = frozenset(
         "left right repeat reverse ltrim rtrim trim year month day dayofmonth dayofweek hour minute second "
         "quarter dayofyear weekofyear unix_seconds timestamp_seconds date_add add_months last_day datediff to_date "
         "array_contains array_size size "
+        "substring_index translate startswith endswith contains ascii chr char btrim octet_length bit_length space "
         "pmod isnan nanvl rint factorial zeroifnull nullifzero negative "
         "try_add try_subtract try_multiply try_divide try_mod"
     ).split()
@@ -63,6 +64,8 @@ _DEFAULTS = {
     "lpad": (2, " "),
     "rpad": (2, " "),
     "regexp_extract": (2, "1"),
+    "regexp_replace": (3, "1"),
+    "split": (2, "-1"),
     "substring": (2, "2147483647"),
     "substr": (2, "2147483647"),
 }
@@ -75,6 +78,8 @@ _FULL_ARITY = {
     "lpad": 3,
     "rpad": 3,
     "regexp_extract": 3,
+    "regexp_replace": 4,
+    "split": 3,
     "replace": 3,
 }
 _RENAMED = {"array_agg": "collect_list"}
@@ -185,7 +190,7 @@ class _Printer:
             inner = unparen(node.this)
             if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
                 return f"({self.pretty(inner.this)} IS NOT NULL)"
-            if isinstance(inner, exp.Like):
+            if isinstance(inner, (exp.Like, exp.ILike)):
                 return f"(NOT {self._like(inner)})"
             return f"(NOT {self.pretty(inner)})"
         if isinstance(node, exp.Is):
@@ -220,7 +225,7 @@ class _Printer:
         if isinstance(node, exp.Between):
             low, high = self.pretty(node.args["low"]), self.pretty(node.args["high"])
             return f"between({self.pretty(node.this)}, {low}, {high})"
-        if isinstance(node, exp.Like):
+        if isinstance(node, (exp.Like, exp.ILike)):
             return self._like(node)
         if isinstance(node, exp.Case):
             return self._case(node)
@@ -312,10 +317,13 @@ class _Printer:
             raise _Unnamed
         return f"({self.pretty(left)} {op} {self.pretty(right)})"
 
-    def _like(self, node: exp.Like) -> str:
+    def _like(self, node: exp.Like | exp.ILike) -> str:
         if node.args.get("escape") is not None:
             raise _Unnamed
-        like = f"{self.pretty(node.this)} LIKE {self.pretty(node.expression)}"
+        if isinstance(node, exp.ILike):  # Spark prints ILIKE as a call
+            like = f"ilike({self.pretty(node.this)}, {self.pretty(node.expression)})"
+        else:
+            like = f"{self.pretty(node.this)} LIKE {self.pretty(node.expression)}"
         return f"(NOT {like})" if node.args.get("negate") else like
 
     def _case(self, node: exp.Case) -> str:
@@ -363,6 +371,8 @@ class _Printer:
             if isinstance(node, cls) and not node.args.get("this"):
                 return fixed
         name = node.name.lower() if isinstance(node, exp.Anonymous) else call_name(node)
+        if isinstance(node, exp.Trim) and name in (None, "trim", "ltrim", "rtrim"):
+            return self._trim(node)  # sqlglot keeps no name for TRIM(LEADING ... FROM s)
         if name is None:
             raise _Unnamed
         if isinstance(node, exp.Count) and isinstance(node.this, exp.Star):
@@ -385,6 +395,8 @@ class _Printer:
         args = _written_args(node)
         if name == "log" and len(args) == 1:
             return f"LOG(E(), {self.pretty(args[0])})"  # Spark fills in the base
+        if name in ("isnull", "isnotnull") and len(args) == 1:  # Spark's IsNull and IsNotNull
+            return f"({self.pretty(args[0])} IS {'NULL' if name == 'isnull' else 'NOT NULL'})"
         if name in _DEFAULTS and len(args) == _DEFAULTS[name][0]:
             shown = [self.pretty(a) for a in args] + [_DEFAULTS[name][1]]
         elif name in _FULL_ARITY and len(args) == _FULL_ARITY[name]:
@@ -397,6 +409,17 @@ class _Printer:
             raise _Unnamed
         name = name.upper() if name in _UPPER else _RENAMED.get(name, name)
         return f"{name}({', '.join(shown)})"
+
+    def _trim(self, node: exp.Trim) -> str:
+        """`trim(s)`, `ltrim(s)`, `rtrim(s)` (also for TRIM(LEADING FROM s)), and with
+        characters `TRIM(BOTH chars FROM s)`, however written (Spark's `ltrim(chars, s)`
+        is `TRIM(LEADING chars FROM s)`)."""
+        position = str(node.args.get("position") or "").upper()
+        source, chars = node.this, node.args.get("expression")
+        if chars is None:
+            shown = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "trim")
+            return f"{shown}({self.pretty(source)})"
+        return f"TRIM({position or 'BOTH'} {self.pretty(chars)} FROM {self.pretty(source)})"
 
     def _argument(self, arg: exp.Expression) -> str:
         if isinstance(arg, exp.Distinct):
