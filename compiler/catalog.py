@@ -19,6 +19,9 @@ class Column:
 class TableSchema:
     name: str
     columns: tuple[Column, ...]
+    # The column names with the case the DDL wrote them in, where that is not lower case
+    # (Spark's `SELECT *` shows them so); the names above are lower case.
+    shown: tuple[str, ...] = ()
 
     @property
     def types(self) -> tuple[SqlType, ...]:

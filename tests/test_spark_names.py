@@ -45,3 +45,21 @@ def test_doubled_quotes_read_as_spark_reads_them(spark: Any) -> None:
     )
     rows = run.outputs[0]["v"].to_rows()
     assert [tuple(r) for r, _ in rows] == [expected]
+
+
+def test_view_columns_case_as_spark_shows_it(spark: Any) -> None:
+    from tests.test_view_names import MIXED_CASE_VIEWS
+
+    spark.sql(
+        "CREATE OR REPLACE TEMPORARY VIEW m AS SELECT * FROM VALUES "
+        "(1, CAST(1.5 AS DECIMAL(10,2)), 'a', TIMESTAMP '2020-01-01 00:00:00') AS m(CustomerId, Amount, Region, At)"
+    )
+    try:
+        wrong = [
+            f"{q}: Spark {spark.sql(q).columns}, pinned {columns}"
+            for q, columns in MIXED_CASE_VIEWS
+            if spark.sql(q).columns != columns
+        ]
+    finally:
+        spark.sql("DROP VIEW IF EXISTS m")
+    assert not wrong, "\n".join(wrong)

@@ -595,3 +595,29 @@ def test_a_name_that_is_a_column_name_keeps_its_position_name() -> None:
 
 def test_case_keywords_keep_spark_case() -> None:
     assert view_columns("CASE WHEN x > 1 THEN 'A' END") == ["CASE WHEN (x > 1) THEN A END"]
+
+
+# (view query over `CREATE TABLE m (CustomerId INT, Amount DECIMAL(10,2), Region STRING, At TIMESTAMP)`,
+#  the column names Spark 4 shows): case as the query writes a column, `*` as the source declares it
+MIXED_CASE_TABLE = "CREATE TABLE m (CustomerId INT, Amount DECIMAL(10,2), Region STRING, At TIMESTAMP);\n"
+MIXED_CASE_VIEWS = [
+    ("SELECT CUSTOMERID, Amount, region FROM m", ["CUSTOMERID", "Amount", "region"]),
+    ("SELECT max(Region), AMOUNT + 1, CAST(Amount AS INT), sum(amount) AS Total FROM m GROUP BY amount",
+     ["max(Region)", "(AMOUNT + 1)", "Amount", "Total"]),
+    ("SELECT * FROM m", ["CustomerId", "Amount", "Region", "At"]),
+    ("SELECT q.* FROM (SELECT customerid AS Cid, amount FROM m) q", ["Cid", "amount"]),
+    ("WITH c AS (SELECT CustomerId AS Cust, Region FROM m) SELECT cust AS c2, * FROM c", ["c2", "Cust", "Region"]),
+    ("SELECT * FROM m a JOIN (SELECT customerid AS Cid FROM m) b ON a.customerid = b.cid",
+     ["CustomerId", "Amount", "Region", "At", "Cid"]),
+    ("SELECT * FROM m WHERE customerid IN (SELECT CustomerId FROM m) UNION ALL SELECT * FROM m",
+     ["CustomerId", "Amount", "Region", "At"]),
+    ("SELECT customerid, count(*) FROM m GROUP BY CustomerId", ["customerid", "count(1)"]),
+]
+
+
+@pytest.mark.parametrize(("query", "columns"), MIXED_CASE_VIEWS)
+def test_view_columns_keep_the_case_spark_shows(query: str, columns: list[str]) -> None:
+    from dbspc.runtime.pipeline import Pipeline
+
+    pipeline = Pipeline.from_sql(MIXED_CASE_TABLE + f"CREATE VIEW v AS {query};")
+    assert list(pipeline.view_columns("v")) == columns

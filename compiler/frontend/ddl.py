@@ -96,4 +96,5 @@ def table_schema(create: exp.Create, semantics: Semantics) -> TableSchema:
         columns.append(Column(cname, sql_type(kind, semantics), nullable=not not_null))
     if not columns:
         raise SqlError(f"table '{name}' has no columns", span_of(create))
-    return TableSchema(name, tuple(columns))
+    written = tuple(c.name for c in schema.expressions if isinstance(c, exp.ColumnDef))
+    return TableSchema(name, tuple(columns), written if written != tuple(c.name for c in columns) else ())

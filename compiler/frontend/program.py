@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from dbspc.compiler.errors import Span, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.bind_query import QueryBinder
 from dbspc.compiler.frontend.ddl import table_schema
 from dbspc.compiler.frontend.positions import line_col, span_of
+from dbspc.compiler.frontend.shown_names import shown_names, spark_namer
 from dbspc.compiler.frontend.spark_names import pretty_name
 from dbspc.compiler.frontend.spark_names import unparen as _unparen
 from dbspc.compiler.frontend.view_ddl import view_header
@@ -420,7 +422,7 @@ def add_view(program: Program, stmt: exp.Create) -> None:
     if name in program.views:  # OR REPLACE: the new definition comes last, after what it reads
         del program.views[name]
         del program.catalog.tables[name]
-    shown = _written_names(query, names, columns)
+    shown = _written_names(query, names, columns, program)
     program.views[name] = lp.View(name, rel, query.sql(program.dialect), tuple(shown) if shown != names else ())
     program.reads[name] = _relations_read(query)
     program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))
@@ -443,16 +445,39 @@ def _refuse_replacing(program: Program, name: str, replace: bool, stmt: exp.Crea
         )
 
 
-def _written_names(query: exp.Expression, names: list[str], columns: list[exp.Expression]) -> list[str]:
-    """The view's column names with the case Spark keeps: a CREATE VIEW column or a SELECT
-    alias as written (`AS TotalAmount`); the other names stay as dbspc makes them."""
+def _written_names(
+    query: exp.Expression, names: list[str], columns: list[exp.Expression], program: Program
+) -> list[str]:
+    """The view's column names with the case Spark keeps (shown_names.py): a CREATE VIEW
+    column or a SELECT alias as written (`AS TotalAmount`), a column as the query writes
+    it, `*` as its sources declare their columns."""
     if columns:
         return [c.name for c in columns]
-    items = _select_items(query)
-    if any(_is_star(e) for e in items) or len(items) != len(names):
-        return names  # `*` expands to several columns: named by their sources
-    pairs = zip(items, names, strict=True)
-    return [e.alias if isinstance(e, exp.Alias) and e.alias.lower() == n else n for e, n in pairs]
+    sources: dict[str, tuple[str, ...]] = {n: t.shown or t.names for n, t in program.catalog.tables.items()}
+    sources.update({n: v.columns for n, v in program.views.items()})
+    if program.semantics.spark_names:
+        namer = spark_namer(*_naming_context(program))
+    else:
+        namer = _no_name
+    return shown_names(query, names, sources, namer)
+
+
+def _no_name(node: exp.Expression) -> str | None:
+    return None
+
+
+def _naming_context(program: Program) -> tuple[Callable[[str], bool], dict[str, frozenset[str]]]:
+    """What pretty_name needs: which names may be DATE or TIMESTAMP columns, and the
+    columns of each relation."""
+    relations = {name: frozenset(t.names) for name, t in program.catalog.tables.items()}
+    schemas = program.catalog.tables.values()
+    known = {c.name for t in schemas for c in t.columns}
+    datetimes = {c.name for t in schemas for c in t.columns if c.type in (DATE, TIMESTAMP)}
+
+    def datetime_column(name: str) -> bool:  # a CTE's or subquery's column may be anything
+        return name in datetimes or name not in known
+
+    return datetime_column, relations
 
 
 def _relations_read(query: exp.Expression) -> frozenset[str]:
@@ -658,14 +683,7 @@ def _spark_names(query: exp.Expression, program: Program) -> exp.Expression:
     `*`); the others keep sqlglot's names (a column's own name, or `_col_<i>`)."""
     if not program.semantics.spark_names:
         return query
-    relations = {name: frozenset(t.names) for name, t in program.catalog.tables.items()}
-    schemas = program.catalog.tables.values()
-    known = {c.name for t in schemas for c in t.columns}
-    datetimes = {c.name for t in schemas for c in t.columns if c.type in (DATE, TIMESTAMP)}
-
-    def datetime_column(name: str) -> bool:  # a CTE's or subquery's column may be anything
-        return name in datetimes or name not in known
-
+    datetime_column, relations = _naming_context(program)
     for sel in list(query.find_all(exp.Select)):
         columns = {c.name.lower() for c in sel.find_all(exp.Column)}
         for i, item in enumerate(list(sel.expressions)):

@@ -148,27 +148,35 @@ class _Unnamed(Exception):
 
 
 def pretty_name(
-    node: exp.Expression, datetime_column: Callable[[str], bool], relations: Mapping[str, frozenset[str]]
+    node: exp.Expression,
+    datetime_column: Callable[[str], bool],
+    relations: Mapping[str, frozenset[str]],
+    keep_case: bool = False,
 ) -> str | None:
     """Spark's name for the unaliased SELECT item `node`, or None (keep `_col_<i>`).
 
     `datetime_column(name)` says whether a column of that name may be a DATE or TIMESTAMP
     (then `+` and `-` on it are not named); `relations` holds the columns of each table
     and view, to tell an uncorrelated subquery (Spark: `scalarsubquery()`) from one that
-    reads outer columns (Spark lists them: `scalarsubquery(x)`; not named here)."""
+    reads outer columns (Spark lists them: `scalarsubquery(x)`; not named here). With
+    `keep_case`, columns keep the case the query writes them in, as Spark shows them."""
     core = unparen(node)
     if isinstance(core, (exp.Cast, exp.TryCast)) and isinstance(unparen(core.this), exp.Column):
-        return unparen(core.this).name.lower()  # Spark names a CAST of a column (only at the top) by it
+        name = unparen(core.this).name  # Spark names a CAST of a column (only at the top) by it
+        return name if keep_case else name.lower()
     try:
-        return _Printer(datetime_column, relations).pretty(node)
+        return _Printer(datetime_column, relations, keep_case).pretty(node)
     except _Unnamed:
         return None
 
 
 class _Printer:
-    def __init__(self, datetime_column: Callable[[str], bool], relations: Mapping[str, frozenset[str]]) -> None:
+    def __init__(
+        self, datetime_column: Callable[[str], bool], relations: Mapping[str, frozenset[str]], keep_case: bool = False
+    ) -> None:
         self.datetime_column = datetime_column
         self.relations = relations
+        self.keep_case = keep_case
 
     def pretty(self, node: exp.Expression) -> str:
         if isinstance(node, exp.Paren):
@@ -176,7 +184,7 @@ class _Printer:
         if isinstance(node, exp.Column):
             if not isinstance(node.this, exp.Identifier):
                 raise _Unnamed
-            return node.name.lower()
+            return node.name if self.keep_case else node.name.lower()
         if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)):
             return _literal(node)
         if isinstance(node, exp.Neg):
