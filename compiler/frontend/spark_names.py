@@ -13,9 +13,10 @@ Where Spark's name depends on what only analysis knows (types: `dt + 1` is
 `date_add(dt, 1)`, `x > 1.5` on an integer x is `(x > 1)`; the outer columns a correlated
 subquery reads: `scalarsubquery(x)`), or on a form not listed here, `pretty_name` returns
 None and the item keeps sqlglot's deterministic `_col_<i>` (its position in the SELECT
-list). Identifiers are lower-cased like every dbspc name (Spark keeps the case the query
-spells: `Sum(Amount)` is `sum(Amount)` there); a unary plus is lost by sqlglot (Spark:
-`(+ a)`, dbspc: `a`).
+list). The plan's names are lower case like every dbspc name; with `keep_case` (for the
+names a view shows, shown_names.py) columns keep the case the query spells, as Spark's do
+(`Sum(Amount)` is `sum(Amount)`). A unary plus is lost by sqlglot (Spark: `(+ a)`,
+dbspc: `a`).
 """
 
 from __future__ import annotations
