@@ -12,6 +12,7 @@ from typing import Literal
 
 import polars as pl
 
+from dbspc.compiler.logical.datetime_pattern import parse_pattern
 from dbspc.compiler.logical.scalar import Call, Lit
 from dbspc.compiler.logical.time_zone import UNIT_MICROS, split_offset
 
@@ -109,6 +110,155 @@ def _zoned_trunc(args: list[pl.Expr], call: Call) -> pl.Expr:
     return _to_utc(truncated, zone)
 
 
+def _days_from_civil(y: pl.Expr, m: pl.Expr, d: pl.Expr) -> pl.Expr:
+    """Days since 1970-01-01 of the proleptic Gregorian date y-m-d (Int64; any day number
+    counts on from the month's first day), H. Hinnant's days_from_civil."""
+    y, m, d = y.cast(pl.Int64), m.cast(pl.Int64), d.cast(pl.Int64)
+    y = y - (m <= 2).cast(pl.Int64)
+    era = y // 400  # floor division
+    yoe = y - era * 400
+    doy = (153 * (m + pl.when(m > 2).then(-3).otherwise(9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _month_days(y: pl.Expr, m: pl.Expr) -> pl.Expr:
+    leap = ((y % 4 == 0) & (y % 100 != 0)) | (y % 400 == 0)
+    long_months = m.is_in([1, 3, 5, 7, 8, 10, 12])
+    return pl.when(m == 2).then(28 + leap.cast(pl.Int64)).when(long_months).then(31).otherwise(30)
+
+
+_I32 = (-(2**31), 2**31 - 1)
+
+
+def _date_fields_valid(y: pl.Expr, m: pl.Expr, d: pl.Expr) -> pl.Expr:
+    """java.time's LocalDate.of accepts y-m-d (years within ±999999999)."""
+    return (y.abs() <= 999_999_999) & (m >= 1) & (m <= 12) & (d >= 1) & (d <= _month_days(y, m))
+
+
+def _make_date_invalid(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """Whether make_date(y, m, d) fails, for the problem `fields` (no such date) or
+    `days` (a date whose day number is past an INT, but for the fields)."""
+    y, m, d = (a.cast(pl.Int64) for a in args[:3])
+    fields = _date_fields_valid(y, m, d)
+    if _constant(call, 3) == "fields":
+        return (~fields).fill_null(False)
+    return (fields & ~_days_from_civil(y, m, d).is_between(*_I32)).fill_null(False)
+
+
+def _make_date(args: list[pl.Expr], call: Call) -> pl.Expr:
+    y, m, d = (a.cast(pl.Int64) for a in args)
+    days = _days_from_civil(y, m, d)
+    valid = _date_fields_valid(y, m, d) & days.is_between(*_I32)
+    return pl.when(valid).then(days).otherwise(None).cast(pl.Int32).cast(pl.Date)
+
+
+_MONTHS = "January February March April May June July August September October November December".split()
+_DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+
+
+def _named(x: pl.Expr, names: list[str], length: int | None) -> pl.Expr:
+    """Text of a 1-based month or weekday number: the full name, or its first letters."""
+    return x.replace_strict(
+        list(range(1, len(names) + 1)), [n[:length] if length else n for n in names], return_dtype=pl.String
+    )
+
+
+def _digits(x: pl.Expr, width: int) -> pl.Expr:
+    return x.cast(pl.String).str.zfill(width)
+
+
+def _year(year: pl.Expr, count: int) -> pl.Expr:
+    """y: as is; yy: the last two digits; yyy: at least 3 digits, a sign when negative;
+    yyyy: at least 4, a sign when negative or beyond 4 digits (java.time's EXCEEDS_PAD)."""
+    if count == 1:
+        return year.cast(pl.String)
+    magnitude = year.cast(pl.Int64).abs()
+    if count == 2:
+        return _digits(magnitude % 100, 2)
+    plus = pl.lit("+") if count >= 4 else pl.lit("")  # past the width: EXCEEDS_PAD's sign
+    sign = pl.when(year < 0).then(pl.lit("-")).when(magnitude >= 10**count).then(plus).otherwise(pl.lit(""))
+    return pl.concat_str([sign, _digits(magnitude, count)])
+
+
+def _field(x: pl.Expr, letter: str, count: int) -> pl.Expr:
+    """One pattern field of the wall-clock time x (datetime_pattern.py's letters)."""
+    if letter == "y":
+        return _year(x.dt.year(), count)
+    if letter == "M":
+        month = x.dt.month()
+        return _named(month, _MONTHS, 3 if count == 3 else None) if count >= 3 else _digits(month, count)
+    if letter == "E":
+        return _named(x.dt.weekday(), _DAYS, None if count == 4 else 3)
+    if letter == "a":
+        return pl.when(x.dt.hour() < 12).then(pl.lit("AM")).otherwise(pl.lit("PM"))
+    if letter == "S":
+        return _digits(x.dt.microsecond(), 6).str.slice(0, count)
+    value = {
+        "d": x.dt.day(), "D": x.dt.ordinal_day(), "H": x.dt.hour(), "h": (x.dt.hour().cast(pl.Int32) + 11) % 12 + 1,
+        "m": x.dt.minute(), "s": x.dt.second(),
+    }[letter]  # fmt: skip
+    return _digits(value, count)
+
+
+def _date_format(args: list[pl.Expr], call: Call) -> pl.Expr:
+    x = args[0]
+    parts = [pl.lit(p) if isinstance(p, str) else _field(x, *p) for p in parse_pattern(_constant(call, 1))]
+    text = pl.concat_str(parts) if parts else pl.lit("")
+    return pl.when(x.is_null()).then(pl.lit(None, pl.String)).otherwise(text)
+
+
+_MONTH_SECONDS = 31 * 86_400
+
+
+def _months_between(args: list[pl.Expr], zone: str | None = None) -> pl.Expr:
+    """Spark's months_between (DateTimeUtils.monthsBetween) before rounding: whole months
+    when both days of the month are equal or both are their month's last; else the
+    month difference plus the difference of day and time of day (whole seconds since the
+    day's start, in the session's zone) over 31 days, in DOUBLE arithmetic as Spark's."""
+
+    def split(x: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
+        local = x if zone is None else _from_utc(x, zone)
+        day = local.dt.date()
+        start = day.cast(pl.Datetime("us"))
+        if zone is not None:
+            start = _to_utc(start, zone)
+        seconds = (x - start).dt.total_microseconds() // 1_000_000
+        months = day.dt.year().cast(pl.Int64) * 12 + day.dt.month().cast(pl.Int64)
+        return months, day.dt.day().cast(pl.Int64), day == day.dt.month_end(), seconds
+
+    m1, d1, last1, s1 = split(args[0])
+    m2, d2, last2, s2 = split(args[1])
+    month_diff = m1 - m2
+    whole = (d1 == d2) | (last1 & last2)
+    value = month_diff.cast(pl.Float64) + _divided((d1 - d2) * 86_400 + s1 - s2, _MONTH_SECONDS)
+    return pl.when(whole).then(month_diff.cast(pl.Float64)).otherwise(value)
+
+
+def _divided(x: pl.Expr, divisor: int) -> pl.Expr:
+    """x / divisor in DOUBLE, correctly rounded as Java divides. polars multiplies by the
+    reciprocal of a constant divisor (not always the same double), so the divisor is made
+    a column of its own."""
+    return x.cast(pl.Float64) / (x * 0 + divisor).cast(pl.Float64)
+
+
+def _next_day(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """The first date after d on weekday `target` (polars' numbering, 1 = Monday)."""
+    d, target = args[0], args[1]
+    ahead = (target.cast(pl.Int32) - d.dt.weekday().cast(pl.Int32) + 6) % 7 + 1
+    return (d.cast(pl.Int32) + ahead).cast(pl.Date)
+
+
+_EPOCH_MILLIS = 9_223_372_036_854_775  # past these, the microseconds overflow a long
+
+
+def _timestamp_millis(args: list[pl.Expr], call: Call) -> pl.Expr:
+    n = args[0]
+    fits = n.is_between(-_EPOCH_MILLIS, _EPOCH_MILLIS)  # a check raises on the others
+    return (pl.when(fits).then(n).otherwise(None) * 1000).cast(pl.Datetime("us"))
+
+
+
 KERNELS: dict[str, Kernel] = {
     "year": lambda a, c: a[0].dt.year().cast(pl.Int32),
     "month": lambda a, c: a[0].dt.month().cast(pl.Int32),
@@ -132,4 +282,19 @@ KERNELS: dict[str, Kernel] = {
     "to_utc": lambda a, c: _to_utc(a[0], _constant(c, 1)),
     "zoned_offset_by": _zoned_offset_by,
     "zoned_trunc": _zoned_trunc,
+    "make_date": _make_date,
+    "make_date_invalid": _make_date_invalid,
+    "date_format": _date_format,
+    "months_between": lambda a, c: _months_between(a),
+    "zoned_months_between": lambda a, c: _months_between(a, _constant(c, 2)),
+    "next_day": _next_day,
+    "weekday": lambda a, c: a[0].dt.weekday().cast(pl.Int32) - 1,  # 0 = Monday
+    "dayname": lambda a, c: _named(a[0].dt.weekday(), _DAYS, 3),
+    "monthname": lambda a, c: _named(a[0].dt.month(), _MONTHS, 3),
+    "unix_date": lambda a, c: a[0].cast(pl.Int32),
+    "date_from_unix_date": lambda a, c: a[0].cast(pl.Int32).cast(pl.Date),
+    "unix_millis": lambda a, c: a[0].dt.epoch("us") // 1000,  # rounded down, as Spark
+    "unix_micros": lambda a, c: a[0].dt.epoch("us"),
+    "timestamp_millis": _timestamp_millis,
+    "timestamp_micros": lambda a, c: a[0].cast(pl.Datetime("us")),
 }

@@ -39,6 +39,10 @@ VIEWS = {
     "WHERE ts < TIMESTAMP '2025-01-01 00:00:00'",
     "per_day": "SELECT CAST(ts AS DATE) AS day, hour(ts) AS h, COUNT(*) AS n FROM ev "
     "GROUP BY CAST(ts AS DATE), hour(ts)",
+    "calendar": "SELECT id, date_format(ts, 'yyyy-MM-dd HH:mm:ss.SSS a E D') AS f, date_format(d, 'yyyy-MM-dd HH:mm') AS fd, "
+    "months_between(ts, d) AS mb, months_between(s, ts, false) AS ms, "
+    "months_between(ts, TIMESTAMP '2024-03-10 01:30:00') AS mc, weekday(ts) AS wd, next_day(ts, 'SU') AS nd, "
+    "dayname(ts) AS dn, date_part('hour', ts) AS ph, date_part('doy', ts) AS pd, unix_millis(ts) AS um FROM ev",
 }
 
 

@@ -40,7 +40,8 @@ _PLAIN = frozenset(
         "coalesce nullif ifnull nvl nvl2 abs sign ln mod pow ceiling greatest least instr initcap "
         "left right repeat reverse ltrim rtrim trim year month day dayofmonth dayofweek hour minute second "
         "quarter dayofyear weekofyear unix_seconds timestamp_seconds date_add add_months last_day datediff to_date "
-        "array_contains array_size size"
+        "array_contains array_size size make_date next_day weekday dayname monthname unix_date date_from_unix_date "
+        "unix_millis unix_micros timestamp_millis timestamp_micros date_part"
     ).split()
 )
 # Ranking window functions by name as called, with the expression sqlglot parses, and as Spark prints them.
@@ -58,6 +59,7 @@ _DEFAULTS = {
     "regexp_extract": (2, "1"),
     "substring": (2, "2147483647"),
     "substr": (2, "2147483647"),
+    "months_between": (2, "true"),
 }
 _FULL_ARITY = {
     "sort_array": 2,
@@ -69,6 +71,7 @@ _FULL_ARITY = {
     "rpad": 3,
     "regexp_extract": 3,
     "replace": 3,
+    "months_between": 3,
 }
 _RENAMED = {"array_agg": "collect_list"}
 # Functions named plainly only when called with exactly this many arguments (sqlglot
@@ -121,7 +124,7 @@ _CAST_TYPES = {
 # Spark after the date function they become, which needs the types.
 _DATETIME_FUNCS = frozenset(
     "current_date current_timestamp now to_date to_timestamp date_add date_sub add_months last_day "
-    "date_trunc trunc make_date timestamp date".split()
+    "date_trunc trunc make_date timestamp date next_day date_from_unix_date timestamp_millis timestamp_micros".split()
 )
 # Functions whose result has the type of their arguments.
 _PASS_THROUGH = frozenset("coalesce nullif ifnull nvl nvl2 if greatest least min max first any_value".split())
@@ -370,6 +373,11 @@ class _Printer:
             if unit is None:
                 raise _Unnamed
             return f"date_trunc({unit}, {self.pretty(node.this)})"  # the unit as written, unquoted
+        if isinstance(node, exp.TimeToStr) and name == "date_format":
+            return self._date_format(node)
+        if isinstance(node, exp.Anonymous) and name == "datepart" and len(node.expressions) == 2:
+            field, source = node.expressions  # Spark prints datepart as EXTRACT
+            return f"datepart({self.pretty(field)} FROM {self.pretty(source)})"
         if isinstance(node, exp.If) and name == "if":
             args = [node.this, node.args.get("true"), node.args.get("false")]
             if any(a is None for a in args):
@@ -388,6 +396,20 @@ class _Printer:
             raise _Unnamed
         name = name.upper() if name in _UPPER else _RENAMED.get(name, name)
         return f"{name}({', '.join(shown)})"
+
+    def _date_format(self, node: exp.TimeToStr) -> str:
+        """date_format(x, pattern): the pattern as written (sqlglot rewrites it), without
+        the cast sqlglot wraps around x."""
+        inner = node.this
+        if isinstance(inner, exp.TimeStrToTime) and call_name(inner) is None:
+            inner = inner.this
+        fmt = node.args.get("format")
+        written = (node._meta or {}).get("format_text")
+        if isinstance(fmt, exp.Null):
+            written = "NULL"
+        if not isinstance(written, str):
+            raise _Unnamed
+        return f"date_format({self.pretty(inner)}, {written})"
 
     def _argument(self, arg: exp.Expression) -> str:
         if isinstance(arg, exp.Distinct):

@@ -57,6 +57,12 @@ Dates and times (compiler/frontend/bind_datetime.py):
   from_utc (ts, zone), to_utc (ts, zone), zoned_offset_by (ts, 'interval', zone),
   zoned_trunc (ts, 'unit', zone): the session
   time zone's wall clock (compiler/logical/time_zone.py)
+  make_date (y, m, d), make_date_invalid (y, m, d, 'fields' or 'days'): whether it fails
+  date_format (ts, 'Spark pattern'): compiler/logical/datetime_pattern.py's subset
+  months_between (a, b): unrounded, zoned_months_between (a, b, zone)
+  next_day (d, polars weekday literal), weekday (0 = Monday), dayname, monthname
+  unix_date, date_from_unix_date, unix_millis, unix_micros (rounded down),
+  timestamp_millis, timestamp_micros
 More strings (compiler/frontend/bind_strings.py):
   lpad, rpad (s, width, padding), locate (sub, s, start), concat_ws (sep, ...)
   regexp_extract (s, pattern, group), rlike (s, pattern), initcap, reverse, repeat
@@ -79,7 +85,9 @@ FUNCTIONS = frozenset(
     date_add_days datediff date_trunc
     add_months last_day offset_by from_utc to_utc zoned_offset_by zoned_trunc
     lpad rpad locate concat_ws regexp_extract rlike initcap reverse repeat sqlite_real
-    array_size array_contains sort_array""".split()
+    array_size array_contains sort_array
+    make_date make_date_invalid date_format months_between zoned_months_between next_day weekday dayname monthname
+    unix_date date_from_unix_date unix_millis unix_micros timestamp_millis timestamp_micros""".split()
 )
 
 
