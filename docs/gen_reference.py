@@ -61,6 +61,11 @@ CONSTRUCTS: list[tuple[str, str]] = [
     ("CASE / COALESCE / NULLIF / IF", "SELECT CASE WHEN x > 1 THEN 'a' ELSE 'b' END AS c, COALESCE(x, 0) AS z FROM t"),
     ("CAST", "SELECT CAST(x AS BIGINT) AS b, CAST(s AS INT) AS i FROM t"),
     ("date arithmetic, date_trunc", "SELECT date_add(day, 1) AS n, date_trunc('MONTH', at) AS m FROM t"),
+    (
+        "datetime patterns",
+        "SELECT date_format(at, 'yyyy-MM-dd HH:mm') AS f, to_date(s, 'dd/MM/yyyy') AS d, months_between(at, day) AS m "
+        "FROM t",
+    ),
     ("string functions", "SELECT upper(s) AS u, substring(s, 1, 2) AS p, concat(s, g) AS c FROM t"),
     ("LIKE", "SELECT id FROM t WHERE s LIKE 'a%'"),
     ("RLIKE (Java regular expressions)", "SELECT id FROM t WHERE s RLIKE '^a'"),
@@ -87,6 +92,9 @@ _SPARK_NAMES: dict[str, str | None] = {
     "str_to_unix": "unix_timestamp / to_unix_timestamp (of a TIMESTAMP or DATE)",
     "unix_to_str": "from_unixtime (default format)",
     "try_cast": "try_cast",
+    "time_to_str": "date_format (a constant pattern: compiler/logical/datetime_pattern.py)",
+    "str_to_time": "to_timestamp (a constant pattern)",
+    "timestamp_from_parts": "make_timestamp",
 }
 
 

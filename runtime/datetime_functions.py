@@ -12,7 +12,7 @@ from typing import Literal
 
 import polars as pl
 
-from dbspc.compiler.logical.datetime_pattern import parse_pattern
+from dbspc.compiler.logical.datetime_pattern import Piece, parse_pattern, parse_pieces
 from dbspc.compiler.logical.scalar import Call, Lit
 from dbspc.compiler.logical.time_zone import UNIT_MICROS, split_offset
 
@@ -153,6 +153,44 @@ def _make_date(args: list[pl.Expr], call: Call) -> pl.Expr:
     return pl.when(valid).then(days).otherwise(None).cast(pl.Int32).cast(pl.Date)
 
 
+def _timestamp_parts(args: list[pl.Expr]) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """make_timestamp's (fields valid, seconds are 60 with a fraction, local microseconds
+    as Int128) of (y, mo, d, h, mi, sec DECIMAL(16,6))."""
+    y, mo, d, h, mi = (a.cast(pl.Int64) for a in args[:5])
+    total = (args[5] * 1_000_000).cast(pl.Int64)  # exact: the scale is 6
+    seconds = total // 1_000_000
+    micros = total - seconds * 1_000_000
+    sixty = seconds == 60
+    fraction = sixty & (micros != 0)
+    time_ok = h.is_between(0, 23) & mi.is_between(0, 59) & (seconds.is_between(0, 59) | (sixty & (micros == 0)))
+    valid = _date_fields_valid(y, mo, d) & time_ok
+    day_seconds = _days_from_civil(y, mo, d).cast(pl.Int128) * 86_400 + h * 3600 + mi * 60 + seconds
+    return valid, fraction, day_seconds * 1_000_000 + micros
+
+
+_I64 = (-(2**63), 2**63 - 1)
+
+
+def _make_timestamp_invalid(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """Whether make_timestamp fails, for the problem `fraction` (60.5 seconds), `fields`
+    (a field out of range) or `range` (past a TIMESTAMP's microseconds)."""
+    valid, fraction, local = _timestamp_parts(args[:6])
+    problem = _constant(call, 6)
+    if problem == "fraction":
+        bad = fraction
+    elif problem == "fields":
+        bad = ~valid & ~fraction
+    else:
+        bad = valid & ~local.is_between(*_I64)
+    return bad.fill_null(False)
+
+
+def _make_timestamp(args: list[pl.Expr], call: Call) -> pl.Expr:
+    valid, _, local = _timestamp_parts(args)
+    ok = valid & local.is_between(*_I64)
+    return pl.when(ok).then(local).otherwise(None).cast(pl.Int64).cast(pl.Datetime("us"))
+
+
 _MONTHS = "January February March April May June July August September October November December".split()
 _DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
 
@@ -206,6 +244,100 @@ def _date_format(args: list[pl.Expr], call: Call) -> pl.Expr:
     parts = [pl.lit(p) if isinstance(p, str) else _field(x, *p) for p in parse_pattern(_constant(call, 1))]
     text = pl.concat_str(parts) if parts else pl.lit("")
     return pl.when(x.is_null()).then(pl.lit(None, pl.String)).otherwise(text)
+
+
+def _literal_regex(text: str) -> str:
+    """`text` matched as is (but for case): every character but a letter or digit escaped."""
+    return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):X}}}" for c in text)
+
+
+_NAMES_REGEX = {3: "|".join(m[:3] for m in _MONTHS), 4: "|".join(_MONTHS)}
+
+
+def _field_regex(letter: str, count: int, before_number: bool) -> str:
+    """What one field matches (java.time's strict parsing, as Spark's to_date parses)."""
+    if letter == "y" and count == 4:  # EXCEEDS_PAD: 4 digits, or a sign and more
+        return "[0-9]{4}" if before_number else "[0-9]{4}|[+-][0-9]{5,}"
+    if letter == "y" and count == 1:
+        return "-?[0-9]+"
+    if letter == "M" and count >= 3:
+        return _NAMES_REGEX[count]
+    if letter == "S":
+        return f"[0-9]{{1,{count}}}"
+    if letter == "a":
+        return "am|pm"
+    return "[0-9]+" if count == 1 else "[0-9]{2}"
+
+
+def _parse_plan(pattern: str) -> tuple[str, list[tuple[str, int]]]:
+    pieces: list[Piece] = parse_pieces(pattern)
+    parts, fields = [], []
+    for i, p in enumerate(pieces):
+        if isinstance(p, str):
+            parts.append(_literal_regex(p))
+            continue
+        nxt = pieces[i + 1] if i + 1 < len(pieces) else None
+        before_number = isinstance(nxt, tuple) and nxt[0] in "yMdHhmsS"
+        parts.append(f"(?<{p[0]}>{_field_regex(*p, before_number)})")
+        fields.append(p)
+    return "^(?i:" + "".join(parts) + ")$", fields
+
+
+def _parsed(s: pl.Expr, pattern: str) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """(valid, days since the epoch, microseconds of the day) of the text s read by the
+    pattern; missing fields are day 1 and time 0, as Spark's."""
+    regex, fields = _parse_plan(pattern)
+    groups = s.str.extract_groups(regex)
+    counts = dict(fields)
+
+    def number(letter: str, default: int) -> pl.Expr:
+        if letter not in counts:
+            return pl.lit(default, pl.Int64)
+        return groups.struct.field(letter).str.strip_prefix("+").cast(pl.Int64, strict=False)
+
+    matched = groups.struct.field(fields[0][0]).is_not_null()
+    y = number("y", 1970)
+    if counts.get("y") == 2:
+        y = y + 2000
+    if counts.get("M", 0) >= 3:
+        names = _MONTHS if counts["M"] == 4 else [m[:3] for m in _MONTHS]
+        text = groups.struct.field("M").str.to_lowercase()
+        mo = text.replace_strict([n.lower() for n in names], list(range(1, 13)), default=None, return_dtype=pl.Int64)
+    else:
+        mo = number("M", 1)
+    d = number("d", 1)
+    if "h" in counts:
+        h12 = number("h", 12)
+        pm = groups.struct.field("a").str.to_lowercase() == "pm"
+        h = h12 % 12 + pl.when(pm).then(12).otherwise(0)
+        hour_ok = h12.is_between(1, 12)
+    else:
+        h = number("H", 0)
+        hour_ok = h.is_between(0, 23)
+    mi, sec = number("m", 0), number("s", 0)
+    micros = pl.lit(0, pl.Int64)
+    if "S" in counts:
+        micros = groups.struct.field("S").str.pad_end(6, "0").cast(pl.Int64, strict=False)
+    days = _days_from_civil(y, mo, d)
+    valid = matched & _date_fields_valid(y, mo, d) & hour_ok & mi.is_between(0, 59) & sec.is_between(0, 59)
+    return valid.fill_null(False), days, ((h * 60 + mi) * 60 + sec) * 1_000_000 + micros
+
+
+def _parse_invalid(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """Whether to_timestamp of the text fails (Spark: CANNOT_PARSE_TIMESTAMP): not of the
+    pattern, a field out of range, or past a TIMESTAMP's range."""
+    s = args[0]
+    valid, days, micros = _parsed(s, _constant(call, 1))
+    fits = (days.cast(pl.Int128) * 86_400_000_000 + micros).is_between(*_I64)
+    return s.is_not_null() & ~(valid & fits)
+
+
+def _parse(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """to_timestamp: the wall-clock time the text names, by a pattern."""
+    valid, days, micros = _parsed(args[0], _constant(call, 1))
+    total = days.cast(pl.Int128) * 86_400_000_000 + micros
+    ok = valid & total.is_between(*_I64)
+    return pl.when(ok).then(total).otherwise(None).cast(pl.Int64).cast(pl.Datetime("us"))
 
 
 _MONTH_SECONDS = 31 * 86_400
@@ -284,6 +416,10 @@ KERNELS: dict[str, Kernel] = {
     "zoned_trunc": _zoned_trunc,
     "make_date": _make_date,
     "make_date_invalid": _make_date_invalid,
+    "make_timestamp": _make_timestamp,
+    "parse_datetime": _parse,
+    "parse_datetime_invalid": _parse_invalid,
+    "make_timestamp_invalid": _make_timestamp_invalid,
     "date_format": _date_format,
     "months_between": lambda a, c: _months_between(a),
     "zoned_months_between": lambda a, c: _months_between(a, _constant(c, 2)),

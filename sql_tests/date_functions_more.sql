@@ -20,6 +20,14 @@ CREATE VIEW weekdays AS SELECT id, next_day(d, 'MO') AS mo, next_day(d, 'tue') A
 CREATE VIEW epochs AS SELECT id, unix_date(d) AS ud, date_from_unix_date(y) AS fy, date_from_unix_date(CAST(-dd AS STRING)) AS fs,
   unix_millis(ts) AS um, unix_micros(ts) AS uu, timestamp_millis(n) AS tm, timestamp_micros(n * 1000) AS tu,
   timestamp_millis(y) AS tmy FROM t;
+CREATE VIEW stamps AS SELECT id, make_timestamp(CASE WHEN y BETWEEN 1 AND 9999 THEN y END, m, dd, 23, 59, 59.999999) AS last_micro,
+  make_timestamp(2020, m, dd, 23, 59, 60) AS sixty, make_timestamp(2021, 1, 1, 0, 0, CAST(dd AS DOUBLE) + 0.1234567) AS rounded,
+  make_timestamp(2021, m, 1, dd % 24, 0, CAST(dd AS STRING)) AS from_string, date_format(make_timestamp(y, m, dd, 12, 0, 0), 'yyyy-MM-dd HH') AS far FROM t;
+CREATE VIEW parsed AS SELECT id, CASE WHEN length(s) = 10 THEN to_date(s, 'yyyy-MM-dd') END AS day,
+  try_to_timestamp(s, 'yyyy-MM-dd HH:mm:ss') AS whole, try_to_timestamp(s, 'yyyy-MM-dd HH:mm:ss.SSSS') AS fraction,
+  try_to_date(s, 'y-M-d') AS short, try_to_date(date_format(d, 'yyyyMMdd'), 'yyyyMMdd') AS packed,
+  to_timestamp(date_format(ts, 'dd MMMM yy hh:mm a'), 'dd MMMM yy hh:mm a') AS round_trip,
+  to_date(date_format(d, 'MMM d, yyyy'), 'MMM d, yyyy') AS named, try_to_date(s, 'yyyy-MM-dd''T''') AS none FROM t;
 CREATE VIEW by_weekday AS SELECT dayname(d) AS day, count(*) AS n, max(date_format(ts, 'MMM')) AS latest FROM t GROUP BY dayname(d);
 -- step
 INSERT INTO t VALUES

@@ -125,7 +125,8 @@ def test_date_format_and_months_between_read_the_zone_s_wall_clock() -> None:
     text = (
         "CREATE TABLE ev (ts TIMESTAMP);\n"
         "CREATE VIEW v AS SELECT date_format(ts, 'yyyy-MM-dd HH:mm a E') AS f, "
-        "months_between(ts, DATE '2024-02-11', false) AS mb, date_format(DATE '2024-03-10', 'HH:mm') AS midnight FROM ev;\n"
+        "months_between(ts, DATE '2024-02-11', false) AS mb, "
+        "date_format(DATE '2024-03-10', 'HH:mm') AS midnight FROM ev;\n"
     )
     zoned = to_text(compile_sql(text, time_zone=ZONE).circuit)
     assert f"date_format(from_utc(#0, '{ZONE}')" in zoned and "zoned_months_between" in zoned

@@ -470,6 +470,12 @@ SPARK_NAMES = [
     ("unix_micros(ts)", "unix_micros(ts)"),
     ("timestamp_millis(amount)", "timestamp_millis(amount)"),
     ("timestamp_micros(x)", "timestamp_micros(x)"),
+    ("make_timestamp(x, y, a, b, x, d)", "make_timestamp(x, y, a, b, x, d)"),
+    ("make_timestamp(2020, 1, 1, 0, 0, 1.5)", "make_timestamp(2020, 1, 1, 0, 0, 1.5)"),
+    ("to_date(s, 'dd/MM/yyyy')", "to_date(s, dd/MM/yyyy)"),
+    ("to_timestamp(s, 'yyyy-MM-dd''T''HH:mm')", "to_timestamp(s, yyyy-MM-dd'T'HH:mm)"),
+    ("try_to_date(s, 'yyyy-MM-dd')", "try_to_date(s, yyyy-MM-dd)"),
+    ("try_to_timestamp(s, 'yyyy-MM-dd HH')", "try_to_timestamp(s, yyyy-MM-dd HH)"),
 ]
 
 # Items whose Spark name depends on types, defaults or subqueries, or that sqlglot rewrites.

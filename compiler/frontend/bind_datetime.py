@@ -26,7 +26,7 @@ from sqlglot import exp
 from dbspc.compiler.errors import Span, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, coerce
-from dbspc.compiler.logical.datetime_pattern import PatternError, parse_pattern
+from dbspc.compiler.logical.datetime_pattern import PatternError, parse_pattern, parse_pieces
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
 from dbspc.compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, STRING, TIMESTAMP, SqlType
 
@@ -168,11 +168,76 @@ def _last_day(node: exp.Expression, bind: Bind) -> Scalar:
     return Call(DATE, "last_day", (coerce(_temporal(bind(node.this), node), DATE),))
 
 
+def _parse_text(node: exp.Expression, x: Scalar, pattern: str | None, result: SqlType, raising: bool) -> Scalar:
+    """to_date / to_timestamp (try_ forms: not raising) of x by a constant pattern: a
+    string is parsed as Spark's strict java.time parser reads it (CANNOT_PARSE_TIMESTAMP
+    where it cannot, only on the rows evaluated); a DATE or TIMESTAMP is cast."""
+    if pattern is None:
+        return Lit(result, None)
+    if x.type.kind in ("DATE", "TIMESTAMP"):
+        return coerce(x, result)
+    if x.type.kind not in ("STRING", "NULL"):
+        raise SqlError(f"{written_name(node)} needs a STRING, DATE or TIMESTAMP, not {x.type}", span_of(node))
+    # Spark's to_date is the DATE of to_timestamp's instant (ParseToDate)
+    args = (coerce(x, STRING), Lit(STRING, pattern))
+    value: Scalar = Call(TIMESTAMP, "parse_datetime", args)
+    if raising:
+        message = f"CANNOT_PARSE_TIMESTAMP: {written_name(node)} of a text that does not match the pattern '{pattern}'"
+        bad = Call(BOOLEAN, "parse_datetime_invalid", args)
+        value = Call(TIMESTAMP, "error_if", (bad, value, Lit(STRING, message)))
+    return coerce(value, result)
+
+
+def _checked_parse_pattern(node: exp.Expression, written: str, where: object) -> str:
+    try:
+        parse_pieces(written)
+    except PatternError as e:
+        span = Span(where[0], where[1] + 1 + e.offset) if isinstance(where, tuple) and e.offset else None
+        raise UnsupportedSql(
+            f"{written_name(node)}: {e.message} (in the pattern '{written}')", span or span_of(node)
+        ) from None
+    return written
+
+
+def _to_timestamp(node: exp.Expression, bind: Bind) -> Scalar:
+    """to_timestamp(s, 'pattern'): the session's wall-clock time the text names."""
+    return _parse_text(node, bind(node.this), _parse_pattern_of(node), TIMESTAMP, True)
+
+
+def _parse_pattern_of(node: exp.Expression) -> str | None:
+    """A parsing call's constant pattern as written (None: NULL)."""
+    fmt = node.args.get("format")
+    if isinstance(fmt, exp.Null):
+        return None
+    meta = node._meta or {}
+    written = meta.get("format_text")
+    if not isinstance(written, str):
+        raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(node))
+    return _checked_parse_pattern(node, written, meta.get("format_at"))
+
+
+def _try_parse(result: SqlType) -> Rule:
+    """try_to_date(s, fmt), try_to_timestamp(s, fmt): NULL where the text does not parse."""
+
+    def rule(node: exp.Expression, bind: Bind) -> Scalar:
+        args = _arguments(node, 2)
+        fmt = args[1]
+        if isinstance(fmt, exp.Null):
+            return Lit(result, None)
+        if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+            raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(fmt))
+        meta = fmt._meta or {}
+        where = (meta["line"], meta["col"] - (meta["end"] - meta["start"])) if "line" in meta else None
+        pattern = _checked_parse_pattern(node, fmt.name, where)
+        return _parse_text(node, bind(args[0]), pattern, result, False)
+
+    return rule
+
+
 def _to_date(node: exp.Expression, bind: Bind) -> Scalar:
     """to_date(x), also what sqlglot wraps around the argument of year(x) and friends."""
-    fmt = node.args.get("format")
-    if fmt is not None and not (isinstance(fmt, exp.Literal) and fmt.name in ("yyyy-MM-dd", "%Y-%m-%d")):
-        raise UnsupportedSql("TO_DATE with a format other than yyyy-MM-dd is not supported", span_of(node))
+    if node.args.get("format") is not None:
+        return _parse_text(node, bind(node.this), _parse_pattern_of(node), DATE, True)
     x = bind(node.this)
     if x.type.kind == "DATE":
         return x
@@ -263,6 +328,38 @@ def _make_date(node: exp.Expression, bind: Bind) -> Scalar:
     for problem, message in (("days", days), ("fields", fields)):  # Spark checks the fields first
         bad = Call(BOOLEAN, "make_date_invalid", (y, m, d, Lit(STRING, problem)))
         value = Call(DATE, "error_if", (bad, value, Lit(STRING, message)))
+    return value
+
+
+_SECONDS = SqlType("DECIMAL", precision=16, scale=6)  # make_timestamp's seconds, as Spark casts them
+
+
+def _make_timestamp(node: exp.Expression, bind: Bind) -> Scalar:
+    """make_timestamp(y, mo, d, h, mi, sec): the session's wall-clock time y-mo-d h:mi:sec
+    (sec DECIMAL(16,6); 60 is the next minute's start). Spark ANSI fails on a field out of
+    range (DATETIME_FIELD_OUT_OF_BOUNDS), 60 with a fraction (INVALID_FRACTION_OF_SECOND)
+    and a time past a TIMESTAMP's range, only on the rows evaluated."""
+    keys = ("year", "month", "day", "hour", "min", "sec")
+    if node.args.get("nano") is not None or any(node.args.get(k) is None for k in keys):
+        raise UnsupportedSql(
+            f"{written_name(node)} is supported with six arguments (year, month, day, hour, minute, second) only",
+            span_of(node),
+        )
+    fields = [_as_int(bind(node.args[k]), node) for k in keys[:5]]
+    sec = bind(node.args["sec"])
+    if not (sec.type.is_numeric or sec.type.kind in ("STRING", "NULL")):
+        raise SqlError(f"{written_name(node)} needs a number of seconds, not {sec.type}", span_of(node))
+    args = (*fields, sec if sec.type == _SECONDS else Call(_SECONDS, "cast", (sec,)))
+    name = written_name(node)
+    value: Scalar = Call(TIMESTAMP, "make_timestamp", args)
+    messages = (
+        ("range", f"DATETIME_OVERFLOW: {name} of a time past a TIMESTAMP's range"),
+        ("fields", f"DATETIME_FIELD_OUT_OF_BOUNDS: {name} of a date or time that does not exist"),
+        ("fraction", f"INVALID_FRACTION_OF_SECOND: {name} of seconds above 60 (60 itself is the next minute)"),
+    )
+    for problem, message in messages:  # the last added is checked first
+        bad = Call(BOOLEAN, "make_timestamp_invalid", (*args, Lit(STRING, problem)))
+        value = Call(TIMESTAMP, "error_if", (bad, value, Lit(STRING, message)))
     return value
 
 
@@ -435,6 +532,8 @@ RULES: dict[type[exp.Expression], Rule] = {
     exp.LastDay: _last_day,
     exp.TsOrDsToDate: _to_date,
     exp.TimeToStr: _date_format,
+    exp.TimestampFromParts: _make_timestamp,
+    exp.StrToTime: _to_timestamp,
     exp.MonthsBetween: _months_between,
     exp.NextDay: _next_day,
     exp.Dayname: _of_date("dayname", STRING),
@@ -501,4 +600,6 @@ ANONYMOUS_RULES: dict[str, Rule] = {
     "weekday": _of_date("weekday", INT),
     "date_part": _date_part,
     "datepart": _date_part,
+    "try_to_date": _try_parse(DATE),
+    "try_to_timestamp": _try_parse(TIMESTAMP),
 }

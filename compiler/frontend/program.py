@@ -499,9 +499,9 @@ def _written_names(query: exp.Expression, names: list[str], columns: list[exp.Ex
 
 def _query_text(query: exp.Expression, dialect: str) -> str:
     """The view's SQL text, as the Spark oracle and pipelines run it: sqlglot's, but with
-    the calls it would not write back as they were written as written (a date_format
-    pattern goes through sqlglot's strftime form, which loses `y` from `yyyy`; unix_date
-    becomes a DATEDIFF)."""
+    the calls it would not write back as they were written as written (the pattern of
+    date_format, to_date and to_timestamp goes through sqlglot's strftime form, which
+    loses `y` from `yyyy`; unix_date becomes a DATEDIFF)."""
 
     def written(node: exp.Expression) -> exp.Expression:
         meta = node._meta or {}
@@ -510,6 +510,10 @@ def _query_text(query: exp.Expression, dialect: str) -> str:
             if isinstance(inner, exp.TimeStrToTime) and not (inner._meta or {}).get("call_name"):
                 inner = inner.this
             return exp.Anonymous(this="DATE_FORMAT", expressions=[inner, exp.Literal.string(meta["format_text"])])
+        parsers: dict[type[exp.Expression], str] = {exp.TsOrDsToDate: "TO_DATE", exp.StrToTime: "TO_TIMESTAMP"}
+        parser = parsers.get(type(node))
+        if parser is not None and isinstance(meta.get("format_text"), str):
+            return exp.Anonymous(this=parser, expressions=[node.this, exp.Literal.string(meta["format_text"])])
         if isinstance(node, exp.UnixDate):
             return exp.Anonymous(this="UNIX_DATE", expressions=[node.this])
         return node

@@ -41,7 +41,8 @@ _PLAIN = frozenset(
         "left right repeat reverse ltrim rtrim trim year month day dayofmonth dayofweek hour minute second "
         "quarter dayofyear weekofyear unix_seconds timestamp_seconds date_add add_months last_day datediff to_date "
         "array_contains array_size size make_date next_day weekday dayname monthname unix_date date_from_unix_date "
-        "unix_millis unix_micros timestamp_millis timestamp_micros date_part"
+        "unix_millis unix_micros timestamp_millis timestamp_micros date_part make_timestamp "
+        "try_to_date try_to_timestamp"
     ).split()
 )
 # Ranking window functions by name as called, with the expression sqlglot parses, and as Spark prints them.
@@ -124,7 +125,8 @@ _CAST_TYPES = {
 # Spark after the date function they become, which needs the types.
 _DATETIME_FUNCS = frozenset(
     "current_date current_timestamp now to_date to_timestamp date_add date_sub add_months last_day "
-    "date_trunc trunc make_date timestamp date next_day date_from_unix_date timestamp_millis timestamp_micros".split()
+    "date_trunc trunc make_date timestamp date next_day date_from_unix_date timestamp_millis timestamp_micros "
+    "make_timestamp".split()
 )
 # Functions whose result has the type of their arguments.
 _PASS_THROUGH = frozenset("coalesce nullif ifnull nvl nvl2 if greatest least min max first any_value".split())
@@ -375,6 +377,10 @@ class _Printer:
             return f"date_trunc({unit}, {self.pretty(node.this)})"  # the unit as written, unquoted
         if isinstance(node, exp.TimeToStr) and name == "date_format":
             return self._date_format(node)
+        if isinstance(node, (exp.TsOrDsToDate, exp.StrToTime)) and name in ("to_date", "to_timestamp"):
+            written = (node._meta or {}).get("format_text")
+            if isinstance(written, str):
+                return f"{name}({self.pretty(node.this)}, {written})"
         if isinstance(node, exp.Anonymous) and name == "datepart" and len(node.expressions) == 2:
             field, source = node.expressions  # Spark prints datepart as EXTRACT
             return f"datepart({self.pretty(field)} FROM {self.pretty(source)})"

@@ -96,3 +96,42 @@ def _merged(pieces: list[Piece]) -> list[Piece]:
         elif p != "":
             out.append(p)
     return out
+
+
+# Parsing (to_date, to_timestamp): letter -> the counts supported
+_PARSE_COUNTS = {
+    "y": (1, 2, 4), "M": (1, 2, 3, 4), "d": (1, 2), "H": (1, 2), "h": (1, 2), "m": (1, 2), "s": (1, 2),
+    "S": (1, 2, 3, 4, 5, 6), "a": (1,),
+}  # fmt: skip
+_NUMERIC_PARSE = frozenset("yMdHhmsS")
+
+
+def parse_pieces(pattern: str) -> list[Piece]:
+    """The pieces of a pattern to parse text with, or PatternError: the formatting subset
+    less D, E and yyy, each letter at most once, a year and a month, h only with a, and no
+    field of varying width directly followed by a number (java.time's adjacent value
+    parsing, which dbspc does not follow)."""
+    pieces = parse_pattern(pattern)
+    seen: set[str] = set()
+    offset = 0
+    for i, p in enumerate(pieces):
+        if isinstance(p, str):
+            offset += len(p)
+            continue
+        letter, count = p
+        if count not in _PARSE_COUNTS.get(letter, ()):
+            raise PatternError(f"pattern letter '{letter}' repeated {count} times is not supported to parse with", 0)
+        if letter in seen:
+            raise PatternError(f"pattern letter '{letter}' appears twice", 0)
+        seen.add(letter)
+        nxt = pieces[i + 1] if i + 1 < len(pieces) else None
+        varying = (count == 1 and letter != "a") or letter == "S"
+        if varying and isinstance(nxt, tuple) and nxt[0] in _NUMERIC_PARSE:
+            raise PatternError(f"pattern letter '{letter}' directly followed by '{nxt[0]}' is not supported", 0)
+    if not {"y", "M"} <= seen:
+        raise PatternError("a pattern to parse with needs a year (y) and a month (M)", 0)
+    if ("h" in seen) != ("a" in seen):
+        raise PatternError("a pattern to parse with has h (hour 1-12) with a (AM or PM) or neither", 0)
+    if "H" in seen and "h" in seen:
+        raise PatternError("a pattern to parse with has H or h, not both", 0)
+    return pieces

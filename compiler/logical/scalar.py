@@ -63,6 +63,9 @@ Dates and times (compiler/frontend/bind_datetime.py):
   next_day (d, polars weekday literal), weekday (0 = Monday), dayname, monthname
   unix_date, date_from_unix_date, unix_millis, unix_micros (rounded down),
   timestamp_millis, timestamp_micros
+  make_timestamp (y, mo, d, h, mi, sec): a wall-clock time; make_timestamp_invalid (..., problem)
+  parse_datetime (s, 'pattern'): to_timestamp's wall-clock time (to_date casts it);
+  parse_datetime_invalid (s, 'pattern'): whether it fails (datetime_pattern.parse_pieces)
 More strings (compiler/frontend/bind_strings.py):
   lpad, rpad (s, width, padding), locate (sub, s, start), concat_ws (sep, ...)
   regexp_extract (s, pattern, group), rlike (s, pattern), initcap, reverse, repeat
@@ -87,7 +90,8 @@ FUNCTIONS = frozenset(
     lpad rpad locate concat_ws regexp_extract rlike initcap reverse repeat sqlite_real
     array_size array_contains sort_array
     make_date make_date_invalid date_format months_between zoned_months_between next_day weekday dayname monthname
-    unix_date date_from_unix_date unix_millis unix_micros timestamp_millis timestamp_micros""".split()
+    unix_date date_from_unix_date unix_millis unix_micros timestamp_millis timestamp_micros
+    make_timestamp make_timestamp_invalid parse_datetime parse_datetime_invalid""".split()
 )
 
 

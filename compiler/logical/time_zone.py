@@ -10,7 +10,8 @@ and digest say which zone it computes in:
     CAST(ts AS DATE)             ->  CAST(from_utc(ts, zone) AS DATE)
     CAST(d AS TIMESTAMP)         ->  to_utc(CAST(d AS TIMESTAMP), zone)
     hour(ts)                     ->  hour(from_utc(ts, zone)), and date_format(ts, ...)
-    months_between(a, b, r)      ->  zoned_months_between(a, b, r, zone)
+    months_between(a, b)         ->  zoned_months_between(a, b, zone)
+    make_timestamp(...)          ->  to_utc(make_timestamp(...), zone), and to_timestamp(s, fmt)
     date_trunc(ts, '1d')         ->  zoned_trunc(ts, '1d', zone)
     ts + INTERVAL 1 DAY          ->  zoned_offset_by(ts, '1d', zone)
     TIMESTAMP '2024-03-10 02:30' ->  the instant, converted now
@@ -130,6 +131,8 @@ def _scalar(x: Scalar, zone: str) -> Scalar:
         return Call(TIMESTAMP, "zoned_trunc", (args[0], args[1], z))
     elif fn == "offset_by" and x.type == TIMESTAMP and _calendar_offset(_constant(args[1])):
         return Call(TIMESTAMP, "zoned_offset_by", (args[0], args[1], z))
+    elif fn in ("make_timestamp", "parse_datetime"):  # wall-clock times
+        return Call(TIMESTAMP, "to_utc", (Call(x.type, fn, args), z))
     elif fn == "months_between":
         return Call(x.type, "zoned_months_between", (*args, z))
     return Call(x.type, fn, args) if args != x.args else x
