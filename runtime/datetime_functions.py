@@ -256,8 +256,8 @@ _NAMES_REGEX = {3: "|".join(m[:3] for m in _MONTHS), 4: "|".join(_MONTHS)}
 
 def _field_regex(letter: str, count: int, before_number: bool) -> str:
     """What one field matches (java.time's strict parsing, as Spark's to_date parses)."""
-    if letter == "y" and count == 4:  # EXCEEDS_PAD: 4 digits, or a sign and more
-        return "[0-9]{4}" if before_number else "[0-9]{4}|[+-][0-9]{5,}"
+    if letter == "y" and count == 4:  # EXCEEDS_PAD: 4 digits, a minus and 4 or more, a plus and 5 or more
+        return "[0-9]{4}" if before_number else "[0-9]{4}|-[0-9]{4,}|[+][0-9]{5,}"
     if letter == "y" and count == 1:
         return "-?[0-9]+"
     if letter == "M" and count >= 3:

@@ -27,7 +27,9 @@ CREATE VIEW parsed AS SELECT id, CASE WHEN length(s) = 10 THEN to_date(s, 'yyyy-
   try_to_timestamp(s, 'yyyy-MM-dd HH:mm:ss') AS whole, try_to_timestamp(s, 'yyyy-MM-dd HH:mm:ss.SSSS') AS fraction,
   try_to_date(s, 'y-M-d') AS short, try_to_date(date_format(d, 'yyyyMMdd'), 'yyyyMMdd') AS packed,
   to_timestamp(date_format(ts, 'dd MMMM yy hh:mm a'), 'dd MMMM yy hh:mm a') AS round_trip,
-  to_date(date_format(d, 'MMM d, yyyy'), 'MMM d, yyyy') AS named, try_to_date(s, 'yyyy-MM-dd''T''') AS none FROM t;
+  to_date(date_format(d, 'MMM d, yyyy'), 'MMM d, yyyy') AS named, try_to_date(s, 'yyyy-MM-dd''T''') AS none,
+  unix_date(to_date('-0005-01-05', 'yyyy-MM-dd')) AS minus_year, unix_date(to_date('+12020-1-5', 'yyyy-M-d')) AS plus_year,
+  unix_date(try_to_date('+2020-01-05', 'yyyy-MM-dd')) AS plus_4, unix_date(to_date('-5-01-05', 'y-MM-dd')) AS y_minus FROM t;
 CREATE VIEW by_weekday AS SELECT dayname(d) AS day, count(*) AS n, max(date_format(ts, 'MMM')) AS latest FROM t GROUP BY dayname(d);
 -- step
 INSERT INTO t VALUES

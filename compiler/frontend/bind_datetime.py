@@ -212,7 +212,7 @@ def _parse_pattern_of(node: exp.Expression) -> str | None:
     meta = node._meta or {}
     written = meta.get("format_text")
     if not isinstance(written, str):
-        raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(node))
+        raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(fmt) or span_of(node))
     return _checked_parse_pattern(node, written, meta.get("format_at"))
 
 
@@ -372,7 +372,7 @@ def _constant_pattern(node: exp.Expression) -> str | None:
     meta = node._meta or {}
     written = meta.get("format_text")
     if not isinstance(written, str):
-        raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(node))
+        raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(fmt) or span_of(node))
     try:
         parse_pattern(written)
     except PatternError as e:
