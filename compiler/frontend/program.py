@@ -518,7 +518,15 @@ def _query_text(query: exp.Expression, dialect: str) -> str:
             return exp.Anonymous(this="UNIX_DATE", expressions=[node.this])
         return node
 
-    return query.transform(written).sql(dialect)
+    root = query.copy()
+    for node in reversed(list(root.walk(bfs=False))):  # children first: each is replaced in place
+        new = written(node)
+        if new is not node:
+            if node is root:
+                root = new
+            else:
+                node.replace(new)
+    return root.sql(dialect)
 
 
 def _relations_read(query: exp.Expression) -> frozenset[str]:
