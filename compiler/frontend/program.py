@@ -520,6 +520,8 @@ def _query_text(query: exp.Expression, dialect: str) -> str:
 
     root = query.copy()
     for node in reversed(list(root.walk(bfs=False))):  # children first: each is replaced in place
+        if not isinstance(node, exp.Expression):
+            continue
         new = written(node)
         if new is not node:
             if node is root:
