@@ -108,9 +108,10 @@ _NUMERIC_PARSE = frozenset("yMdHhmsS")
 
 def parse_pieces(pattern: str) -> list[Piece]:
     """The pieces of a pattern to parse text with, or PatternError: the formatting subset
-    less D, E and yyy, each letter at most once, a year and a month, h only with a, and no
+    less D, E and yyy, each letter at most once, a year and a month, h only with a, no
     field of varying width directly followed by a number (java.time's adjacent value
-    parsing, which dbspc does not follow)."""
+    parsing, which dbspc does not follow) and no number followed by a digit (java.time
+    reads digits greedily, where a regular expression would backtrack)."""
     pieces = parse_pattern(pattern)
     seen: set[str] = set()
     offset = 0
@@ -119,7 +120,9 @@ def parse_pieces(pattern: str) -> list[Piece]:
             offset += len(p)
             continue
         letter, count = p
-        if count not in _PARSE_COUNTS.get(letter, ()):
+        if letter not in _PARSE_COUNTS:
+            raise PatternError(f"pattern letter '{letter}' is not supported to parse with", 0)
+        if count not in _PARSE_COUNTS[letter]:
             raise PatternError(f"pattern letter '{letter}' repeated {count} times is not supported to parse with", 0)
         if letter in seen:
             raise PatternError(f"pattern letter '{letter}' appears twice", 0)
@@ -128,6 +131,8 @@ def parse_pieces(pattern: str) -> list[Piece]:
         varying = (count == 1 and letter != "a") or letter == "S"
         if varying and isinstance(nxt, tuple) and nxt[0] in _NUMERIC_PARSE:
             raise PatternError(f"pattern letter '{letter}' directly followed by '{nxt[0]}' is not supported", 0)
+        if letter in _NUMERIC_PARSE and isinstance(nxt, str) and nxt[0].isdigit():
+            raise PatternError(f"pattern letter '{letter}' directly followed by a digit is not supported", 0)
     if not {"y", "M"} <= seen:
         raise PatternError("a pattern to parse with needs a year (y) and a month (M)", 0)
     if ("h" in seen) != ("a" in seen):
