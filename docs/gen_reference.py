@@ -89,7 +89,7 @@ _SPARK_NAMES: dict[str, str | None] = {
     "day_of_week": "dayofweek",
     "day_of_year": "dayofyear",
     "week_of_year": "weekofyear",
-    "str_to_unix": "unix_timestamp / to_unix_timestamp (of a TIMESTAMP or DATE)",
+    "str_to_unix": "unix_timestamp / to_unix_timestamp (of a TIMESTAMP, a DATE or a string by a pattern)",
     "unix_to_str": "from_unixtime (default format)",
     "try_cast": "try_cast",
     "time_to_str": "date_format (a constant pattern: compiler/logical/datetime_pattern.py)",

@@ -367,6 +367,12 @@ def _months_between(args: list[pl.Expr], zone: str | None = None) -> pl.Expr:
     return pl.when(whole).then(month_diff.cast(pl.Float64)).otherwise(value)
 
 
+def _toward_zero(x: pl.Expr, divisor: int) -> pl.Expr:
+    """x / divisor rounded toward zero, as Java's long division (polars' // rounds down)."""
+    down = x // divisor
+    return down + ((x < 0) & (down * divisor != x)).cast(pl.Int64)
+
+
 def _divided(x: pl.Expr, divisor: int) -> pl.Expr:
     """x / divisor in DOUBLE, correctly rounded as Java divides. polars multiplies by the
     reciprocal of a constant divisor (not always the same double), so the divisor is made
@@ -399,6 +405,7 @@ KERNELS: dict[str, Kernel] = {
     "dayofyear": lambda a, c: a[0].dt.ordinal_day().cast(pl.Int32),
     "weekofyear": lambda a, c: a[0].dt.week().cast(pl.Int32),  # ISO weeks, as Spark
     "unix_seconds": lambda a, c: a[0].dt.epoch("us") // 1_000_000,  # rounded down, as Spark
+    "unix_timestamp": lambda a, c: _toward_zero(a[0].dt.epoch("us"), 1_000_000),
     "timestamp_seconds": lambda a, c: (a[0] * 1_000_000).cast(pl.Datetime("us")),
     "dayofweek": lambda a, c: _dayofweek(a[0]),
     "hour": lambda a, c: a[0].dt.hour().cast(pl.Int32),

@@ -19,7 +19,9 @@ CREATE VIEW weekdays AS SELECT id, next_day(d, 'MO') AS mo, next_day(d, 'tue') A
   date_part('dow', ts) AS pdow, datepart('hour', ts) AS ph, date_part('d', s) AS pd, extract(doy FROM ts) AS edoy FROM t;
 CREATE VIEW epochs AS SELECT id, unix_date(d) AS ud, date_from_unix_date(y) AS fy, date_from_unix_date(CAST(-dd AS STRING)) AS fs,
   unix_millis(ts) AS um, unix_micros(ts) AS uu, timestamp_millis(n) AS tm, timestamp_micros(n * 1000) AS tu,
-  timestamp_millis(y) AS tmy FROM t;
+  timestamp_millis(y) AS tmy, unix_timestamp(timestamp_millis(n)) AS utm, unix_seconds(timestamp_millis(n)) AS usm,
+  CASE WHEN length(s) = 19 THEN unix_timestamp(s) END AS uts, CASE WHEN length(s) = 10 THEN to_unix_timestamp(s, 'yyyy-MM-dd') END AS utd,
+  unix_timestamp('1969-12-31 23:59:59.5', 'yyyy-MM-dd HH:mm:ss.S') AS half FROM t;
 CREATE VIEW stamps AS SELECT id, make_timestamp(CASE WHEN y BETWEEN 1 AND 9999 THEN y END, m, dd, 23, 59, 59.999999) AS last_micro,
   make_timestamp(2020, m, dd, 23, 59, 60) AS sixty, make_timestamp(2021, 1, 1, 0, 0, CAST(dd AS DOUBLE) + 0.1234567) AS rounded,
   make_timestamp(2021, m, 1, dd % 24, 0, CAST(dd AS STRING)) AS from_string, date_format(make_timestamp(y, m, dd, 12, 0, 0), 'yyyy-MM-dd HH') AS far FROM t;

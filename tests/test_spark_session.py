@@ -47,7 +47,8 @@ VIEWS = {
     "make_timestamp(2024, 3, 10, hour(ts), minute(ts), 0) AS gap, "
     "make_timestamp(2024, 11, 3, 1, minute(ts), 0.5) AS twice, "
     "make_timestamp(year(d), month(d), day(d), 0, 0, 60) AS next_minute, "
-    "try_to_timestamp(s, 'yyyy-MM-dd HH:mm:ss') AS parsed, to_date(s, 'yyyy-MM-dd HH:mm:ss') AS parsed_day FROM ev "
+    "try_to_timestamp(s, 'yyyy-MM-dd HH:mm:ss') AS parsed, to_date(s, 'yyyy-MM-dd HH:mm:ss') AS parsed_day, "
+    "unix_timestamp(s) AS ut FROM ev "
     "WHERE length(s) = 19",
 }
 

@@ -99,14 +99,16 @@ def test_dates_are_left_alone() -> None:
 
 
 def test_epoch_seconds_of_a_date_are_of_its_local_midnight() -> None:
-    """unix_timestamp(d) is d's midnight in the session's zone; of a string it is refused."""
-    text = "CREATE TABLE t (d DATE, s STRING);\nCREATE VIEW v AS SELECT unix_timestamp(d) AS u FROM t;\n"
-    row = ZSet.from_rows([(dt.date(2024, 3, 10), "x")], Pipeline.from_sql(text).table_types("t"))
+    """unix_timestamp(d) is d's midnight in the session's zone, and of a string, the
+    instant of the local time it names; of the current time it is refused."""
+    text = "CREATE TABLE t (d DATE, s STRING);\n"
+    text += "CREATE VIEW v AS SELECT unix_timestamp(d) AS u, unix_timestamp(s) AS us FROM t;\n"
+    row = ZSet.from_rows([(dt.date(2024, 3, 10), "2024-03-10 00:00:00")], Pipeline.from_sql(text).table_types("t"))
     for zone, seconds in (("UTC", 1710028800), (ZONE, 1710028800 + 8 * 3600)):
         out = Pipeline.from_sql(text, time_zone=zone).step({"t": row})["v"]
-        assert out.frame.rows() == [(seconds, 1)]
-    with pytest.raises(UnsupportedSql, match=r"2:25: UNIX_TIMESTAMP is supported of one TIMESTAMP or DATE only"):
-        compile_sql("CREATE TABLE t (s STRING);\nCREATE VIEW v AS SELECT unix_timestamp(s) AS u FROM t;")
+        assert out.frame.rows() == [(seconds, seconds, 1)]
+    with pytest.raises(UnsupportedSql, match=r"CURRENT_TIMESTAMP is not allowed in a view"):
+        compile_sql("CREATE TABLE t (s STRING);\nCREATE VIEW v AS SELECT unix_timestamp() AS u FROM t;")
 
 
 def test_seconds_past_a_timestamp_s_range_overflow_as_in_spark() -> None:

@@ -473,6 +473,9 @@ SPARK_NAMES = [
     ("make_timestamp(x, y, a, b, x, d)", "make_timestamp(x, y, a, b, x, d)"),
     ("make_timestamp(2020, 1, 1, 0, 0, 1.5)", "make_timestamp(2020, 1, 1, 0, 0, 1.5)"),
     ("to_date(s, 'dd/MM/yyyy')", "to_date(s, dd/MM/yyyy)"),
+    ("unix_timestamp(ts)", "unix_timestamp(ts, yyyy-MM-dd HH:mm:ss)"),
+    ("to_unix_timestamp(s)", "to_unix_timestamp(s, yyyy-MM-dd HH:mm:ss)"),
+    ("unix_timestamp(s, 'yyyy/MM/dd')", "unix_timestamp(s, yyyy/MM/dd)"),
     ("to_timestamp(s, 'yyyy-MM-dd''T''HH:mm')", "to_timestamp(s, yyyy-MM-dd'T'HH:mm)"),
     ("try_to_date(s, 'yyyy-MM-dd')", "try_to_date(s, yyyy-MM-dd)"),
     ("try_to_timestamp(s, 'yyyy-MM-dd HH')", "try_to_timestamp(s, yyyy-MM-dd HH)"),
@@ -480,7 +483,6 @@ SPARK_NAMES = [
 
 # Items whose Spark name depends on types, defaults or subqueries, or that sqlglot rewrites.
 UNNAMED = [
-    "unix_timestamp(ts)",  # Spark: unix_timestamp(ts, yyyy-MM-dd HH:mm:ss)
     "from_unixtime(amount)",  # Spark: from_unixtime(amount, yyyy-MM-dd HH:mm:ss)
     "(SELECT max(y) FROM t AS u WHERE u.y = t.x)",
     "EXISTS (SELECT 1 FROM t AS u WHERE u.y = t.x)",

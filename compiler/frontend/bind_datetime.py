@@ -248,18 +248,39 @@ def _to_date(node: exp.Expression, bind: Bind) -> Scalar:
     return coerce(_temporal(x, cast(exp.Expression, parent) if added else node), DATE)
 
 
-def _unix_seconds(node: exp.Expression, bind: Bind) -> Scalar:
-    """unix_seconds(ts), and unix_timestamp(x) / to_unix_timestamp(x) of a TIMESTAMP or a
-    DATE (its midnight in the session's zone): whole seconds since the epoch, rounded
-    down; a format applies to a string argument only. Of a string, they parse Spark's
-    datetime patterns, which is not supported."""
+_DEFAULT_PARSE = "yyyy-MM-dd HH:mm:ss"  # unix_timestamp's pattern when none is written
+
+
+def _unix_timestamp(node: exp.Expression, bind: Bind) -> Scalar:
+    """unix_timestamp(x[, pattern]) / to_unix_timestamp(...): whole seconds since the epoch,
+    rounded toward zero (Spark: micros / 1000000, where unix_seconds rounds down), of a
+    TIMESTAMP, a DATE (its midnight in the session's zone) or a string parsed by the
+    pattern (yyyy-MM-dd HH:mm:ss unless written; CANNOT_PARSE_TIMESTAMP where it does not
+    parse). The pattern is read for a string only."""
     x = bind(node.this) if node.this is not None else None
-    if x is None or x.type.kind not in ("DATE", "TIMESTAMP", "NULL"):
+    if x is None or x.type.kind not in ("DATE", "TIMESTAMP", "STRING", "NULL"):
         raise UnsupportedSql(
-            f"{written_name(node)} is supported of one TIMESTAMP or DATE only (the current time and parsing a "
-            "string by a pattern are not); CAST a string to TIMESTAMP first",
+            f"{written_name(node)} is supported of one TIMESTAMP, DATE or STRING only (not of the current time)",
             span_of(node),
         )
+    if x.type.kind in ("DATE", "TIMESTAMP"):
+        return Call(BIGINT, "unix_timestamp", (coerce(x, TIMESTAMP),))
+    fmt = node.args.get("format")
+    if isinstance(fmt, exp.Null):
+        return Lit(BIGINT, None)
+    if fmt is not None and span_of(fmt) is not None and not isinstance((node._meta or {}).get("format_text"), str):
+        raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(fmt))
+    written = (node._meta or {}).get("format_text")
+    pattern = written if isinstance(written, str) else _DEFAULT_PARSE
+    _checked_parse_pattern(node, pattern, (node._meta or {}).get("format_at"))
+    return Call(BIGINT, "unix_timestamp", (_parse_text(node, x, pattern, TIMESTAMP, True),))
+
+
+def _unix_seconds(node: exp.Expression, bind: Bind) -> Scalar:
+    """unix_seconds(ts) of a TIMESTAMP (or a DATE): whole seconds since the epoch, rounded down."""
+    x = bind(node.this) if node.this is not None else None
+    if x is None or x.type.kind not in ("DATE", "TIMESTAMP", "NULL"):
+        raise UnsupportedSql(f"{written_name(node)} is supported of one TIMESTAMP or DATE only", span_of(node))
     return Call(BIGINT, "unix_seconds", (coerce(x, TIMESTAMP),))
 
 
@@ -514,7 +535,7 @@ RULES: dict[type[exp.Expression], Rule] = {
     exp.DayOfYear: _part("dayofyear"),
     exp.WeekOfYear: _part("weekofyear"),
     exp.UnixSeconds: _unix_seconds,
-    exp.StrToUnix: _unix_seconds,
+    exp.StrToUnix: _unix_timestamp,
     exp.UnixToStr: _from_unixtime,
     exp.Month: _part("month"),
     exp.Day: _part("day"),

@@ -20,7 +20,7 @@ from dbspc.compiler.dialect import Semantics, semantics_of
 from dbspc.compiler.errors import Span, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.bind_query import QueryBinder
 from dbspc.compiler.frontend.ddl import table_schema
-from dbspc.compiler.frontend.positions import line_col, span_of
+from dbspc.compiler.frontend.positions import call_name, line_col, span_of
 from dbspc.compiler.frontend.spark_names import pretty_name
 from dbspc.compiler.frontend.spark_names import unparen as _unparen
 from dbspc.compiler.frontend.view_ddl import view_header
@@ -230,7 +230,7 @@ def _last_string_argument(text: str, tokens: list[Token], name_start: int) -> tu
     at = next((i for i, t in enumerate(tokens) if t.start == name_start), None)
     if at is None or at + 1 >= len(tokens) or tokens[at + 1].token_type != TokenType.L_PAREN:
         return None
-    depth, last = 0, at + 2
+    depth, last = 0, None
     for i in range(at + 1, len(tokens)):
         kind = tokens[i].token_type
         if kind in (TokenType.L_PAREN, TokenType.L_BRACKET):
@@ -238,6 +238,8 @@ def _last_string_argument(text: str, tokens: list[Token], name_start: int) -> tu
         elif kind in (TokenType.R_PAREN, TokenType.R_BRACKET):
             depth -= 1
             if depth == 0:
+                if last is None:
+                    return None  # one argument: no pattern written
                 value = _joined_string(text, tokens[last:i])
                 first = tokens[last]
                 return None if value is None else (value, (first.line, first.col - (first.end - first.start)))
@@ -512,6 +514,8 @@ def _query_text(query: exp.Expression, dialect: str) -> str:
             return exp.Anonymous(this="DATE_FORMAT", expressions=[inner, exp.Literal.string(meta["format_text"])])
         parsers: dict[type[exp.Expression], str] = {exp.TsOrDsToDate: "TO_DATE", exp.StrToTime: "TO_TIMESTAMP"}
         parser = parsers.get(type(node))
+        if isinstance(node, exp.StrToUnix):
+            parser = (call_name(node) or "unix_timestamp").upper()
         if parser is not None and isinstance(meta.get("format_text"), str):
             return exp.Anonymous(this=parser, expressions=[node.this, exp.Literal.string(meta["format_text"])])
         if isinstance(node, exp.UnixDate):

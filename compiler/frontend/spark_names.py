@@ -377,6 +377,15 @@ class _Printer:
             return f"date_trunc({unit}, {self.pretty(node.this)})"  # the unit as written, unquoted
         if isinstance(node, exp.TimeToStr) and name == "date_format":
             return self._date_format(node)
+        unix = name in ("unix_timestamp", "to_unix_timestamp")
+        if isinstance(node, exp.StrToUnix) and unix and node.this is not None:
+            fmt = node.args.get("format")
+            written = (node._meta or {}).get("format_text")
+            if not isinstance(written, str):
+                if fmt is not None and span_of(fmt) is not None:
+                    raise _Unnamed
+                written = "NULL" if isinstance(fmt, exp.Null) else "yyyy-MM-dd HH:mm:ss"  # Spark fills it in
+            return f"{name}({self.pretty(node.this)}, {written})"
         if isinstance(node, (exp.TsOrDsToDate, exp.StrToTime)) and name in ("to_date", "to_timestamp"):
             written = (node._meta or {}).get("format_text")
             if isinstance(written, str):

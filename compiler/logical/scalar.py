@@ -51,7 +51,8 @@ Numbers:
   greatest, least (variadic; NULLs skipped, as Spark)
 Dates and times (compiler/frontend/bind_datetime.py):
   year, month, day, quarter, dayofweek, dayofyear, weekofyear, hour, minute, second
-  unix_seconds (ts): whole seconds since the epoch, rounded down; timestamp_seconds (n): back
+  unix_seconds (ts): whole seconds since the epoch, rounded down; timestamp_seconds (n): back;
+  unix_timestamp (ts): rounded toward zero
   date_add_days (d, n), datediff (end, start), add_months (d, n), last_day
   date_trunc (x, 'polars unit'), offset_by (x, 'constant interval')
   from_utc (ts, zone), to_utc (ts, zone), zoned_offset_by (ts, 'interval', zone),
@@ -91,7 +92,8 @@ FUNCTIONS = frozenset(
     array_size array_contains sort_array
     make_date make_date_invalid date_format months_between zoned_months_between next_day weekday dayname monthname
     unix_date date_from_unix_date unix_millis unix_micros timestamp_millis timestamp_micros
-    make_timestamp make_timestamp_invalid parse_datetime parse_datetime_invalid""".split()
+    make_timestamp make_timestamp_invalid parse_datetime parse_datetime_invalid
+    unix_timestamp""".split()
 )
 
 
