@@ -61,6 +61,11 @@ CONSTRUCTS: list[tuple[str, str]] = [
     ("CASE / COALESCE / NULLIF / IF", "SELECT CASE WHEN x > 1 THEN 'a' ELSE 'b' END AS c, COALESCE(x, 0) AS z FROM t"),
     ("CAST", "SELECT CAST(x AS BIGINT) AS b, CAST(s AS INT) AS i FROM t"),
     ("date arithmetic, date_trunc", "SELECT date_add(day, 1) AS n, date_trunc('MONTH', at) AS m FROM t"),
+    (
+        "datetime patterns",
+        "SELECT date_format(at, 'yyyy-MM-dd HH:mm') AS f, to_date(s, 'dd/MM/yyyy') AS d, months_between(at, day) AS m "
+        "FROM t",
+    ),
     ("string functions", "SELECT upper(s) AS u, substring(s, 1, 2) AS p, concat(s, g) AS c FROM t"),
     ("mathematical functions", "SELECT sqrt(d) AS r, ln(d) AS l, power(x, 2) AS p, pmod(x, 3) AS m FROM t"),
     ("TRY_ arithmetic", "SELECT try_divide(x, 0) AS q, try_add(x, 2147483647) AS s FROM t"),
@@ -86,7 +91,7 @@ _SPARK_NAMES: dict[str, str | None] = {
     "day_of_week": "dayofweek",
     "day_of_year": "dayofyear",
     "week_of_year": "weekofyear",
-    "str_to_unix": "unix_timestamp / to_unix_timestamp (of a TIMESTAMP or DATE)",
+    "str_to_unix": "unix_timestamp / to_unix_timestamp (of a TIMESTAMP, a DATE or a string by a pattern)",
     "unix_to_str": "from_unixtime (default format)",
     "try_cast": "try_cast",
     "safe_add": "try_add",
@@ -101,6 +106,9 @@ _SPARK_NAMES: dict[str, str | None] = {
     "starts_with": "startswith",
     "ends_with": "endswith",
     "chr": "chr / char",
+    "time_to_str": "date_format (a constant pattern: compiler/logical/datetime_pattern.py)",
+    "str_to_time": "to_timestamp (a constant pattern)",
+    "timestamp_from_parts": "make_timestamp",
 }
 
 

@@ -12,6 +12,7 @@ from typing import Literal
 
 import polars as pl
 
+from dbspc.compiler.logical.datetime_pattern import Piece, parse_pattern, parse_pieces
 from dbspc.compiler.logical.scalar import Call, Lit
 from dbspc.compiler.logical.time_zone import UNIT_MICROS, split_offset
 
@@ -109,6 +110,293 @@ def _zoned_trunc(args: list[pl.Expr], call: Call) -> pl.Expr:
     return _to_utc(truncated, zone)
 
 
+def _days_from_civil(y: pl.Expr, m: pl.Expr, d: pl.Expr) -> pl.Expr:
+    """Days since 1970-01-01 of the proleptic Gregorian date y-m-d (Int64; any day number
+    counts on from the month's first day), H. Hinnant's days_from_civil."""
+    y, m, d = y.cast(pl.Int64), m.cast(pl.Int64), d.cast(pl.Int64)
+    y = y - (m <= 2).cast(pl.Int64)
+    era = y // 400  # floor division
+    yoe = y - era * 400
+    doy = (153 * (m + pl.when(m > 2).then(-3).otherwise(9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _month_days(y: pl.Expr, m: pl.Expr) -> pl.Expr:
+    leap = ((y % 4 == 0) & (y % 100 != 0)) | (y % 400 == 0)
+    long_months = m.is_in([1, 3, 5, 7, 8, 10, 12])
+    return pl.when(m == 2).then(28 + leap.cast(pl.Int64)).when(long_months).then(31).otherwise(30)
+
+
+_I32 = (-(2**31), 2**31 - 1)
+
+
+def _date_fields_valid(y: pl.Expr, m: pl.Expr, d: pl.Expr) -> pl.Expr:
+    """java.time's LocalDate.of accepts y-m-d (years within ±999999999)."""
+    return (y.abs() <= 999_999_999) & (m >= 1) & (m <= 12) & (d >= 1) & (d <= _month_days(y, m))
+
+
+def _make_date_invalid(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """Whether make_date(y, m, d) fails, for the problem `fields` (no such date) or
+    `days` (a date whose day number is past an INT, but for the fields)."""
+    y, m, d = (a.cast(pl.Int64) for a in args[:3])
+    fields = _date_fields_valid(y, m, d)
+    if _constant(call, 3) == "fields":
+        return (~fields).fill_null(False)
+    return (fields & ~_days_from_civil(y, m, d).is_between(*_I32)).fill_null(False)
+
+
+def _make_date(args: list[pl.Expr], call: Call) -> pl.Expr:
+    y, m, d = (a.cast(pl.Int64) for a in args)
+    days = _days_from_civil(y, m, d)
+    valid = _date_fields_valid(y, m, d) & days.is_between(*_I32)
+    return pl.when(valid).then(days).otherwise(None).cast(pl.Int32).cast(pl.Date)
+
+
+def _timestamp_parts(args: list[pl.Expr]) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """make_timestamp's (fields valid, seconds are 60 with a fraction, local microseconds
+    as Int128) of (y, mo, d, h, mi, sec DECIMAL(16,6))."""
+    y, mo, d, h, mi = (a.cast(pl.Int64) for a in args[:5])
+    total = (args[5] * 1_000_000).cast(pl.Int64)  # exact: the scale is 6
+    seconds = total // 1_000_000
+    micros = total - seconds * 1_000_000
+    sixty = seconds == 60
+    fraction = sixty & (micros != 0)
+    time_ok = h.is_between(0, 23) & mi.is_between(0, 59) & (seconds.is_between(0, 59) | (sixty & (micros == 0)))
+    valid = _date_fields_valid(y, mo, d) & time_ok
+    day_seconds = _days_from_civil(y, mo, d).cast(pl.Int128) * 86_400 + h * 3600 + mi * 60 + seconds
+    return valid, fraction, day_seconds * 1_000_000 + micros
+
+
+_I64 = (-(2**63), 2**63 - 1)
+
+
+def _make_timestamp_invalid(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """Whether make_timestamp fails, for the problem `fraction` (60.5 seconds), `fields`
+    (a field out of range) or `range` (past a TIMESTAMP's microseconds)."""
+    valid, fraction, local = _timestamp_parts(args[:6])
+    problem = _constant(call, 6)
+    if problem == "fraction":
+        bad = fraction
+    elif problem == "fields":
+        bad = ~valid & ~fraction
+    else:
+        bad = valid & ~local.is_between(*_I64)
+    return bad.fill_null(False)
+
+
+def _make_timestamp(args: list[pl.Expr], call: Call) -> pl.Expr:
+    valid, _, local = _timestamp_parts(args)
+    ok = valid & local.is_between(*_I64)
+    return pl.when(ok).then(local).otherwise(None).cast(pl.Int64).cast(pl.Datetime("us"))
+
+
+_MONTHS = "January February March April May June July August September October November December".split()
+_DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+
+
+def _named(x: pl.Expr, names: list[str], length: int | None) -> pl.Expr:
+    """Text of a 1-based month or weekday number: the full name, or its first letters."""
+    return x.replace_strict(
+        list(range(1, len(names) + 1)), [n[:length] if length else n for n in names], return_dtype=pl.String
+    )
+
+
+def _digits(x: pl.Expr, width: int) -> pl.Expr:
+    return x.cast(pl.String).str.zfill(width)
+
+
+def _year(year: pl.Expr, count: int) -> pl.Expr:
+    """y: as is; yy: the last two digits; yyy: at least 3 digits, a sign when negative;
+    yyyy: at least 4, a sign when negative or beyond 4 digits (java.time's EXCEEDS_PAD)."""
+    if count == 1:
+        return year.cast(pl.String)
+    magnitude = year.cast(pl.Int64).abs()
+    if count == 2:
+        return _digits(magnitude % 100, 2)
+    plus = pl.lit("+") if count >= 4 else pl.lit("")  # past the width: EXCEEDS_PAD's sign
+    sign = pl.when(year < 0).then(pl.lit("-")).when(magnitude >= 10**count).then(plus).otherwise(pl.lit(""))
+    return pl.concat_str([sign, _digits(magnitude, count)])
+
+
+def _field(x: pl.Expr, letter: str, count: int) -> pl.Expr:
+    """One pattern field of the wall-clock time x (datetime_pattern.py's letters)."""
+    if letter == "y":
+        return _year(x.dt.year(), count)
+    if letter == "M":
+        month = x.dt.month()
+        return _named(month, _MONTHS, 3 if count == 3 else None) if count >= 3 else _digits(month, count)
+    if letter == "E":
+        return _named(x.dt.weekday(), _DAYS, None if count == 4 else 3)
+    if letter == "a":
+        return pl.when(x.dt.hour() < 12).then(pl.lit("AM")).otherwise(pl.lit("PM"))
+    if letter == "S":
+        return _digits(x.dt.microsecond(), 6).str.slice(0, count)
+    value = {
+        "d": x.dt.day(), "D": x.dt.ordinal_day(), "H": x.dt.hour(), "h": (x.dt.hour().cast(pl.Int32) + 11) % 12 + 1,
+        "m": x.dt.minute(), "s": x.dt.second(),
+    }[letter]  # fmt: skip
+    return _digits(value, count)
+
+
+def _date_format(args: list[pl.Expr], call: Call) -> pl.Expr:
+    x = args[0]
+    parts = [pl.lit(p) if isinstance(p, str) else _field(x, *p) for p in parse_pattern(_constant(call, 1))]
+    text = pl.concat_str(parts) if parts else pl.lit("")
+    return pl.when(x.is_null()).then(pl.lit(None, pl.String)).otherwise(text)
+
+
+def _literal_regex(text: str) -> str:
+    """`text` matched as is (but for case): every character but a letter or digit escaped."""
+    return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):X}}}" for c in text)
+
+
+_NAMES_REGEX = {3: "|".join(m[:3] for m in _MONTHS), 4: "|".join(_MONTHS)}
+
+
+def _field_regex(letter: str, count: int, before_number: bool) -> str:
+    """What one field matches (java.time's strict parsing, as Spark's to_date parses)."""
+    if letter == "y" and count == 4:  # EXCEEDS_PAD: 4 digits, a minus and 4 or more, a plus and 5 or more
+        return "[0-9]{4}" if before_number else "[0-9]{4}|-[0-9]{4,}|[+][0-9]{5,}"
+    if letter == "y" and count == 1:
+        return "-?[0-9]+"
+    if letter == "M" and count >= 3:
+        return _NAMES_REGEX[count]
+    if letter == "S":
+        return f"[0-9]{{1,{count}}}"
+    if letter == "a":
+        return "am|pm"
+    return "[0-9]+" if count == 1 else "[0-9]{2}"
+
+
+def _parse_plan(pattern: str) -> tuple[str, list[tuple[str, int]]]:
+    pieces: list[Piece] = parse_pieces(pattern)
+    parts, fields = [], []
+    for i, p in enumerate(pieces):
+        if isinstance(p, str):
+            parts.append(_literal_regex(p))
+            continue
+        nxt = pieces[i + 1] if i + 1 < len(pieces) else None
+        before_number = isinstance(nxt, tuple) and nxt[0] in "yMdHhmsS"
+        parts.append(f"(?<{p[0]}>{_field_regex(*p, before_number)})")
+        fields.append(p)
+    return "^(?i:" + "".join(parts) + ")$", fields
+
+
+def _parsed(s: pl.Expr, pattern: str) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """(valid, days since the epoch, microseconds of the day) of the text s read by the
+    pattern; missing fields are day 1 and time 0, as Spark's."""
+    regex, fields = _parse_plan(pattern)
+    groups = s.str.extract_groups(regex)
+    counts = dict(fields)
+
+    def number(letter: str, default: int) -> pl.Expr:
+        if letter not in counts:
+            return pl.lit(default, pl.Int64)
+        return groups.struct.field(letter).str.strip_prefix("+").cast(pl.Int64, strict=False)
+
+    matched = groups.struct.field(fields[0][0]).is_not_null()
+    y = number("y", 1970)
+    if counts.get("y") == 2:
+        y = y + 2000
+    if counts.get("M", 0) >= 3:
+        names = _MONTHS if counts["M"] == 4 else [m[:3] for m in _MONTHS]
+        text = groups.struct.field("M").str.to_lowercase()
+        mo = text.replace_strict([n.lower() for n in names], list(range(1, 13)), default=None, return_dtype=pl.Int64)
+    else:
+        mo = number("M", 1)
+    d = number("d", 1)
+    if "h" in counts:
+        h12 = number("h", 12)
+        pm = groups.struct.field("a").str.to_lowercase() == "pm"
+        h = h12 % 12 + pl.when(pm).then(12).otherwise(0)
+        hour_ok = h12.is_between(1, 12)
+    else:
+        h = number("H", 0)
+        hour_ok = h.is_between(0, 23)
+    mi, sec = number("m", 0), number("s", 0)
+    micros = pl.lit(0, pl.Int64)
+    if "S" in counts:
+        micros = groups.struct.field("S").str.pad_end(6, "0").cast(pl.Int64, strict=False)
+    days = _days_from_civil(y, mo, d)
+    valid = matched & _date_fields_valid(y, mo, d) & hour_ok & mi.is_between(0, 59) & sec.is_between(0, 59)
+    return valid.fill_null(False), days, ((h * 60 + mi) * 60 + sec) * 1_000_000 + micros
+
+
+def _parse_invalid(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """Whether to_timestamp of the text fails (Spark: CANNOT_PARSE_TIMESTAMP): not of the
+    pattern, a field out of range, or past a TIMESTAMP's range."""
+    s = args[0]
+    valid, days, micros = _parsed(s, _constant(call, 1))
+    fits = (days.cast(pl.Int128) * 86_400_000_000 + micros).is_between(*_I64)
+    return s.is_not_null() & ~(valid & fits)
+
+
+def _parse(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """to_timestamp: the wall-clock time the text names, by a pattern."""
+    valid, days, micros = _parsed(args[0], _constant(call, 1))
+    total = days.cast(pl.Int128) * 86_400_000_000 + micros
+    ok = valid & total.is_between(*_I64)
+    return pl.when(ok).then(total).otherwise(None).cast(pl.Int64).cast(pl.Datetime("us"))
+
+
+_MONTH_SECONDS = 31 * 86_400
+
+
+def _months_between(args: list[pl.Expr], zone: str | None = None) -> pl.Expr:
+    """Spark's months_between (DateTimeUtils.monthsBetween) before rounding: whole months
+    when both days of the month are equal or both are their month's last; else the
+    month difference plus the difference of day and time of day (whole seconds since the
+    day's start, in the session's zone) over 31 days, in DOUBLE arithmetic as Spark's."""
+
+    def split(x: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
+        local = x if zone is None else _from_utc(x, zone)
+        day = local.dt.date()
+        start = day.cast(pl.Datetime("us"))
+        if zone is not None:
+            start = _to_utc(start, zone)
+        seconds = (x - start).dt.total_microseconds() // 1_000_000
+        months = day.dt.year().cast(pl.Int64) * 12 + day.dt.month().cast(pl.Int64)
+        return months, day.dt.day().cast(pl.Int64), day == day.dt.month_end(), seconds
+
+    m1, d1, last1, s1 = split(args[0])
+    m2, d2, last2, s2 = split(args[1])
+    month_diff = m1 - m2
+    whole = (d1 == d2) | (last1 & last2)
+    value = month_diff.cast(pl.Float64) + _divided((d1 - d2) * 86_400 + s1 - s2, _MONTH_SECONDS)
+    return pl.when(whole).then(month_diff.cast(pl.Float64)).otherwise(value)
+
+
+def _toward_zero(x: pl.Expr, divisor: int) -> pl.Expr:
+    """x / divisor rounded toward zero, as Java's long division (polars' // rounds down)."""
+    down = x // divisor
+    return down + ((x < 0) & (down * divisor != x)).cast(pl.Int64)
+
+
+def _divided(x: pl.Expr, divisor: int) -> pl.Expr:
+    """x / divisor in DOUBLE, correctly rounded as Java divides. polars multiplies by the
+    reciprocal of a constant divisor (not always the same double), so the divisor is made
+    a column of its own."""
+    return x.cast(pl.Float64) / (x * 0 + divisor).cast(pl.Float64)
+
+
+def _next_day(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """The first date after d on weekday `target` (polars' numbering, 1 = Monday)."""
+    d, target = args[0], args[1]
+    ahead = (target.cast(pl.Int32) - d.dt.weekday().cast(pl.Int32) + 6) % 7 + 1
+    return (d.cast(pl.Int32) + ahead).cast(pl.Date)
+
+
+_EPOCH_MILLIS = 9_223_372_036_854_775  # past these, the microseconds overflow a long
+
+
+def _timestamp_millis(args: list[pl.Expr], call: Call) -> pl.Expr:
+    n = args[0]
+    fits = n.is_between(-_EPOCH_MILLIS, _EPOCH_MILLIS)  # a check raises on the others
+    return (pl.when(fits).then(n).otherwise(None) * 1000).cast(pl.Datetime("us"))
+
+
+
 KERNELS: dict[str, Kernel] = {
     "year": lambda a, c: a[0].dt.year().cast(pl.Int32),
     "month": lambda a, c: a[0].dt.month().cast(pl.Int32),
@@ -117,6 +405,7 @@ KERNELS: dict[str, Kernel] = {
     "dayofyear": lambda a, c: a[0].dt.ordinal_day().cast(pl.Int32),
     "weekofyear": lambda a, c: a[0].dt.week().cast(pl.Int32),  # ISO weeks, as Spark
     "unix_seconds": lambda a, c: a[0].dt.epoch("us") // 1_000_000,  # rounded down, as Spark
+    "unix_timestamp": lambda a, c: _toward_zero(a[0].dt.epoch("us"), 1_000_000),
     "timestamp_seconds": lambda a, c: (a[0] * 1_000_000).cast(pl.Datetime("us")),
     "dayofweek": lambda a, c: _dayofweek(a[0]),
     "hour": lambda a, c: a[0].dt.hour().cast(pl.Int32),
@@ -132,4 +421,23 @@ KERNELS: dict[str, Kernel] = {
     "to_utc": lambda a, c: _to_utc(a[0], _constant(c, 1)),
     "zoned_offset_by": _zoned_offset_by,
     "zoned_trunc": _zoned_trunc,
+    "make_date": _make_date,
+    "make_date_invalid": _make_date_invalid,
+    "make_timestamp": _make_timestamp,
+    "parse_datetime": _parse,
+    "parse_datetime_invalid": _parse_invalid,
+    "make_timestamp_invalid": _make_timestamp_invalid,
+    "date_format": _date_format,
+    "months_between": lambda a, c: _months_between(a),
+    "zoned_months_between": lambda a, c: _months_between(a, _constant(c, 2)),
+    "next_day": _next_day,
+    "weekday": lambda a, c: a[0].dt.weekday().cast(pl.Int32) - 1,  # 0 = Monday
+    "dayname": lambda a, c: _named(a[0].dt.weekday(), _DAYS, 3),
+    "monthname": lambda a, c: _named(a[0].dt.month(), _MONTHS, 3),
+    "unix_date": lambda a, c: a[0].cast(pl.Int32),
+    "date_from_unix_date": lambda a, c: a[0].cast(pl.Int32).cast(pl.Date),
+    "unix_millis": lambda a, c: a[0].dt.epoch("us") // 1000,  # rounded down, as Spark
+    "unix_micros": lambda a, c: a[0].dt.epoch("us"),
+    "timestamp_millis": _timestamp_millis,
+    "timestamp_micros": lambda a, c: a[0].cast(pl.Datetime("us")),
 }

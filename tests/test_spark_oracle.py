@@ -78,6 +78,7 @@ SPARK_CASES = [
     "predicate_precedence",  # k = v IN (true) is (k = v) IN (true) in Spark; sqlglot parses k = (v IN ...)
     "grouping_set_positions",  # positions inside ROLLUP/CUBE/GROUPING SETS name SELECT items
     "rlike",  # RLIKE / regexp_extract: Java's `.`, `$`, ASCII classes, on the runtime's regex engine
+    "date_functions_more",  # make_date/date_format/months_between/next_day/date_part/epoch conversions
 ]
 
 

@@ -39,6 +39,17 @@ VIEWS = {
     "WHERE ts < TIMESTAMP '2025-01-01 00:00:00'",
     "per_day": "SELECT CAST(ts AS DATE) AS day, hour(ts) AS h, COUNT(*) AS n FROM ev "
     "GROUP BY CAST(ts AS DATE), hour(ts)",
+    "calendar": "SELECT id, date_format(ts, 'yyyy-MM-dd HH:mm:ss.SSS a E D') AS f, "
+    "date_format(d, 'yyyy-MM-dd HH:mm') AS fd, "
+    "months_between(ts, d) AS mb, months_between(s, ts, false) AS ms, "
+    "months_between(ts, TIMESTAMP '2024-03-10 01:30:00') AS mc, weekday(ts) AS wd, next_day(ts, 'SU') AS nd, "
+    "dayname(ts) AS dn, date_part('hour', ts) AS ph, date_part('doy', ts) AS pd, unix_millis(ts) AS um, "
+    "make_timestamp(2024, 3, 10, hour(ts), minute(ts), 0) AS gap, "
+    "make_timestamp(2024, 11, 3, 1, minute(ts), 0.5) AS twice, "
+    "make_timestamp(year(d), month(d), day(d), 0, 0, 60) AS next_minute, "
+    "try_to_timestamp(s, 'yyyy-MM-dd HH:mm:ss') AS parsed, to_date(s, 'yyyy-MM-dd HH:mm:ss') AS parsed_day, "
+    "unix_timestamp(s) AS ut FROM ev "
+    "WHERE length(s) = 19",
 }
 
 

@@ -99,14 +99,16 @@ def test_dates_are_left_alone() -> None:
 
 
 def test_epoch_seconds_of_a_date_are_of_its_local_midnight() -> None:
-    """unix_timestamp(d) is d's midnight in the session's zone; of a string it is refused."""
-    text = "CREATE TABLE t (d DATE, s STRING);\nCREATE VIEW v AS SELECT unix_timestamp(d) AS u FROM t;\n"
-    row = ZSet.from_rows([(dt.date(2024, 3, 10), "x")], Pipeline.from_sql(text).table_types("t"))
+    """unix_timestamp(d) is d's midnight in the session's zone, and of a string, the
+    instant of the local time it names; of the current time it is refused."""
+    text = "CREATE TABLE t (d DATE, s STRING);\n"
+    text += "CREATE VIEW v AS SELECT unix_timestamp(d) AS u, unix_timestamp(s) AS us FROM t;\n"
+    row = ZSet.from_rows([(dt.date(2024, 3, 10), "2024-03-10 00:00:00")], Pipeline.from_sql(text).table_types("t"))
     for zone, seconds in (("UTC", 1710028800), (ZONE, 1710028800 + 8 * 3600)):
         out = Pipeline.from_sql(text, time_zone=zone).step({"t": row})["v"]
-        assert out.frame.rows() == [(seconds, 1)]
-    with pytest.raises(UnsupportedSql, match=r"2:25: UNIX_TIMESTAMP is supported of one TIMESTAMP or DATE only"):
-        compile_sql("CREATE TABLE t (s STRING);\nCREATE VIEW v AS SELECT unix_timestamp(s) AS u FROM t;")
+        assert out.frame.rows() == [(seconds, seconds, 1)]
+    with pytest.raises(UnsupportedSql, match=r"CURRENT_TIMESTAMP is not allowed in a view"):
+        compile_sql("CREATE TABLE t (s STRING);\nCREATE VIEW v AS SELECT unix_timestamp() AS u FROM t;")
 
 
 def test_seconds_past_a_timestamp_s_range_overflow_as_in_spark() -> None:
@@ -116,3 +118,24 @@ def test_seconds_past_a_timestamp_s_range_overflow_as_in_spark() -> None:
     assert len(ok) == 1
     with pytest.raises(RuntimeSqlError, match="DATETIME_OVERFLOW"):
         pipeline.step({"t": ZSet.from_rows([(-9_223_372_036_855,)], pipeline.table_types("t"))})
+
+
+def test_date_format_and_months_between_read_the_zone_s_wall_clock() -> None:
+    """date_format formats the local time; months_between takes local dates and the
+    seconds since the local day's start instant (2.5 hours into 2024-03-10 at 03:30 in
+    Los Angeles: the clock skipped an hour), as Spark's DateTimeUtils.monthsBetween."""
+    text = (
+        "CREATE TABLE ev (ts TIMESTAMP);\n"
+        "CREATE VIEW v AS SELECT date_format(ts, 'yyyy-MM-dd HH:mm a E') AS f, "
+        "months_between(ts, DATE '2024-02-11', false) AS mb, "
+        "date_format(DATE '2024-03-10', 'HH:mm') AS midnight FROM ev;\n"
+    )
+    zoned = to_text(compile_sql(text, time_zone=ZONE).circuit)
+    assert f"date_format(from_utc(#0, '{ZONE}')" in zoned and "zoned_months_between" in zoned
+    pipeline = Pipeline.from_sql(text, time_zone=ZONE)
+    row = ZSet.from_rows([(dt.datetime(2024, 3, 10, 10, 30),)], pipeline.table_types("ev"))
+    (f, mb, midnight, _), = pipeline.step({"ev": row})["v"].frame.rows()
+    assert f == "2024-03-10 03:30 AM Sun" and midnight == "00:00"
+    assert mb == 1 + (-86_400 + 9_000) / (31 * 86_400)
+    utc = Pipeline.from_sql(text).step({"ev": row})["v"].frame.rows()
+    assert utc[0][:2] == ("2024-03-10 10:30 AM Sun", 1 + (-86_400 + 37_800) / (31 * 86_400))

@@ -23,17 +23,29 @@ from typing import cast
 
 from sqlglot import exp
 
-from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.errors import Span, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, coerce
+from dbspc.compiler.logical.datetime_pattern import PatternError, parse_pattern, parse_pieces
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
-from dbspc.compiler.types import BIGINT, BOOLEAN, DATE, INT, STRING, TIMESTAMP
+from dbspc.compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, STRING, TIMESTAMP, SqlType
 
 Bind = Callable[[exp.Expression], Scalar]
 Rule = Callable[[exp.Expression, Bind], Scalar]
 
-_PARTS = {"year": "year", "month": "month", "day": "day", "dayofmonth": "day", "quarter": "quarter"}
-_PARTS.update({"dayofweek": "dayofweek", "dow": "dayofweek", "hour": "hour", "minute": "minute", "second": "second"})
+# EXTRACT's and date_part's fields, as Spark spells them (DatePart.parseExtractField)
+_PARTS = {
+    **dict.fromkeys(("year", "y", "years", "yr", "yrs"), "year"),
+    **dict.fromkeys(("quarter", "qtr"), "quarter"),
+    **dict.fromkeys(("month", "mon", "mons", "months"), "month"),
+    **dict.fromkeys(("week", "w", "weeks"), "weekofyear"),
+    **dict.fromkeys(("day", "d", "days"), "day"),
+    **dict.fromkeys(("dayofweek", "dow"), "dayofweek"),
+    "doy": "dayofyear",
+    **dict.fromkeys(("hour", "h", "hours", "hr", "hrs"), "hour"),
+    **dict.fromkeys(("minute", "m", "min", "mins", "minutes"), "minute"),
+    **dict.fromkeys(("second", "s", "sec", "seconds", "secs"), "second"),
+}
 _TIME_PARTS = ("hour", "minute", "second")
 
 
@@ -57,12 +69,36 @@ def _part(fn: str) -> Rule:
 
 
 def _extract(node: exp.Expression, bind: Bind) -> Scalar:
-    field = node.this.name.lower()
-    fn = _PARTS.get(field)
-    if fn is None or fn == "second":  # EXTRACT(SECOND ...) is DECIMAL(8,6) in Spark
-        raise UnsupportedSql(f"EXTRACT({field.upper()} FROM ...) is not supported", span_of(node))
-    x = _temporal(bind(node.expression), node, "TIMESTAMP" if fn in _TIME_PARTS else "DATE")
+    return _field_of(node, node.this.name, bind(node.expression), "EXTRACT")
+
+
+def _field_of(node: exp.Expression, field: str, x: Scalar, what: str) -> Scalar:
+    """EXTRACT(field FROM x) and date_part(field, x): INT, but SECOND (Spark: DECIMAL(8,6))."""
+    fn = _PARTS.get(field.lower())
+    if fn is None or fn == "second":
+        raise UnsupportedSql(f"{what}({field.upper()} FROM ...) is not supported", span_of(node))
+    x = _temporal(x, node, "TIMESTAMP" if fn in _TIME_PARTS else "DATE")
     return Call(INT, fn, (coerce(x, TIMESTAMP) if fn in _TIME_PARTS else x,))
+
+
+def _date_part(node: exp.Expression, bind: Bind) -> Scalar:
+    """date_part(field, x) / datepart(field, x): EXTRACT with the field as a constant string."""
+    args = _arguments(node, 2)
+    field = args[0]
+    if not (isinstance(field, exp.Literal) and field.is_string):
+        raise UnsupportedSql(
+            f"{written_name(node)} needs a constant string field as its first argument", span_of(field)
+        )
+    return _field_of(node, field.name, bind(args[1]), written_name(node))
+
+
+def _arguments(node: exp.Expression, *counts: int) -> list[exp.Expression]:
+    """An anonymous call's arguments, refusing another number of them."""
+    args = list(node.expressions)
+    if len(args) not in counts:
+        wanted = " or ".join(str(c) for c in counts)
+        raise SqlError(f"{written_name(node)} takes {wanted} arguments, not {len(args)}", span_of(node))
+    return args
 
 
 def _int(x: Scalar, node: exp.Expression) -> Scalar:
@@ -132,11 +168,77 @@ def _last_day(node: exp.Expression, bind: Bind) -> Scalar:
     return Call(DATE, "last_day", (coerce(_temporal(bind(node.this), node), DATE),))
 
 
+def _parse_text(node: exp.Expression, x: Scalar, pattern: str | None, result: SqlType, raising: bool) -> Scalar:
+    """to_date / to_timestamp (try_ forms: not raising) of x by a constant pattern: a
+    string is parsed as Spark's strict java.time parser reads it (CANNOT_PARSE_TIMESTAMP
+    where it cannot, only on the rows evaluated); a DATE or TIMESTAMP is cast."""
+    if pattern is None:
+        return Lit(result, None)
+    if x.type.kind in ("DATE", "TIMESTAMP"):
+        return coerce(x, result)
+    if x.type.kind not in ("STRING", "NULL"):
+        raise SqlError(f"{written_name(node)} needs a STRING, DATE or TIMESTAMP, not {x.type}", span_of(node))
+    # Spark's to_date is the DATE of to_timestamp's instant (ParseToDate)
+    args = (coerce(x, STRING), Lit(STRING, pattern))
+    value: Scalar = Call(TIMESTAMP, "parse_datetime", args)
+    if raising:
+        message = f"CANNOT_PARSE_TIMESTAMP: {written_name(node)} of a text that does not match the pattern '{pattern}'"
+        bad = Call(BOOLEAN, "parse_datetime_invalid", args)
+        value = Call(TIMESTAMP, "error_if", (bad, value, Lit(STRING, message)))
+    return coerce(value, result)
+
+
+def _checked_parse_pattern(node: exp.Expression, written: str, where: object) -> str:
+    try:
+        parse_pieces(written)
+    except PatternError as e:
+        exact = isinstance(where, tuple) and e.offset and "'" not in written  # no quote shifts the columns
+        span = Span(where[0], where[1] + 1 + e.offset) if exact and isinstance(where, tuple) else None
+        raise UnsupportedSql(
+            f"{written_name(node)}: {e.message} (in the pattern '{written}')", span or span_of(node)
+        ) from None
+    return written
+
+
+def _to_timestamp(node: exp.Expression, bind: Bind) -> Scalar:
+    """to_timestamp(s, 'pattern'): the session's wall-clock time the text names."""
+    return _parse_text(node, bind(node.this), _parse_pattern_of(node), TIMESTAMP, True)
+
+
+def _parse_pattern_of(node: exp.Expression) -> str | None:
+    """A parsing call's constant pattern as written (None: NULL)."""
+    fmt = node.args.get("format")
+    if isinstance(fmt, exp.Null):
+        return None
+    meta = node._meta or {}
+    written = meta.get("format_text")
+    if not isinstance(written, str):
+        raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(fmt) or span_of(node))
+    return _checked_parse_pattern(node, written, meta.get("format_at"))
+
+
+def _try_parse(result: SqlType) -> Rule:
+    """try_to_date(s, fmt), try_to_timestamp(s, fmt): NULL where the text does not parse."""
+
+    def rule(node: exp.Expression, bind: Bind) -> Scalar:
+        args = _arguments(node, 2)
+        fmt = args[1]
+        if isinstance(fmt, exp.Null):
+            return Lit(result, None)
+        if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+            raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(fmt))
+        meta = fmt._meta or {}
+        where = (meta["line"], meta["col"] - (meta["end"] - meta["start"])) if "line" in meta else None
+        pattern = _checked_parse_pattern(node, fmt.name, where)
+        return _parse_text(node, bind(args[0]), pattern, result, False)
+
+    return rule
+
+
 def _to_date(node: exp.Expression, bind: Bind) -> Scalar:
     """to_date(x), also what sqlglot wraps around the argument of year(x) and friends."""
-    fmt = node.args.get("format")
-    if fmt is not None and not (isinstance(fmt, exp.Literal) and fmt.name in ("yyyy-MM-dd", "%Y-%m-%d")):
-        raise UnsupportedSql("TO_DATE with a format other than yyyy-MM-dd is not supported", span_of(node))
+    if node.args.get("format") is not None:
+        return _parse_text(node, bind(node.this), _parse_pattern_of(node), DATE, True)
     x = bind(node.this)
     if x.type.kind == "DATE":
         return x
@@ -146,18 +248,39 @@ def _to_date(node: exp.Expression, bind: Bind) -> Scalar:
     return coerce(_temporal(x, cast(exp.Expression, parent) if added else node), DATE)
 
 
-def _unix_seconds(node: exp.Expression, bind: Bind) -> Scalar:
-    """unix_seconds(ts), and unix_timestamp(x) / to_unix_timestamp(x) of a TIMESTAMP or a
-    DATE (its midnight in the session's zone): whole seconds since the epoch, rounded
-    down; a format applies to a string argument only. Of a string, they parse Spark's
-    datetime patterns, which is not supported."""
+_DEFAULT_PARSE = "yyyy-MM-dd HH:mm:ss"  # unix_timestamp's pattern when none is written
+
+
+def _unix_timestamp(node: exp.Expression, bind: Bind) -> Scalar:
+    """unix_timestamp(x[, pattern]) / to_unix_timestamp(...): whole seconds since the epoch,
+    rounded toward zero (Spark: micros / 1000000, where unix_seconds rounds down), of a
+    TIMESTAMP, a DATE (its midnight in the session's zone) or a string parsed by the
+    pattern (yyyy-MM-dd HH:mm:ss unless written; CANNOT_PARSE_TIMESTAMP where it does not
+    parse). The pattern is read for a string only."""
     x = bind(node.this) if node.this is not None else None
-    if x is None or x.type.kind not in ("DATE", "TIMESTAMP", "NULL"):
+    if x is None or x.type.kind not in ("DATE", "TIMESTAMP", "STRING", "NULL"):
         raise UnsupportedSql(
-            f"{written_name(node)} is supported of one TIMESTAMP or DATE only (the current time and parsing a "
-            "string by a pattern are not); CAST a string to TIMESTAMP first",
+            f"{written_name(node)} is supported of one TIMESTAMP, DATE or STRING only (not of the current time)",
             span_of(node),
         )
+    if x.type.kind in ("DATE", "TIMESTAMP"):
+        return Call(BIGINT, "unix_timestamp", (coerce(x, TIMESTAMP),))
+    fmt = node.args.get("format")
+    if isinstance(fmt, exp.Null):
+        return Lit(BIGINT, None)
+    if fmt is not None and span_of(fmt) is not None and not isinstance((node._meta or {}).get("format_text"), str):
+        raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(fmt))
+    written = (node._meta or {}).get("format_text")
+    pattern = written if isinstance(written, str) else _DEFAULT_PARSE
+    _checked_parse_pattern(node, pattern, (node._meta or {}).get("format_at"))
+    return Call(BIGINT, "unix_timestamp", (_parse_text(node, x, pattern, TIMESTAMP, True),))
+
+
+def _unix_seconds(node: exp.Expression, bind: Bind) -> Scalar:
+    """unix_seconds(ts) of a TIMESTAMP (or a DATE): whole seconds since the epoch, rounded down."""
+    x = bind(node.this) if node.this is not None else None
+    if x is None or x.type.kind not in ("DATE", "TIMESTAMP", "NULL"):
+        raise UnsupportedSql(f"{written_name(node)} is supported of one TIMESTAMP or DATE only", span_of(node))
     return Call(BIGINT, "unix_seconds", (coerce(x, TIMESTAMP),))
 
 
@@ -205,6 +328,200 @@ def _from_unixtime(node: exp.Expression, bind: Bind) -> Scalar:
     return coerce(_seconds_to_timestamp(bind(node.this), node, _YEAR_1, _YEAR_10000 - 1, message), STRING)
 
 
+def _as_int(x: Scalar, node: exp.Expression) -> Scalar:
+    """An INT argument: Spark casts a wider number or a string to INT as CAST does (2020.5
+    is 2020, '5' is 5, 3000000000 fails with CAST_OVERFLOW)."""
+    if x.type.kind in ("BIGINT", "DECIMAL", "DOUBLE", "FLOAT", "STRING"):
+        x = Call(INT, "cast", (x,))
+    return _int(x, node)
+
+
+def _make_date(node: exp.Expression, bind: Bind) -> Scalar:
+    """make_date(y, m, d): DATE; a date that does not exist fails (Spark ANSI:
+    DATETIME_FIELD_OUT_OF_BOUNDS), only on the rows evaluated."""
+    y, m, d = (_as_int(bind(a), node) for a in _arguments(node, 3))
+    name = written_name(node)
+    fields = (
+        f"DATETIME_FIELD_OUT_OF_BOUNDS: {name} of a date that does not exist "
+        "(a month outside 1-12, a day outside its month, or a year outside ±999999999)"
+    )
+    days = f"ARITHMETIC_OVERFLOW: {name} of a date more than 2^31 days from 1970-01-01"
+    value: Scalar = Call(DATE, "make_date", (y, m, d))
+    for problem, message in (("days", days), ("fields", fields)):  # Spark checks the fields first
+        bad = Call(BOOLEAN, "make_date_invalid", (y, m, d, Lit(STRING, problem)))
+        value = Call(DATE, "error_if", (bad, value, Lit(STRING, message)))
+    return value
+
+
+_SECONDS = SqlType("DECIMAL", precision=16, scale=6)  # make_timestamp's seconds, as Spark casts them
+
+
+def _make_timestamp(node: exp.Expression, bind: Bind) -> Scalar:
+    """make_timestamp(y, mo, d, h, mi, sec): the session's wall-clock time y-mo-d h:mi:sec
+    (sec DECIMAL(16,6); 60 is the next minute's start). Spark ANSI fails on a field out of
+    range (DATETIME_FIELD_OUT_OF_BOUNDS), 60 with a fraction (INVALID_FRACTION_OF_SECOND)
+    and a time past a TIMESTAMP's range, only on the rows evaluated."""
+    keys = ("year", "month", "day", "hour", "min", "sec")
+    if node.args.get("nano") is not None or any(node.args.get(k) is None for k in keys):
+        raise UnsupportedSql(
+            f"{written_name(node)} is supported with six arguments (year, month, day, hour, minute, second) only",
+            span_of(node),
+        )
+    fields = [_as_int(bind(node.args[k]), node) for k in keys[:5]]
+    sec = bind(node.args["sec"])
+    if not (sec.type.is_numeric or sec.type.kind in ("STRING", "NULL")):
+        raise SqlError(f"{written_name(node)} needs a number of seconds, not {sec.type}", span_of(node))
+    args = (*fields, sec if sec.type == _SECONDS else Call(_SECONDS, "cast", (sec,)))
+    name = written_name(node)
+    value: Scalar = Call(TIMESTAMP, "make_timestamp", args)
+    messages = (
+        ("range", f"DATETIME_OVERFLOW: {name} of a time past a TIMESTAMP's range"),
+        ("fields", f"DATETIME_FIELD_OUT_OF_BOUNDS: {name} of a date or time that does not exist"),
+        ("fraction", f"INVALID_FRACTION_OF_SECOND: {name} of seconds above 60 (60 itself is the next minute)"),
+    )
+    for problem, message in messages:  # the last added is checked first
+        bad = Call(BOOLEAN, "make_timestamp_invalid", (*args, Lit(STRING, problem)))
+        value = Call(TIMESTAMP, "error_if", (bad, value, Lit(STRING, message)))
+    return value
+
+
+def _constant_pattern(node: exp.Expression) -> str | None:
+    """A call's constant datetime pattern as written (None: the NULL pattern); the
+    pattern must be a string literal of the subset in compiler/logical/datetime_pattern.py."""
+    fmt = node.args.get("format")
+    if isinstance(fmt, exp.Null):
+        return None
+    meta = node._meta or {}
+    written = meta.get("format_text")
+    if not isinstance(written, str):
+        raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(fmt) or span_of(node))
+    try:
+        parse_pattern(written)
+    except PatternError as e:
+        where = meta.get("format_at")
+        span = Span(where[0], where[1] + 1 + e.offset) if isinstance(where, tuple) and "'" not in written else None
+        raise UnsupportedSql(
+            f"{written_name(node)}: {e.message} (in the pattern '{written}')", span or span_of(node)
+        ) from None
+    return written
+
+
+def _date_format(node: exp.Expression, bind: Bind) -> Scalar:
+    """date_format(x, 'pattern'): STRING, x's wall-clock time in the session's zone (a
+    DATE is its midnight there, a string is cast to TIMESTAMP)."""
+    inner = node.this
+    if isinstance(inner, exp.TimeStrToTime) and not (inner._meta or {}).get("call_name"):
+        inner = inner.this  # sqlglot's own wrapper
+    x = coerce(_temporal(bind(inner), node, "TIMESTAMP"), TIMESTAMP)
+    pattern = _constant_pattern(node)
+    if pattern is None:
+        return Lit(STRING, None)
+    return Call(STRING, "date_format", (x, Lit(STRING, pattern)))
+
+
+def _months_between(node: exp.Expression, bind: Bind) -> Scalar:
+    """months_between(a, b[, roundOff]): DOUBLE, Spark's rule (DateTimeUtils.monthsBetween)."""
+    a = coerce(_temporal(bind(node.this), node, "TIMESTAMP"), TIMESTAMP)
+    b = coerce(_temporal(bind(node.expression), node, "TIMESTAMP"), TIMESTAMP)
+    flag = node.args.get("roundoff")
+    if isinstance(flag, exp.Null):
+        return Lit(DOUBLE, None)
+    if flag is not None and not isinstance(flag, exp.Boolean):
+        raise UnsupportedSql(f"{written_name(node)} needs a constant TRUE or FALSE roundOff", span_of(flag))
+    months = Call(DOUBLE, "months_between", (a, b))
+    if flag is not None and not flag.this:
+        return months
+    # Spark rounds BigDecimal(diff) half up to 8 digits, which is round() of a DOUBLE
+    return Call(DOUBLE, "round", (months, Lit(INT, 8)))
+
+
+# Spark's day-of-week names (DateTimeUtils.getDayOfWeekFromString), as polars weekdays
+_WEEKDAYS = {
+    name: i + 1
+    for i, names in enumerate(
+        (("MO", "MON", "MONDAY"), ("TU", "TUE", "TUESDAY"), ("WE", "WED", "WEDNESDAY"),
+         ("TH", "THU", "THURSDAY"), ("FR", "FRI", "FRIDAY"), ("SA", "SAT", "SATURDAY"),
+         ("SU", "SUN", "SUNDAY"))
+    )
+    for name in names
+}  # fmt: skip
+
+
+def _next_day(node: exp.Expression, bind: Bind) -> Scalar:
+    """next_day(d, 'MO'): the first later date on that day of the week; a name Spark does
+    not know fails (ILLEGAL_DAY_OF_WEEK) on each row with a date."""
+    d = coerce(_temporal(bind(node.this), node), DATE)
+    name = node.expression
+    if isinstance(name, exp.Null):
+        return Lit(DATE, None)
+    if not (isinstance(name, exp.Literal) and name.is_string):
+        raise UnsupportedSql(f"{written_name(node)} needs a constant day of the week", span_of(name))
+    day = _WEEKDAYS.get(name.name.upper())
+    if day is None:
+        message = f"ILLEGAL_DAY_OF_WEEK: Illegal input for day of week: {name.name}"
+        return Call(DATE, "error_if", (Call(BOOLEAN, "is_not_null", (d,)), Lit(DATE, None), Lit(STRING, message)))
+    return Call(DATE, "next_day", (d, Lit(INT, day)))
+
+
+def _of_date(fn: str, result: SqlType) -> Rule:
+    """weekday(d), dayname(d), monthname(d): of a DATE (a TIMESTAMP's or string's date)."""
+
+    def rule(node: exp.Expression, bind: Bind) -> Scalar:
+        arg = _arguments(node, 1)[0] if isinstance(node, exp.Anonymous) else node.this
+        return Call(result, fn, (coerce(_temporal(bind(arg), node), DATE),))
+
+    return rule
+
+
+def _of_type(node: exp.Expression, x: Scalar, kind: str) -> Scalar:
+    """An argument Spark takes of one type only (it casts no other to it)."""
+    if x.type.kind == "NULL":
+        return coerce(x, DATE if kind == "DATE" else TIMESTAMP)
+    if x.type.kind != kind:
+        raise SqlError(f"{written_name(node)} needs a {kind}, not {x.type}", span_of(node))
+    return x
+
+
+def _unix_date(node: exp.Expression, bind: Bind) -> Scalar:
+    return Call(INT, "unix_date", (_of_type(node, bind(node.this), "DATE"),))
+
+
+def _date_from_unix_date(node: exp.Expression, bind: Bind) -> Scalar:
+    return Call(DATE, "date_from_unix_date", (_as_int(bind(node.this), node),))
+
+
+def _unix_fraction(fn: str) -> Rule:
+    """unix_millis(ts), unix_micros(ts): BIGINT, rounded down."""
+
+    def rule(node: exp.Expression, bind: Bind) -> Scalar:
+        return Call(BIGINT, fn, (_of_type(node, bind(node.this), "TIMESTAMP"),))
+
+    return rule
+
+
+# the milliseconds whose microseconds overflow a long (Spark: DATETIME_OVERFLOW)
+_EPOCH_MILLIS = 9_223_372_036_854_775
+
+
+def _timestamp_units(fn: str) -> Rule:
+    """timestamp_millis(n), timestamp_micros(n): of an integer only."""
+
+    def rule(node: exp.Expression, bind: Bind) -> Scalar:
+        x = bind(_arguments(node, 1)[0])
+        if not (x.type.is_integer or x.type.kind == "NULL"):
+            raise SqlError(f"{written_name(node)} needs an integer, not {x.type}", span_of(node))
+        x = coerce(x, BIGINT)
+        if fn == "timestamp_micros":
+            return Call(TIMESTAMP, fn, (x,))
+        limit = Lit(BIGINT, _EPOCH_MILLIS)
+        above, below = Call(BOOLEAN, "gt", (x, limit)), Call(BOOLEAN, "lt", (x, Lit(BIGINT, -_EPOCH_MILLIS)))
+        over = Call(BOOLEAN, "or", (above, below))
+        message = f"DATETIME_OVERFLOW: {written_name(node)} of milliseconds past ±{_EPOCH_MILLIS} from the epoch"
+        return Call(TIMESTAMP, "error_if", (over, Call(TIMESTAMP, fn, (x,)), Lit(STRING, message)))
+
+    return rule
+
+
 def _refuse_clock(node: exp.Expression, bind: Bind) -> Scalar:
     raise UnsupportedSql(
         f"{written_name(node)} is not allowed in a view: its value changes with the clock, not with the tables; "
@@ -218,7 +535,7 @@ RULES: dict[type[exp.Expression], Rule] = {
     exp.DayOfYear: _part("dayofyear"),
     exp.WeekOfYear: _part("weekofyear"),
     exp.UnixSeconds: _unix_seconds,
-    exp.StrToUnix: _unix_seconds,
+    exp.StrToUnix: _unix_timestamp,
     exp.UnixToStr: _from_unixtime,
     exp.Month: _part("month"),
     exp.Day: _part("day"),
@@ -236,6 +553,17 @@ RULES: dict[type[exp.Expression], Rule] = {
     exp.AddMonths: _add_months,
     exp.LastDay: _last_day,
     exp.TsOrDsToDate: _to_date,
+    exp.TimeToStr: _date_format,
+    exp.TimestampFromParts: _make_timestamp,
+    exp.StrToTime: _to_timestamp,
+    exp.MonthsBetween: _months_between,
+    exp.NextDay: _next_day,
+    exp.Dayname: _of_date("dayname", STRING),
+    exp.Monthname: _of_date("monthname", STRING),
+    exp.UnixDate: _unix_date,
+    exp.DateFromUnixDate: _date_from_unix_date,
+    exp.UnixMillis: _unix_fraction("unix_millis"),
+    exp.UnixMicros: _unix_fraction("unix_micros"),
     exp.CurrentDate: _refuse_clock,
     exp.CurrentTimestamp: _refuse_clock,
 }
@@ -286,4 +614,14 @@ def interval_arithmetic(x: Scalar, node: exp.Interval, negate: bool) -> Scalar:
     return Call(t, "offset_by", (x, Lit(STRING, f"{amount}{unit}")))
 
 # functions sqlglot parses as anonymous calls, by name
-ANONYMOUS_RULES: dict[str, Rule] = {"timestamp_seconds": _timestamp_seconds}
+ANONYMOUS_RULES: dict[str, Rule] = {
+    "timestamp_seconds": _timestamp_seconds,
+    "timestamp_millis": _timestamp_units("timestamp_millis"),
+    "timestamp_micros": _timestamp_units("timestamp_micros"),
+    "make_date": _make_date,
+    "weekday": _of_date("weekday", INT),
+    "date_part": _date_part,
+    "datepart": _date_part,
+    "try_to_date": _try_parse(DATE),
+    "try_to_timestamp": _try_parse(TIMESTAMP),
+}

@@ -21,7 +21,7 @@ from dbspc.compiler.dialect import Semantics, semantics_of
 from dbspc.compiler.errors import Span, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.bind_query import QueryBinder
 from dbspc.compiler.frontend.ddl import table_schema
-from dbspc.compiler.frontend.positions import line_col, span_of
+from dbspc.compiler.frontend.positions import call_name, line_col, span_of
 from dbspc.compiler.frontend.shown_names import shown_names, spark_namer
 from dbspc.compiler.frontend.spark_names import pretty_name
 from dbspc.compiler.frontend.spark_names import unparen as _unparen
@@ -200,6 +200,9 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
                 owned.add(meta["start"])
                 if isinstance(node, exp.TimestampTrunc) and (unit := _UNIT_TEXT.match(text, meta["end"] + 1)):
                     meta["unit_text"] = unit.group(1)  # date_trunc('day', ...): sqlglot upper-cases it
+                found = _last_string_argument(text, tokens, meta["start"]) if node.args.get("format") else None
+                if found is not None:
+                    meta["format_text"], meta["format_at"] = found  # date_format(ts, 'yyyy'): sqlglot writes '%Y'
             elif isinstance(node, exp.Mod) and meta and "start" in meta and "end" in meta:
                 meta["call_name"] = text[meta["start"] : meta["end"] + 1]  # `mod(` or `%`
             elif isinstance(node, exp.Func) and not isinstance(node, exp.Connector):  # AND / OR are no calls
@@ -219,6 +222,46 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
     taken: set[int] = set()
     for node in reversed(unplaced):  # inner calls first: CAST(CAST(x AS INT) AS STRING)
         _record_call_name(text, node, owned, taken)
+
+
+def _last_string_argument(text: str, tokens: list[Token], name_start: int) -> tuple[str, tuple[int, int]] | None:
+    """The value of the string literal that is the last argument of the call whose name
+    starts at `name_start`, as Spark reads it (a doubled quote inside it is one quote),
+    and the line and column of its opening quote; None if that argument is no string
+    literal."""
+    at = next((i for i, t in enumerate(tokens) if t.start == name_start), None)
+    if at is None or at + 1 >= len(tokens) or tokens[at + 1].token_type != TokenType.L_PAREN:
+        return None
+    depth, last = 0, None
+    for i in range(at + 1, len(tokens)):
+        kind = tokens[i].token_type
+        if kind in (TokenType.L_PAREN, TokenType.L_BRACKET):
+            depth += 1
+        elif kind in (TokenType.R_PAREN, TokenType.R_BRACKET):
+            depth -= 1
+            if depth == 0:
+                if last is None:
+                    return None  # one argument: no pattern written
+                value = _joined_string(text, tokens[last:i])
+                first = tokens[last]
+                return None if value is None else (value, (first.line, first.col - (first.end - first.start)))
+        elif kind == TokenType.COMMA and depth == 1:
+            last = i + 1
+    return None
+
+
+def _joined_string(text: str, parts: list[Token]) -> str | None:
+    """One string literal's value from its tokens: the tokenizer splits `'a''b'` into
+    two adjacent literals, which Spark reads as one with a quote inside."""
+    if not parts or any(t.token_type != TokenType.STRING for t in parts):
+        return None
+    for prev, cur in itertools.pairwise(parts):
+        if cur.start != prev.end + 1:
+            return None  # 'a' 'b', apart: not one literal
+    out = parts[0].text
+    for t in parts[1:]:
+        out += text[t.start] + t.text  # the doubled quote, ' or "
+    return out
 
 
 _UNIT_TEXT = re.compile(r"\s*\(\s*'([A-Za-z]+)'\s*,")
@@ -423,7 +466,8 @@ def add_view(program: Program, stmt: exp.Create) -> None:
         del program.views[name]
         del program.catalog.tables[name]
     shown = _written_names(query, names, columns, program)
-    program.views[name] = lp.View(name, rel, query.sql(program.dialect), tuple(shown) if shown != names else ())
+    text = _query_text(query, program.dialect)
+    program.views[name] = lp.View(name, rel, text, tuple(shown) if shown != names else ())
     program.reads[name] = _relations_read(query)
     program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))
 
@@ -478,6 +522,42 @@ def _naming_context(program: Program) -> tuple[Callable[[str], bool], dict[str, 
         return name in datetimes or name not in known
 
     return datetime_column, relations
+
+
+def _query_text(query: exp.Expression, dialect: str) -> str:
+    """The view's SQL text, as the Spark oracle and pipelines run it: sqlglot's, but with
+    the calls it would not write back as they were written as written (the pattern of
+    date_format, to_date and to_timestamp goes through sqlglot's strftime form, which
+    loses `y` from `yyyy`; unix_date becomes a DATEDIFF)."""
+
+    def written(node: exp.Expression) -> exp.Expression:
+        meta = node._meta or {}
+        if isinstance(node, exp.TimeToStr) and isinstance(meta.get("format_text"), str):
+            inner = node.this
+            if isinstance(inner, exp.TimeStrToTime) and not (inner._meta or {}).get("call_name"):
+                inner = inner.this
+            return exp.Anonymous(this="DATE_FORMAT", expressions=[inner, exp.Literal.string(meta["format_text"])])
+        parsers: dict[type[exp.Expression], str] = {exp.TsOrDsToDate: "TO_DATE", exp.StrToTime: "TO_TIMESTAMP"}
+        parser = parsers.get(type(node))
+        if isinstance(node, exp.StrToUnix):
+            parser = (call_name(node) or "unix_timestamp").upper()
+        if parser is not None and isinstance(meta.get("format_text"), str):
+            return exp.Anonymous(this=parser, expressions=[node.this, exp.Literal.string(meta["format_text"])])
+        if isinstance(node, exp.UnixDate):
+            return exp.Anonymous(this="UNIX_DATE", expressions=[node.this])
+        return node
+
+    root = query.copy()
+    for node in reversed(list(root.walk(bfs=False))):  # children first: each is replaced in place
+        if not isinstance(node, exp.Expression):
+            continue
+        new = written(node)
+        if new is not node:
+            if node is root:
+                root = new
+            else:
+                node.replace(new)
+    return root.sql(dialect)
 
 
 def _relations_read(query: exp.Expression) -> frozenset[str]:

@@ -44,7 +44,10 @@ _PLAIN = frozenset(
         "array_contains array_size size "
         "substring_index translate startswith endswith contains ascii chr char btrim octet_length bit_length space "
         "pmod isnan nanvl rint factorial zeroifnull nullifzero negative "
-        "try_add try_subtract try_multiply try_divide try_mod"
+        "try_add try_subtract try_multiply try_divide try_mod "
+        "make_date next_day weekday dayname monthname unix_date date_from_unix_date "
+        "unix_millis unix_micros timestamp_millis timestamp_micros date_part make_timestamp "
+        "try_to_date try_to_timestamp"
     ).split()
 )
 # Ranking window functions by name as called, with the expression sqlglot parses, and as Spark prints them.
@@ -69,6 +72,7 @@ _DEFAULTS = {
     "split": (2, "-1"),
     "substring": (2, "2147483647"),
     "substr": (2, "2147483647"),
+    "months_between": (2, "true"),
 }
 _FULL_ARITY = {
     "sort_array": 2,
@@ -82,6 +86,7 @@ _FULL_ARITY = {
     "regexp_replace": 4,
     "split": 3,
     "replace": 3,
+    "months_between": 3,
 }
 _RENAMED = {"array_agg": "collect_list"}
 # Functions named plainly only when called with exactly this many arguments (sqlglot
@@ -134,7 +139,8 @@ _CAST_TYPES = {
 # Spark after the date function they become, which needs the types.
 _DATETIME_FUNCS = frozenset(
     "current_date current_timestamp now to_date to_timestamp date_add date_sub add_months last_day "
-    "date_trunc trunc make_date timestamp date".split()
+    "date_trunc trunc make_date timestamp date next_day date_from_unix_date timestamp_millis timestamp_micros "
+    "make_timestamp".split()
 )
 # Functions whose result has the type of their arguments.
 _PASS_THROUGH = frozenset("coalesce nullif ifnull nvl nvl2 if greatest least min max first any_value".split())
@@ -396,6 +402,24 @@ class _Printer:
             if unit is None:
                 raise _Unnamed
             return f"date_trunc({unit}, {self.pretty(node.this)})"  # the unit as written, unquoted
+        if isinstance(node, exp.TimeToStr) and name == "date_format":
+            return self._date_format(node)
+        unix = name in ("unix_timestamp", "to_unix_timestamp")
+        if isinstance(node, exp.StrToUnix) and unix and node.this is not None:
+            fmt = node.args.get("format")
+            written = (node._meta or {}).get("format_text")
+            if not isinstance(written, str):
+                if fmt is not None and span_of(fmt) is not None:
+                    raise _Unnamed
+                written = "NULL" if isinstance(fmt, exp.Null) else "yyyy-MM-dd HH:mm:ss"  # Spark fills it in
+            return f"{name}({self.pretty(node.this)}, {written})"
+        if isinstance(node, (exp.TsOrDsToDate, exp.StrToTime)) and name in ("to_date", "to_timestamp"):
+            written = (node._meta or {}).get("format_text")
+            if isinstance(written, str):
+                return f"{name}({self.pretty(node.this)}, {written})"
+        if isinstance(node, exp.Anonymous) and name == "datepart" and len(node.expressions) == 2:
+            field, source = node.expressions  # Spark prints datepart as EXTRACT
+            return f"datepart({self.pretty(field)} FROM {self.pretty(source)})"
         if isinstance(node, exp.If) and name == "if":
             args = [node.this, node.args.get("true"), node.args.get("false")]
             if any(a is None for a in args):
@@ -429,6 +453,20 @@ class _Printer:
             shown = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "trim")
             return f"{shown}({self.pretty(source)})"
         return f"TRIM({position or 'BOTH'} {self.pretty(chars)} FROM {self.pretty(source)})"
+
+    def _date_format(self, node: exp.TimeToStr) -> str:
+        """date_format(x, pattern): the pattern as written (sqlglot rewrites it), without
+        the cast sqlglot wraps around x."""
+        inner = node.this
+        if isinstance(inner, exp.TimeStrToTime) and call_name(inner) is None:
+            inner = inner.this
+        fmt = node.args.get("format")
+        written = (node._meta or {}).get("format_text")
+        if isinstance(fmt, exp.Null):
+            written = "NULL"
+        if not isinstance(written, str):
+            raise _Unnamed
+        return f"date_format({self.pretty(inner)}, {written})"
 
     def _argument(self, arg: exp.Expression) -> str:
         if isinstance(arg, exp.Distinct):

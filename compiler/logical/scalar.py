@@ -51,12 +51,22 @@ Numbers:
   greatest, least (variadic; NULLs skipped, as Spark)
 Dates and times (compiler/frontend/bind_datetime.py):
   year, month, day, quarter, dayofweek, dayofyear, weekofyear, hour, minute, second
-  unix_seconds (ts): whole seconds since the epoch, rounded down; timestamp_seconds (n): back
+  unix_seconds (ts): whole seconds since the epoch, rounded down; timestamp_seconds (n): back;
+  unix_timestamp (ts): rounded toward zero
   date_add_days (d, n), datediff (end, start), add_months (d, n), last_day
   date_trunc (x, 'polars unit'), offset_by (x, 'constant interval')
   from_utc (ts, zone), to_utc (ts, zone), zoned_offset_by (ts, 'interval', zone),
   zoned_trunc (ts, 'unit', zone): the session
   time zone's wall clock (compiler/logical/time_zone.py)
+  make_date (y, m, d), make_date_invalid (y, m, d, 'fields' or 'days'): whether it fails
+  date_format (ts, 'Spark pattern'): compiler/logical/datetime_pattern.py's subset
+  months_between (a, b): unrounded, zoned_months_between (a, b, zone)
+  next_day (d, polars weekday literal), weekday (0 = Monday), dayname, monthname
+  unix_date, date_from_unix_date, unix_millis, unix_micros (rounded down),
+  timestamp_millis, timestamp_micros
+  make_timestamp (y, mo, d, h, mi, sec): a wall-clock time; make_timestamp_invalid (..., problem)
+  parse_datetime (s, 'pattern'): to_timestamp's wall-clock time (to_date casts it);
+  parse_datetime_invalid (s, 'pattern'): whether it fails (datetime_pattern.parse_pieces)
 More strings (compiler/frontend/bind_strings.py):
   lpad, rpad (s, width, padding), locate (sub, s, start), concat_ws (sep, ...)
   regexp_extract (s, pattern, group), rlike (s, pattern), initcap, reverse, repeat
@@ -88,7 +98,11 @@ FUNCTIONS = frozenset(
     asinh acosh atanh cot sec csc degrees radians sign rint isnan nanvl factorial pmod
     try_add try_sub try_mul try_div try_mod
     regexp_replace substring_index translate startswith endswith contains
-    ascii chr btrim ltrim_chars rtrim_chars octet_length bit_length split""".split()
+    ascii chr btrim ltrim_chars rtrim_chars octet_length bit_length split
+    make_date make_date_invalid date_format months_between zoned_months_between next_day weekday dayname monthname
+    unix_date date_from_unix_date unix_millis unix_micros timestamp_millis timestamp_micros
+    make_timestamp make_timestamp_invalid parse_datetime parse_datetime_invalid
+    unix_timestamp""".split()
 )
 
 

@@ -9,7 +9,9 @@ and digest say which zone it computes in:
 
     CAST(ts AS DATE)             ->  CAST(from_utc(ts, zone) AS DATE)
     CAST(d AS TIMESTAMP)         ->  to_utc(CAST(d AS TIMESTAMP), zone)
-    hour(ts)                     ->  hour(from_utc(ts, zone))
+    hour(ts)                     ->  hour(from_utc(ts, zone)), and date_format(ts, ...)
+    months_between(a, b)         ->  zoned_months_between(a, b, zone)
+    make_timestamp(...)          ->  to_utc(make_timestamp(...), zone), and to_timestamp(s, fmt)
     date_trunc(ts, '1d')         ->  zoned_trunc(ts, '1d', zone)
     ts + INTERVAL 1 DAY          ->  zoned_offset_by(ts, '1d', zone)
     TIMESTAMP '2024-03-10 02:30' ->  the instant, converted now
@@ -41,7 +43,8 @@ _UTC = frozenset(
     "etc/gmt+0 etc/gmt-0 greenwich etc/greenwich utc+00:00 gmt+00:00".split()
 )
 _OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
-_TIME_PARTS = frozenset("year month day quarter dayofweek dayofyear weekofyear hour minute second".split())
+# functions of a TIMESTAMP's wall-clock fields (their first argument)
+_TIME_PARTS = frozenset("year month day quarter dayofweek dayofyear weekofyear hour minute second date_format".split())
 _CALENDAR_TRUNC = frozenset(("1m", "1h", "1d", "1w", "1mo", "1q", "1y"))  # date_trunc units from MINUTE up
 # microseconds of a day-time interval's unit (offset_by's polars units)
 UNIT_MICROS = {"d": 86_400_000_000, "h": 3_600_000_000, "m": 60_000_000, "s": 1_000_000}
@@ -128,6 +131,10 @@ def _scalar(x: Scalar, zone: str) -> Scalar:
         return Call(TIMESTAMP, "zoned_trunc", (args[0], args[1], z))
     elif fn == "offset_by" and x.type == TIMESTAMP and _calendar_offset(_constant(args[1])):
         return Call(TIMESTAMP, "zoned_offset_by", (args[0], args[1], z))
+    elif fn in ("make_timestamp", "parse_datetime"):  # wall-clock times
+        return Call(TIMESTAMP, "to_utc", (Call(x.type, fn, args), z))
+    elif fn == "months_between":
+        return Call(x.type, "zoned_months_between", (*args, z))
     return Call(x.type, fn, args) if args != x.args else x
 
 
