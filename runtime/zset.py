@@ -143,7 +143,7 @@ class ZSet:
     def to_rows(self) -> list[tuple[tuple[Any, ...], int]]:
         """Consolidated (row, weight) pairs in a deterministic order (NULLs first)."""
         z = self.consolidate()
-        rows = [(tuple(r[:-1]), int(r[-1])) for r in z.frame.iter_rows()]
+        rows = [(tuple(r[:-1]), int(r[-1])) for r in _python_safe(z.frame).iter_rows()]
         rows.sort(key=lambda rw: (tuple(sort_key(v) for v in rw[0]), rw[1]))
         return rows
 
@@ -632,8 +632,91 @@ def sort_key(value: Any) -> tuple[int, Any]:
         return (0, 0)
     if isinstance(value, float) and value != value:  # NaN sorts last, as in Spark
         return (2, 0)
+    if isinstance(value, (_dt.date, FarDate)):  # a column may hold both
+        return (1, FarDate.number(value))
     if isinstance(value, (_dt.date, _dt.datetime, _decimal.Decimal, str, bool, int, float)):
         return (1, value)
     if isinstance(value, list):  # an ARRAY: element by element, a prefix first
         return (1, tuple(sort_key(v) for v in value))
     return (1, str(value))
+
+
+_EPOCH = _dt.datetime(1970, 1, 1)
+_EPOCH_DAY = _EPOCH.date().toordinal()
+
+
+@dataclass(frozen=True, slots=True)
+class FarDate:
+    """A DATE (days) or TIMESTAMP (microseconds, `timestamp`) outside Python's years
+    1-9999, which Spark holds and prints (`+10233-07-23`, `-0044-03-15`) but
+    datetime cannot; to_rows gives one in place of a date or datetime."""
+
+    value: int
+    timestamp: bool
+
+    def __str__(self) -> str:
+        days, micros = divmod(self.value, 86_400_000_000) if self.timestamp else (self.value, 0)
+        year, month, day = _civil(days)
+        sign = "+" if year > 9999 else "-" if year < 0 else ""
+        text = f"{sign}{abs(year):04d}-{month:02d}-{day:02d}"
+        if not self.timestamp:
+            return text
+        seconds, fraction = divmod(micros, 1_000_000)
+        clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        return f"{text} {clock}" + (f".{fraction:06d}" if fraction else "")
+
+    @staticmethod
+    def number(value: _dt.date | FarDate) -> int:
+        """Days of a date, microseconds of a datetime, since 1970-01-01."""
+        if isinstance(value, FarDate):
+            return value.value
+        if isinstance(value, _dt.datetime):
+            return (value - _EPOCH) // _dt.timedelta(microseconds=1)
+        return value.toordinal() - _EPOCH_DAY
+
+
+def _civil(days: int) -> tuple[int, int, int]:
+    """(year, month, day) of a day number since 1970-01-01 in the proleptic Gregorian
+    calendar, for any year (year 0 is 1 BCE): the era arithmetic of days_from_civil."""
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, day
+
+
+# Python's datetime holds years 1..9999: these bound the days and microseconds it can.
+_MIN_DAY, _MAX_DAY = _dt.date(1, 1, 1).toordinal() - _EPOCH_DAY, _dt.date(9999, 12, 31).toordinal() - _EPOCH_DAY
+_MIN_MICROS, _MAX_MICROS = _MIN_DAY * 86_400_000_000, (_MAX_DAY + 1) * 86_400_000_000 - 1
+
+
+def _python_safe(frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` with each DATE or TIMESTAMP column that holds a value outside Python's
+    years replaced by Python objects: dates, datetimes and FarDates."""
+    replaced = []
+    for name, dtype in frame.schema.items():
+        if dtype == pl.Date:
+            low, high, timestamp = _MIN_DAY, _MAX_DAY, False
+        elif isinstance(dtype, pl.Datetime):
+            low, high, timestamp = _MIN_MICROS, _MAX_MICROS, True
+        else:
+            continue
+        numbers = frame[name].to_physical() if not timestamp else frame[name].dt.cast_time_unit("us").to_physical()
+        if numbers.null_count() == len(numbers) or (low <= numbers.min() and numbers.max() <= high):  # type: ignore[operator]
+            continue
+        values = [
+            None if n is None else FarDate(n, timestamp) if not low <= n <= high else _python_value(n, timestamp)
+            for n in numbers.to_list()
+        ]
+        replaced.append(pl.Series(name, values, dtype=pl.Object))
+    return frame.with_columns(replaced) if replaced else frame
+
+
+def _python_value(n: int, timestamp: bool) -> _dt.date:
+    if timestamp:
+        return _EPOCH + _dt.timedelta(microseconds=n)
+    return _dt.date.fromordinal(n + _EPOCH_DAY)

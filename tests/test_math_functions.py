@@ -62,3 +62,21 @@ def test_double_remainder_is_exact_like_javas() -> None:
     # 10^17 is 1 more than a multiple of 3; a remainder computed through a rounded quotient says 0
     assert _values("d % 3", "(1, 0, 0, 1e17), (2, 0, 0, -7.5), (3, 0, 0, 1e-20)") == [1.0, -1.5, 1e-20]
     assert _values("pmod(d, 3)", "(1, 0, 0, -1e17)") == [2.0]
+
+
+def test_dates_past_year_9999_are_rows_and_text() -> None:
+    """Spark holds DATE and TIMESTAMP values past Python's years 1-9999; to_rows gives them
+    as FarDate, printed as Spark prints them, and orders them with the others."""
+    from dbspc.runtime.render import json_value
+    from dbspc.runtime.zset import FarDate
+
+    run = run_script(
+        "CREATE TABLE t (d DATE, n INT);\nCREATE VIEW v AS SELECT date_add(d, n) AS far, "
+        "CAST(date_add(d, n) AS TIMESTAMP) AS ts FROM t;\n-- step\n"
+        "INSERT INTO t VALUES (DATE '2020-01-01', 3000000), (DATE '2020-01-01', 1), (DATE '0001-01-01', -366);"
+    )
+    rows = [row for row, _ in run.outputs[0]["v"].to_rows()]
+    assert [json_value(v) for v in rows[0]] == ["0000-01-01", "0000-01-01 00:00:00"]  # year 0 is 1 BCE
+    assert [json_value(v) for v in rows[1]] == ["2020-01-02", "2020-01-02 00:00:00"]
+    assert [json_value(v) for v in rows[2]] == ["+10233-09-21", "+10233-09-21 00:00:00"]
+    assert isinstance(rows[2][0], FarDate)
