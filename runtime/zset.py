@@ -671,6 +671,8 @@ class FarDate:
         if isinstance(value, FarDate):
             return value.value
         if isinstance(value, _dt.datetime):
+            if value.tzinfo is not None:  # an instant (an oracle's TIMESTAMPTZ): its UTC time
+                value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
             return (value - _EPOCH) // _dt.timedelta(microseconds=1)
         return value.toordinal() - _EPOCH_DAY
 

@@ -192,6 +192,15 @@ class Gen:
                     [
                         lambda: f"CAST({self.expr(scope, TS, d)} AS STRING)",
                         lambda: f"from_unixtime(CAST({self.expr(scope, INT, d)} AS BIGINT) * 3600)",
+                        lambda: (
+                            f"regexp_replace({self.expr(scope, STR, d)}, '{self.pick(['a+', '[bc]', 'x?y'])}', '-')"
+                        ),
+                        lambda: f"substring_index({self.expr(scope, STR, d)}, 'a', {self.pick(['1', '-1', '2'])})",
+                        lambda: f"translate({self.expr(scope, STR, d)}, 'ab', 'x')",
+                        lambda: (
+                            f"date_format({self.expr(scope, TS, d)}, "
+                            f"'{self.pick(['yyyy-MM', 'dd MMM HH:mm', 'EEE'])}')"
+                        ),
                     ]
                     if self.spark_only
                     else []
@@ -223,6 +232,14 @@ class Gen:
                 lambda: f"trunc({self.expr(scope, DATE, d)}, {self.pick(_TRUNC_UNITS)})",
                 lambda: f"last_day({self.expr(scope, DATE, d)})",
                 lambda: f"to_date({self.expr(scope, TS, d)})",
+                *(
+                    [
+                        lambda: f"make_date(year({self.expr(scope, DATE, d)}), {self.pick(['1', '2'])}, 29)",
+                        lambda: f"next_day({self.expr(scope, DATE, d)}, '{self.pick(['Mon', 'friday'])}')",
+                    ]
+                    if self.spark_only
+                    else []
+                ),
             ],
             BOOL: [lambda: f"({self.predicate(scope, d)})"],
             DOUBLE: [
@@ -241,6 +258,7 @@ class Gen:
                         lambda: f"power({self.expr(scope, DOUBLE, d)}, {self.pick(['2', '0.5D', '-1'])})",
                         lambda: f"try_divide({self.expr(scope, INT, d)}, {self.expr(scope, INT, d)})",
                         lambda: f"pmod({self.expr(scope, DOUBLE, d)}, {self.pick(['2.5D', '-3'])})",
+                        lambda: f"months_between({self.expr(scope, TS, d)}, {self.expr(scope, DATE, d)})",
                     ]
                     if self.spark_only
                     else []
