@@ -21,6 +21,10 @@ TABLE = (
 
 # (SELECT item, Spark 4's name for it)
 SPARK_NAMES = [
+    ("trunc(dt, 'YEAR')", "trunc(dt, YEAR)"),
+    ("trunc(dt, 'mm')", "trunc(dt, mm)"),
+    ("trunc(dt, 'month')", "trunc(dt, month)"),
+    ("trunc(date_sub(DATE '2024-01-01', 1), 'Q')", "trunc(date_sub(DATE '2024-01-01', 1), Q)"),
     ("sqrt(f)", "SQRT(f)"),
     ("cbrt(f)", "CBRT(f)"),
     ("exp(f)", "EXP(f)"),
@@ -553,7 +557,6 @@ UNNAMED = [
     "flag IS NOT FALSE",
     "1BD",
     "array_sort(arr)",
-    "trunc(dt, 'month')",
     "locate('a', s)",
     "position('a' IN s)",
     "position('a', s)",

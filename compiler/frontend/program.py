@@ -200,6 +200,8 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
                 owned.add(meta["start"])
                 if isinstance(node, exp.TimestampTrunc) and (unit := _UNIT_TEXT.match(text, meta["end"] + 1)):
                     meta["unit_text"] = unit.group(1)  # date_trunc('day', ...): sqlglot upper-cases it
+                if isinstance(node, exp.DateTrunc) and (last := _last_string_argument(text, tokens, meta["start"])):
+                    meta["unit_text"] = last[0]  # trunc(d, 'mm'): the unit as written
                 found = _last_string_argument(text, tokens, meta["start"]) if node.args.get("format") else None
                 if found is not None:
                     meta["format_text"], meta["format_at"] = found  # date_format(ts, 'yyyy'): sqlglot writes '%Y'

@@ -402,6 +402,11 @@ class _Printer:
             if unit is None:
                 raise _Unnamed
             return f"date_trunc({unit}, {self.pretty(node.this)})"  # the unit as written, unquoted
+        if isinstance(node, exp.DateTrunc) and name == "trunc":
+            unit = (node._meta or {}).get("unit_text")
+            if unit is None:
+                raise _Unnamed
+            return f"trunc({self.pretty(node.this)}, {unit})"
         if isinstance(node, exp.TimeToStr) and name == "date_format":
             return self._date_format(node)
         unix = name in ("unix_timestamp", "to_unix_timestamp")
