@@ -207,14 +207,22 @@ def _to_timestamp(node: exp.Expression, bind: Bind) -> Scalar:
 
 def _parse_pattern_of(node: exp.Expression) -> str | None:
     """A parsing call's constant pattern as written (None: NULL)."""
+    written = _written_pattern(node)
+    if written is None:
+        return None
+    return _checked_parse_pattern(node, written, (node._meta or {}).get("format_at"))
+
+
+def _written_pattern(node: exp.Expression) -> str | None:
+    """A call's pattern argument as written (sqlglot rewrites it); None for NULL, and a
+    positioned refusal for anything but a string literal."""
     fmt = node.args.get("format")
     if isinstance(fmt, exp.Null):
         return None
-    meta = node._meta or {}
-    written = meta.get("format_text")
+    written = (node._meta or {}).get("format_text")
     if not isinstance(written, str):
         raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(fmt) or span_of(node))
-    return _checked_parse_pattern(node, written, meta.get("format_at"))
+    return written
 
 
 def _try_parse(result: SqlType) -> Rule:
@@ -388,13 +396,10 @@ def _make_timestamp(node: exp.Expression, bind: Bind) -> Scalar:
 def _constant_pattern(node: exp.Expression) -> str | None:
     """A call's constant datetime pattern as written (None: the NULL pattern); the
     pattern must be a string literal of the subset in compiler/logical/datetime_pattern.py."""
-    fmt = node.args.get("format")
-    if isinstance(fmt, exp.Null):
+    written = _written_pattern(node)
+    if written is None:
         return None
     meta = node._meta or {}
-    written = meta.get("format_text")
-    if not isinstance(written, str):
-        raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(fmt) or span_of(node))
     try:
         parse_pattern(written)
     except PatternError as e:

@@ -133,6 +133,15 @@ def _rlike(node: exp.Expression, bind: Bind) -> Scalar:
     return Call(BOOLEAN, "rlike", (s, Lit(STRING, rewritten.pattern), Lit(BOOLEAN, rewritten.end_anchor)))
 
 
+def _refuse_empty_matches(pattern: str, rewritten: Rewritten, function: str, where: exp.Expression) -> None:
+    if _matches_empty(rewritten.pattern):
+        raise UnsupportedSql(
+            f"regular expression '{pattern}' can match an empty string, which {function} does not support "
+            "(Java and the runtime's engine place empty matches differently)",
+            span_of(where),
+        )
+
+
 def _runtime_pattern(pattern: str, where: exp.Expression) -> Rewritten:
     """`pattern` (Java's syntax) for the runtime's engine and its number of groups, or a
     positioned error: refused where no exact rewrite exists, invalid where the engine
@@ -195,12 +204,7 @@ def _regexp_replace(node: exp.Expression, bind: Bind) -> Scalar:
         raise UnsupportedSql(
             f"regular expression '{pattern}': '$' is not supported in REGEXP_REPLACE", span_of(node.expression)
         )
-    if _matches_empty(rewritten.pattern):
-        raise UnsupportedSql(
-            f"regular expression '{pattern}' can match an empty string, which REGEXP_REPLACE does not support "
-            "(Java and the runtime's engine place empty matches differently)",
-            span_of(node.expression),
-        )
+    _refuse_empty_matches(pattern, rewritten, "REGEXP_REPLACE", node.expression)
     try:
         rust_replacement = java_replacement(replacement, rewritten.groups)
     except ValueError as e:
@@ -299,12 +303,7 @@ def _split(node: exp.Expression, bind: Bind) -> Scalar:
         raise UnsupportedSql(
             f"regular expression '{pattern}': '^', '\\A' and '$' are not supported in SPLIT", span_of(node.expression)
         )
-    if _matches_empty(rewritten.pattern):
-        raise UnsupportedSql(
-            f"regular expression '{pattern}' can match an empty string, which SPLIT does not support "
-            "(Java and the runtime's engine place empty matches differently)",
-            span_of(node.expression),
-        )
+    _refuse_empty_matches(pattern, rewritten, "SPLIT", node.expression)
     return Call(array_of(STRING), "split", (s, Lit(STRING, rewritten.pattern), Lit(INT, limit)))
 
 
