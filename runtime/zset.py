@@ -672,7 +672,7 @@ class FarDate:
             return value.value
         if isinstance(value, _dt.datetime):
             if value.tzinfo is not None:  # an instant (an oracle's TIMESTAMPTZ): its UTC time
-                value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+                value = value.astimezone(_dt.UTC).replace(tzinfo=None)
             return (value - _EPOCH) // _dt.timedelta(microseconds=1)
         return value.toordinal() - _EPOCH_DAY
 
