@@ -15,6 +15,7 @@ import polars as pl
 from dbspc.compiler.logical.datetime_pattern import Piece, parse_pattern, parse_pieces
 from dbspc.compiler.logical.scalar import Call, Lit
 from dbspc.compiler.logical.time_zone import UNIT_MICROS, split_offset
+from dbspc.runtime.math_functions import ieee_divide
 
 Kernel = Callable[[list[pl.Expr], Call], pl.Expr]
 
@@ -363,7 +364,7 @@ def _months_between(args: list[pl.Expr], zone: str | None = None) -> pl.Expr:
     m2, d2, last2, s2 = split(args[1])
     month_diff = m1 - m2
     whole = (d1 == d2) | (last1 & last2)
-    value = month_diff.cast(pl.Float64) + _divided((d1 - d2) * 86_400 + s1 - s2, _MONTH_SECONDS)
+    value = month_diff.cast(pl.Float64) + ieee_divide((d1 - d2) * 86_400 + s1 - s2, pl.lit(float(_MONTH_SECONDS)))
     return pl.when(whole).then(month_diff.cast(pl.Float64)).otherwise(value)
 
 
@@ -371,13 +372,6 @@ def _toward_zero(x: pl.Expr, divisor: int) -> pl.Expr:
     """x / divisor rounded toward zero, as Java's long division (polars' // rounds down)."""
     down = x // divisor
     return down + ((x < 0) & (down * divisor != x)).cast(pl.Int64)
-
-
-def _divided(x: pl.Expr, divisor: int) -> pl.Expr:
-    """x / divisor in DOUBLE, correctly rounded as Java divides. polars multiplies by the
-    reciprocal of a constant divisor (not always the same double), so the divisor is made
-    a column of its own."""
-    return x.cast(pl.Float64) / (x * 0 + divisor).cast(pl.Float64)
 
 
 def _next_day(args: list[pl.Expr], call: Call) -> pl.Expr:

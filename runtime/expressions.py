@@ -36,7 +36,7 @@ from dbspc.compiler.types import SqlType
 from dbspc.runtime.array_functions import KERNELS as ARRAY_KERNELS
 from dbspc.runtime.datetime_functions import KERNELS as DATETIME_KERNELS
 from dbspc.runtime.math_functions import KERNELS as MATH_KERNELS
-from dbspc.runtime.math_functions import numpy_call
+from dbspc.runtime.math_functions import ieee_divide, numpy_call
 from dbspc.runtime.string_functions import KERNELS as STRING_KERNELS
 from dbspc.runtime.zset import WEIGHT, col_name, frame_of, polars_dtype
 
@@ -536,26 +536,11 @@ def _ieee_div(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     return _true_div(a, b, call.args[0].type, call.type)
 
 
-def _ieee_divide(pair: pl.Series) -> pl.Series:
-    """Element-wise a / b of a struct series of floats, NULL where either is NULL."""
-    a, b = pair.struct.field("a"), pair.struct.field("b")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.divide(a.to_numpy(), b.to_numpy())
-    nulls = (a.is_null() | b.is_null()).to_numpy()
-    out = pl.Series(q, dtype=a.dtype)
-    return out.scatter(np.flatnonzero(nulls), None) if nulls.any() else out
-
-
 def _true_div(a: pl.Expr, b: pl.Expr, ta: SqlType, t: SqlType) -> pl.Expr:
-    """a / b for DOUBLE or DECIMAL results (operands already of the result type)."""
+    """a / b for DOUBLE results (operands of that type) or DECIMAL ones (operands of
+    their own exact types, `ta` the dividend's)."""
     if not t.is_decimal:
-        dtype = polars_dtype(t)
-        # polars divides by a broadcast scalar as a product with its reciprocal, which is
-        # not IEEE division (7.0 / 3 would differ in the last bit between a one-row and a
-        # many-row batch, so a retraction would miss its row): divide in numpy instead.
-        return pl.struct(a.cast(dtype).alias("a"), b.cast(dtype).alias("b")).map_batches(
-            _ieee_divide, return_dtype=dtype
-        )
+        return ieee_divide(a, b)
     # polars divides at the dividend's scale rounding half to even; compute a few
     # guard digits more so the final half-up rounding (in `fit`) is right except
     # when the true quotient lies within 1e-(s+k)/2 below a tie.
@@ -631,11 +616,12 @@ def _pmod(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     safe_n = pl.when(n != 0).then(n)
     ta, tn, t = call.args[0].type, call.args[1].type, call.type  # integer operands have type t
     r = _mod(c, a, safe_n, ta, tn, t, guard)
-    shifted = r + safe_n
-    if t.is_integer:
+    if t.is_integer:  # in 128 bits, then wrapped to the type's as Java's int arithmetic
         bits = _INT_BITS[t.kind]
-        shifted = _i128(r) + _i128(safe_n)
-        shifted = pl.when(shifted < -(2 ** (bits - 1))).then(shifted + 2**bits).otherwise(shifted)
+        wide = _i128(r) + _i128(safe_n)
+        shifted = pl.when(wide < -(2 ** (bits - 1))).then(wide + 2**bits).otherwise(wide)
+    else:
+        shifted = r + safe_n
     negative = (r < 0).fill_null(False)
     value = pl.when(negative).then(_mod(c, shifted, safe_n, ta, tn, t, _and_guard(guard, negative))).otherwise(r)
     return c.fit(value, call.type, guard, DECIMAL_OVERFLOW) if call.type.is_decimal else value

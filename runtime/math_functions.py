@@ -42,6 +42,14 @@ def numpy_call(fn: Ufunc, *args: pl.Expr) -> pl.Expr:
     return pl.when(pl.any_horizontal([a.is_null() for a in args])).then(None).otherwise(value)
 
 
+def ieee_divide(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """a / b in DOUBLE, correctly rounded as IEEE (and Java) divide, NULL where either is
+    NULL. polars divides by a broadcast scalar as a product with its reciprocal, which is
+    not always the same double: 7.0 / 3 would differ in the last bit between a one-row and
+    a many-row batch, and a retraction would miss its row."""
+    return numpy_call(np.divide, a, b)
+
+
 def _ufunc(fn: Ufunc) -> Kernel:
     return lambda args, call: numpy_call(fn, *args)
 
