@@ -34,12 +34,6 @@ from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, INT
 Bind = Callable[[exp.Expression], Scalar]
 Rule = Callable[[exp.Expression, Bind], Scalar]
 
-# The runtime functions of this module; all of them take and return DOUBLE unless said.
-UNARY = (
-    "sqrt cbrt exp expm1 ln log10 log2 log1p sin cos tan asin acos atan sinh cosh tanh "
-    "asinh acosh atanh cot sec csc degrees radians sign rint"
-).split()
-BINARY = ("power", "log", "atan2", "hypot")
 # The arithmetic operators whose TRY_ form returns NULL instead of raising.
 TRY_OPERATORS = ("add", "sub", "mul", "div", "mod")
 

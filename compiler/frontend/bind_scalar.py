@@ -81,12 +81,8 @@ def _bind_node(node: exp.Expression, scope: ScalarScope) -> Scalar:
     rule = _FUNCTION_RULES.get(type(node)) if binder is None else None
     if rule is None and isinstance(node, exp.Anonymous):
         rule = _ANONYMOUS_RULES.get(node.name.lower())
-    if rule is not None and rule in _MATH and not scope.semantics.spark_math:
-        raise UnsupportedSql(
-            f"function {written_name(node)}() is evaluated with Spark's rules only, not in --dialect "
-            f"{scope.semantics.dialect}",
-            span_of(node),
-        )
+    if rule is not None and rule in _MATH:
+        _refuse_outside_spark_math(node, scope)
     if rule is not None:
         try:
             return rule(node, lambda e: bind_scalar(e, scope))
@@ -278,15 +274,21 @@ def _bind_mod(node: exp.Mod, scope: ScalarScope) -> Scalar:
     return Call(t, fn, _operands(a, b, t))
 
 
+def _refuse_outside_spark_math(node: exp.Expression, scope: ScalarScope) -> None:
+    """Spark's mathematical functions only under Spark's rules (Semantics.spark_math)."""
+    if not scope.semantics.spark_math:
+        raise UnsupportedSql(
+            f"function {written_name(node)}() is evaluated with Spark's rules only, not in --dialect "
+            f"{scope.semantics.dialect}",
+            span_of(node),
+        )
+
+
 def _bind_pmod(node: exp.Anonymous, scope: ScalarScope) -> Scalar:
     """pmod(a, n): the non-negative remainder for a positive n, typed as `a % n`."""
     if len(node.expressions) != 2:
         raise UnsupportedSql(f"PMOD() takes 2 arguments, not {len(node.expressions)}", span_of(node))
-    if not scope.semantics.spark_math:
-        raise UnsupportedSql(
-            f"function PMOD() is evaluated with Spark's rules only, not in --dialect {scope.semantics.dialect}",
-            span_of(node),
-        )
+    _refuse_outside_spark_math(node, scope)
     a, b = (bind_scalar(e, scope) for e in node.expressions)
     _refuse_string_number(a, b, node, scope)
     t = arithmetic_type("%", _operand_type(a, b), _operand_type(b, a), scope.semantics)

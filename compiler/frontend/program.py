@@ -526,6 +526,10 @@ def _naming_context(program: Program) -> tuple[Callable[[str], bool], dict[str, 
     return datetime_column, relations
 
 
+# the parsing calls sqlglot writes back with a strftime pattern, by the name Spark knows
+_PARSERS: dict[type[exp.Expression], str] = {exp.TsOrDsToDate: "TO_DATE", exp.StrToTime: "TO_TIMESTAMP"}
+
+
 def _query_text(query: exp.Expression, dialect: str) -> str:
     """The view's SQL text, as the Spark oracle and pipelines run it: sqlglot's, but with
     the calls it would not write back as they were written as written (the pattern of
@@ -539,8 +543,7 @@ def _query_text(query: exp.Expression, dialect: str) -> str:
             if isinstance(inner, exp.TimeStrToTime) and not (inner._meta or {}).get("call_name"):
                 inner = inner.this
             return exp.Anonymous(this="DATE_FORMAT", expressions=[inner, exp.Literal.string(meta["format_text"])])
-        parsers: dict[type[exp.Expression], str] = {exp.TsOrDsToDate: "TO_DATE", exp.StrToTime: "TO_TIMESTAMP"}
-        parser = parsers.get(type(node))
+        parser = _PARSERS.get(type(node))
         if isinstance(node, exp.StrToUnix):
             parser = (call_name(node) or "unix_timestamp").upper()
         if parser is not None and isinstance(meta.get("format_text"), str):
