@@ -118,6 +118,10 @@ class Gen:
     def pick(self, items: list[T]) -> T:
         return items[self.rng.randrange(len(items))]
 
+    def spark(self, *choices: Callable[[], str]) -> list[Callable[[], str]]:
+        """Choices only Spark answers (or only Spark judges): drawn in Spark mode only."""
+        return list(choices) if self.spark_only else []
+
     def alias(self) -> str:
         self.aliases += 1
         return f"x{self.aliases}"
@@ -155,16 +159,12 @@ class Gen:
                 lambda: f"{self.cast()}({self.failing(scope, STR)} AS INT)",
                 lambda: f"{self.cast()}({self.failing(scope, LONG)} AS INT)",  # past 2^31
                 lambda: f"({self.expr(scope, SHORT, d)} * {self.expr(scope, INT, d)})",
-                *(
-                    [
-                        lambda: f"pmod({self.expr(scope, INT, d)}, {self.pick(['3', '-2', '2147483647'])})",
-                        lambda: (
-                            f"{self.pick(['try_add', 'try_multiply'])}"
-                            f"({self.expr(scope, INT, d)}, {self.expr(scope, INT, d)})"
-                        ),
-                    ]
-                    if self.spark_only
-                    else []
+                *self.spark(
+                    lambda: f"pmod({self.expr(scope, INT, d)}, {self.pick(['3', '-2', '2147483647'])})",
+                    lambda: (
+                        f"{self.pick(['try_add', 'try_multiply'])}"
+                        f"({self.expr(scope, INT, d)}, {self.expr(scope, INT, d)})"
+                    ),
                 ),
             ],
             LONG: [
@@ -173,7 +173,7 @@ class Gen:
                 lambda: f"CAST({self.expr(scope, INT, d)} AS BIGINT)",
                 lambda: f"abs({self.expr(scope, LONG, d)})",
                 lambda: f"({self.expr(scope, LONG, d)} % {self.pick(['2', '7'])})",
-                *([lambda: f"unix_seconds({self.expr(scope, TS, d)})"] if self.spark_only else []),
+                *self.spark(lambda: f"unix_seconds({self.expr(scope, TS, d)})"),
             ],
             SHORT: [
                 lambda: f"({self.expr(scope, SHORT, d)} + {self.expr(scope, SHORT, d)})",
@@ -188,22 +188,18 @@ class Gen:
                 lambda: f"replace({self.expr(scope, STR, d)}, 'a', 'xy')",
                 lambda: f"({self.expr(scope, STR, d)} || {self.expr(scope, STR, d)})",
                 # (DuckDB's text of a timestamp carries its offset)
-                *(
-                    [
-                        lambda: f"CAST({self.expr(scope, TS, d)} AS STRING)",
-                        lambda: f"from_unixtime(CAST({self.expr(scope, INT, d)} AS BIGINT) * 3600)",
-                        lambda: (
-                            f"regexp_replace({self.expr(scope, STR, d)}, '{self.pick(['a+', '[bc]', 'x?y'])}', '-')"
-                        ),
-                        lambda: f"substring_index({self.expr(scope, STR, d)}, 'a', {self.pick(['1', '-1', '2'])})",
-                        lambda: f"translate({self.expr(scope, STR, d)}, 'ab', 'x')",
-                        lambda: (
-                            f"date_format({self.expr(scope, TS, d)}, "
-                            f"'{self.pick(['yyyy-MM', 'dd MMM HH:mm', 'EEE'])}')"
-                        ),
-                    ]
-                    if self.spark_only
-                    else []
+                *self.spark(
+                    lambda: f"CAST({self.expr(scope, TS, d)} AS STRING)",
+                    lambda: f"from_unixtime(CAST({self.expr(scope, INT, d)} AS BIGINT) * 3600)",
+                    lambda: (
+                        f"regexp_replace({self.expr(scope, STR, d)}, '{self.pick(['a+', '[bc]', 'x?y'])}', '-')"
+                    ),
+                    lambda: f"substring_index({self.expr(scope, STR, d)}, 'a', {self.pick(['1', '-1', '2'])})",
+                    lambda: f"translate({self.expr(scope, STR, d)}, 'ab', 'x')",
+                    lambda: (
+                        f"date_format({self.expr(scope, TS, d)}, "
+                        f"'{self.pick(['yyyy-MM', 'dd MMM HH:mm', 'EEE'])}')"
+                    ),
                 ),
             ],
             DEC: [
@@ -214,16 +210,12 @@ class Gen:
                 lambda: f"CAST({self.expr(scope, INT, d)} AS DECIMAL(5,2))",
                 lambda: f"round({self.expr(scope, DEC, d)}, {self.pick(['0', '1'])})",
                 # DECIMAL(38,4): DuckDB's union of it with a scaled DECIMAL drops a digit
-                *(
-                    [
-                        lambda: f"({self.expr(scope, DEC, d)} * {self.expr(scope, LONG, d)})",
-                        # scale 18: Spark rounds the exact product to the bounded scale once
-                        lambda: f"(CAST({self.expr(scope, DEC, d)} AS DECIMAL(38,18)) * {self.expr(scope, DEC, d)})",
-                        lambda: f"try_divide({self.expr(scope, DEC, d)}, {self.expr(scope, INT, d)})",
-                        lambda: f"pmod({self.expr(scope, DEC, d)}, {self.pick(['0.7', '3'])})",
-                    ]
-                    if self.spark_only
-                    else []
+                *self.spark(
+                    lambda: f"({self.expr(scope, DEC, d)} * {self.expr(scope, LONG, d)})",
+                    # scale 18: Spark rounds the exact product to the bounded scale once
+                    lambda: f"(CAST({self.expr(scope, DEC, d)} AS DECIMAL(38,18)) * {self.expr(scope, DEC, d)})",
+                    lambda: f"try_divide({self.expr(scope, DEC, d)}, {self.expr(scope, INT, d)})",
+                    lambda: f"pmod({self.expr(scope, DEC, d)}, {self.pick(['0.7', '3'])})",
                 ),
             ],
             DATE: [
@@ -232,13 +224,9 @@ class Gen:
                 lambda: f"trunc({self.expr(scope, DATE, d)}, {self.pick(_TRUNC_UNITS)})",
                 lambda: f"last_day({self.expr(scope, DATE, d)})",
                 lambda: f"to_date({self.expr(scope, TS, d)})",
-                *(
-                    [
-                        lambda: f"make_date(year({self.expr(scope, DATE, d)}), {self.pick(['1', '2'])}, 29)",
-                        lambda: f"next_day({self.expr(scope, DATE, d)}, '{self.pick(['Mon', 'friday'])}')",
-                    ]
-                    if self.spark_only
-                    else []
+                *self.spark(
+                    lambda: f"make_date(year({self.expr(scope, DATE, d)}), {self.pick(['1', '2'])}, 29)",
+                    lambda: f"next_day({self.expr(scope, DATE, d)}, '{self.pick(['Mon', 'friday'])}')",
                 ),
             ],
             BOOL: [lambda: f"({self.predicate(scope, d)})"],
@@ -249,19 +237,15 @@ class Gen:
                 lambda: f"floor({self.expr(scope, DOUBLE, d)})",
                 lambda: f"sqrt(abs({self.expr(scope, DOUBLE, d)}))",
                 lambda: f"({self.expr(scope, DOUBLE, d)} % {self.pick(['3', '0.25D'])})",
-                *(
-                    [
-                        lambda: (
-                            f"{self.pick(['ln', 'log10', 'exp', 'sin', 'atan', 'cbrt', 'sign'])}"
-                            f"({self.expr(scope, DOUBLE, d)})"
-                        ),
-                        lambda: f"power({self.expr(scope, DOUBLE, d)}, {self.pick(['2', '0.5D', '-1'])})",
-                        lambda: f"try_divide({self.expr(scope, INT, d)}, {self.expr(scope, INT, d)})",
-                        lambda: f"pmod({self.expr(scope, DOUBLE, d)}, {self.pick(['2.5D', '-3'])})",
-                        lambda: f"months_between({self.expr(scope, TS, d)}, {self.expr(scope, DATE, d)})",
-                    ]
-                    if self.spark_only
-                    else []
+                *self.spark(
+                    lambda: (
+                        f"{self.pick(['ln', 'log10', 'exp', 'sin', 'atan', 'cbrt', 'sign'])}"
+                        f"({self.expr(scope, DOUBLE, d)})"
+                    ),
+                    lambda: f"power({self.expr(scope, DOUBLE, d)}, {self.pick(['2', '0.5D', '-1'])})",
+                    lambda: f"try_divide({self.expr(scope, INT, d)}, {self.expr(scope, INT, d)})",
+                    lambda: f"pmod({self.expr(scope, DOUBLE, d)}, {self.pick(['2.5D', '-3'])})",
+                    lambda: f"months_between({self.expr(scope, TS, d)}, {self.expr(scope, DATE, d)})",
                 ),
             ],
             TS: [
@@ -269,7 +253,7 @@ class Gen:
                 # the wall clock of the session's zone: days and months move it, hours do not
                 lambda: f"({self.expr(scope, TS, d)} {self.pick(['+', '-'])} {self.pick(_TS_INTERVALS)})",
                 lambda: f"date_trunc({self.pick(_TS_TRUNC_UNITS)}, {self.expr(scope, TS, d)})",
-                *([lambda: f"timestamp_seconds({self.expr(scope, LONG, d)})"] if self.spark_only else []),
+                *self.spark(lambda: f"timestamp_seconds({self.expr(scope, LONG, d)})"),
             ],
         }
         generic = [
