@@ -33,6 +33,7 @@ from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
 from dbspc.compiler.frontend.bind_math import TRY_OPERATORS
 from dbspc.compiler.logical.scalar import FUNCTIONS, Call, Col, Lit, Scalar
 from dbspc.compiler.types import SqlType
+from dbspc.runtime import decimal_arithmetic
 from dbspc.runtime.array_functions import KERNELS as ARRAY_KERNELS
 from dbspc.runtime.datetime_functions import KERNELS as DATETIME_KERNELS
 from dbspc.runtime.math_functions import KERNELS as MATH_KERNELS
@@ -435,10 +436,13 @@ def _binary_arith(op: _SeriesOp) -> Handler:
 
 
 def _decimal_arith(c: _Compiler, op: _SeriesOp, a: pl.Expr, b: pl.Expr, call: Call, guard: Guard) -> pl.Expr:
-    """A decimal sum, difference or product: the exact result of the operands' own
-    values, rounded half up to the result's scale (Spark). polars computes it in 128 bits
-    at the operands' scale; a batch where that intermediate overflows (a scale-18 sum
-    past 10^20) is computed again in Python's decimal, so only such a batch pays per row."""
+    """A decimal sum, difference, product or quotient: the exact result of the operands'
+    own values, rounded half up to the result's scale (Spark). polars computes sums and
+    differences in 128 bits at the operands' scale, and a product when its left operand
+    fits 38 digits at the product's scale; wider products and every quotient run in
+    runtime/decimal_arithmetic.py. A batch whose 128-bit intermediate overflows (a
+    scale-18 sum past 10^20) is computed again in Python's decimal, so only such a batch
+    pays per row. `op` is operator.add, sub, mul or truediv."""
     ta, tb, t = call.args[0].type, call.args[1].type, call.type
     scale = t.scale or 0
     result = polars_dtype(t)
@@ -446,51 +450,24 @@ def _decimal_arith(c: _Compiler, op: _SeriesOp, a: pl.Expr, b: pl.Expr, call: Ca
 
     def apply(batch: pl.Series) -> pl.Series:
         x, y = batch.struct.field("a"), batch.struct.field("b")
-        try:
-            if op is operator.mul:
-                x = _exact_product_lhs(x, ta, tb)
-            raw = op(x, y).round(scale, mode=_HALF_UP)
-            value = raw.cast(result, strict=False)
-            overflow = raw.is_not_null() & value.is_null()
-        except pl.exceptions.PolarsError:
-            value, overflow = _python_decimal(op, x, y, t)
+        if op is operator.truediv:
+            value, overflow = decimal_arithmetic.polars_quotient(x, y, ta, tb, t)
+        elif op is operator.mul and _digits(ta)[0] + _digits(tb)[1] > 38:
+            value, overflow = decimal_arithmetic.product(x, y, ta, tb, t)
+        else:
+            try:
+                if op is operator.mul:  # exact at scale s1 + s2; rounded once below
+                    x = x.cast(pl.Decimal(38, _digits(ta)[1] + _digits(tb)[1]))
+                raw = op(x, y).round(scale, mode=_HALF_UP)
+                value = raw.cast(result, strict=False)
+                overflow = raw.is_not_null() & value.is_null()
+            except pl.exceptions.PolarsError:
+                value, overflow = decimal_arithmetic.row_by_row(x, y, t, decimal_arithmetic.EXACT[op])
         return pl.struct(value.alias("value"), overflow.alias("overflow"), eager=True)
 
     both = pl.struct(a.alias("a"), b.alias("b")).map_batches(apply, return_dtype=pl.Struct(fields))
     c.check(both.struct.field("overflow"), DECIMAL_OVERFLOW, guard)
     return both.struct.field("value")
-
-
-def _python_decimal(op: _SeriesOp, x: pl.Series, y: pl.Series, t: SqlType) -> tuple[pl.Series, pl.Series]:
-    """op on each row in Python's decimal (100 digits), rounded half up to t's scale;
-    NULL and an overflow flag where the result does not fit t."""
-    precision, scale = _digits(t)
-    context = _decimal.Context(prec=100, rounding=_decimal.ROUND_HALF_UP)
-    quantum = _decimal.Decimal(1).scaleb(-scale)
-    limit = _decimal.Decimal(10) ** (precision - scale)
-    exact = {operator.add: context.add, operator.sub: context.subtract, operator.mul: context.multiply}[op]
-    values: list[_decimal.Decimal | None] = []
-    overflow: list[bool] = []
-    for u, v in zip(x.to_list(), y.to_list(), strict=True):
-        r = None if u is None or v is None else exact(u, v).quantize(quantum, context=context)
-        too_large = r is not None and abs(r) >= limit
-        values.append(None if too_large else r)
-        overflow.append(too_large)
-    return pl.Series(values, dtype=polars_dtype(t)), pl.Series(overflow, dtype=pl.Boolean)
-
-
-def _exact_product_lhs(a: pl.Series, ta: SqlType, tb: SqlType) -> pl.Series:
-    """Rescale a decimal multiplicand so that polars' product is exact.
-
-    polars gives a product the larger operand scale, rounding half to even; with the
-    left operand at scale sa+sb the product is exact and `fit` then rounds it half
-    up like Spark. Skipped when the rescaled type could not hold the operand.
-    """
-    pa, sa = _digits(ta)
-    _, sb = _digits(tb)
-    if pa + sb <= 38:
-        return a.cast(pl.Decimal(38, sa + sb))
-    return a
 
 
 def _neg(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
@@ -521,8 +498,9 @@ def _division(kind: str, raising: bool) -> Handler:
         safe_b = pl.when(b != 0).then(b)
         ta, tb = call.args[0].type, call.args[1].type
         if kind == "div":
-            q = _true_div(a, safe_b, ta, call.type)
-            return c.fit(q, call.type, guard, DECIMAL_OVERFLOW) if call.type.is_decimal else q
+            if call.type.is_decimal:
+                return _decimal_arith(c, operator.truediv, a, safe_b, call, guard)
+            return ieee_divide(a, safe_b)
         if kind == "int_div":
             return _int_div(c, a, safe_b, ta, tb, call.type, guard)
         return _mod(c, a, safe_b, ta, tb, call.type, guard)
@@ -533,22 +511,7 @@ def _division(kind: str, raising: bool) -> Handler:
 def _ieee_div(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     """DOUBLE division with IEEE results for a zero divisor (DuckDB: 1 / 0 is Infinity)."""
     a, b = c.args(call, guard)
-    return _true_div(a, b, call.args[0].type, call.type)
-
-
-def _true_div(a: pl.Expr, b: pl.Expr, ta: SqlType, t: SqlType) -> pl.Expr:
-    """a / b for DOUBLE results (operands of that type) or DECIMAL ones (operands of
-    their own exact types, `ta` the dividend's)."""
-    if not t.is_decimal:
-        return ieee_divide(a, b)
-    # polars divides at the dividend's scale rounding half to even; compute a few
-    # guard digits more so the final half-up rounding (in `fit`) is right except
-    # when the true quotient lies within 1e-(s+k)/2 below a tie.
-    pa, sa = _digits(ta)
-    s = t.scale or 0
-    extra = max(0, min(6, 38 - (pa - sa) - s))
-    # never below the dividend's own scale, which would round the dividend itself
-    return a.cast(pl.Decimal(38, max(sa, s + extra))) / b
+    return ieee_divide(a, b)
 
 
 def _int_div(

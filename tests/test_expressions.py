@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import decimal as decimal_module
 import functools
 from decimal import Decimal
 from typing import Any
@@ -13,7 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dbspc.compiler.dialect import semantics_of
 from dbspc.compiler.errors import RuntimeSqlError
+from dbspc.compiler.frontend.type_rules import arithmetic_type
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
 from dbspc.compiler.types import (
     BIGINT,
@@ -827,3 +830,81 @@ def test_widening_casts_need_no_checks() -> None:
 
 def test_date_literal_from_iso_string() -> None:
     assert one(lit("2024-02-29", DATE)) == dt.date(2024, 2, 29)
+
+
+def _exact_result(op: str, x: Decimal, y: Decimal, t: SqlType) -> Decimal | None:
+    """Spark's product or quotient of two decimals rounded once, half up, to t (Spark 4
+    multiplies exactly; a quotient truncated one digit below t's scale rounds half up as
+    the exact one would); None where it does not fit t."""
+    context = decimal_module.Context(prec=200, rounding=decimal_module.ROUND_HALF_UP)
+    assert t.precision is not None and t.scale is not None
+    if op == "mul":
+        r = context.multiply(x, y)
+    else:
+        digits = context.divide_int(x.copy_abs().scaleb(t.scale + 1, context=context), y.copy_abs())
+        r = digits.scaleb(-(t.scale + 1), context=context)
+        r = r if (x < 0) == (y < 0) else context.minus(r)
+    r = r.quantize(Decimal(1).scaleb(-t.scale), context=context)
+    return None if r.copy_abs() >= Decimal(10).scaleb(t.precision - t.scale - 1) else r
+
+
+def _decimal_of(t: SqlType) -> st.SearchStrategy[Decimal]:
+    """Values of t, with its widest and its smallest digits likely: the products of such
+    values have long tails (…4999…95) that a rounding at an intermediate scale would get
+    wrong."""
+    assert t.precision is not None and t.scale is not None
+    top = 10**t.precision - 1
+    units = st.one_of(
+        st.integers(-top, top),
+        st.integers(-min(10**6, top), min(10**6, top)),
+        st.sampled_from([top, -top, 5, -5, 10 ** (t.precision - 1), 1]),
+    )
+    exact = decimal_module.Context(prec=100)
+    return units.map(lambda u: Decimal(u).scaleb(-t.scale, context=exact))
+
+
+_WIDE_TYPES = [decimal(38, s) for s in (0, 10, 18, 38)] + [decimal(10, 2), decimal(20, 19), decimal(5, 5)]
+
+
+@pytest.mark.parametrize(("fn", "symbol"), [("mul", "*"), ("div", "/")])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_decimal_products_and_quotients_are_exact_then_rounded_once(fn: str, symbol: str, data: st.DataObject) -> None:
+    """DECIMAL × and / for narrow and wide types (past polars' 128 bits, computed on the
+    unscaled integers): the exact result rounded half up to the result type, or the
+    overflow error; never a spurious overflow or a crash."""
+    ta, tb = data.draw(st.sampled_from(_WIDE_TYPES)), data.draw(st.sampled_from(_WIDE_TYPES))
+    t = arithmetic_type(symbol, ta, tb, semantics_of("spark"))
+    xs = data.draw(st.lists(_decimal_of(ta), min_size=1, max_size=6))
+    ys = data.draw(st.lists(_decimal_of(tb), min_size=len(xs), max_size=len(xs)))
+    if fn == "div":
+        ys = [y if y != 0 else Decimal(1).scaleb(-(tb.scale or 0)) for y in ys]
+    expected = [_exact_result(fn, x, y, t) for x, y in zip(xs, ys, strict=True)]
+    result = call(fn, t, col(0, ta), col(1, tb))
+    if any(e is None for e in expected):
+        raises(result, (ta, xs), (tb, ys), match="out of range")
+    else:
+        assert run(result, (ta, xs), (tb, ys)) == expected
+
+
+def test_wide_decimal_product_is_not_rounded_twice() -> None:
+    """Spark 4.x (checked): CAST('0.000000000000000005' AS DECIMAL(38,18)) *
+    CAST('24691357899999999999.999999999999999999' AS DECIMAL(38,18)) is 123.456789; the
+    exact product 123.456789499…995 rounded at scale 18 first would be a tie, 123.456790."""
+    t38 = decimal(38, 18)
+    x, y = Decimal("0.000000000000000005"), Decimal("24691357899999999999.999999999999999999")
+    product = call("mul", decimal(38, 6), col(0, t38), col(1, t38))
+    assert run(product, (t38, [x, -x]), (t38, [y, y])) == [Decimal("123.456789"), Decimal("-123.456789")]
+
+
+def test_wide_decimal_quotient_does_not_overflow_on_the_way() -> None:
+    """A quotient that fits its type although the dividend scaled by the divisor's scale
+    does not fit 128 bits (it raised 'numeric value out of range'), and a 38-digit
+    dividend with a scale-6 quotient (it crashed in a cast)."""
+    t20, t38 = decimal(20, 19), decimal(38, 10)
+    q = call("div", decimal(38, 27), col(0, t20), col(1, t38))
+    got = run(q, (t20, [Decimal("9.9999999999999999999")]), (t38, [Decimal("1E-10")]))
+    assert got == [Decimal("99999999999.999999999000000000000000000")]
+    whole = decimal(38, 0)
+    q = call("div", decimal(38, 6), col(0, whole), col(1, whole))
+    assert run(q, (whole, [Decimal(10**37)]), (whole, [Decimal(10**10)])) == [Decimal(10**27)]
