@@ -444,6 +444,10 @@ def _decimal_arith(c: _Compiler, op: _SeriesOp, a: pl.Expr, b: pl.Expr, call: Ca
     scale-18 sum past 10^20) is computed again in Python's decimal, so only such a batch
     pays per row. `op` is operator.add, sub, mul or truediv."""
     ta, tb, t = call.args[0].type, call.args[1].type, call.type
+    if _fits_128_bits(op, ta, tb):  # the common case: one polars expression, no Python call
+        if op is operator.mul:
+            a = a.cast(pl.Decimal(38, _digits(ta)[1] + _digits(tb)[1]))
+        return c.fit(op(a, b), t, guard, DECIMAL_OVERFLOW)
     scale = t.scale or 0
     result = polars_dtype(t)
     fields = {"value": result, "overflow": pl.Boolean()}
@@ -468,6 +472,17 @@ def _decimal_arith(c: _Compiler, op: _SeriesOp, a: pl.Expr, b: pl.Expr, call: Ca
     both = pl.struct(a.alias("a"), b.alias("b")).map_batches(apply, return_dtype=pl.Struct(fields))
     c.check(both.struct.field("overflow"), DECIMAL_OVERFLOW, guard)
     return both.struct.field("value")
+
+
+def _fits_128_bits(op: _SeriesOp, ta: SqlType, tb: SqlType) -> bool:
+    """Whether the exact sum, difference or product of any values of these types has at
+    most 38 digits (a product at scale s1 + s2), so that polars computes it exactly."""
+    (p1, s1), (p2, s2) = _digits(ta), _digits(tb)
+    if op is operator.mul:
+        return p1 + p2 <= 38
+    if op in (operator.add, operator.sub):
+        return max(p1 - s1, p2 - s2) + 1 + max(s1, s2) <= 38
+    return False
 
 
 def _neg(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
