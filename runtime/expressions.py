@@ -451,8 +451,20 @@ def _decimal_arith(c: _Compiler, op: _SeriesOp, a: pl.Expr, b: pl.Expr, call: Ca
     scale = t.scale or 0
     result = polars_dtype(t)
     fields = {"value": result, "overflow": pl.Boolean()}
+    # The overflow check and the value each evaluate this call on the same batch: the
+    # last small batch and its result are kept (one tuple, read and replaced whole, as
+    # polars may call from two threads), so the second evaluation is a comparison.
+    last: list[tuple[pl.Series, pl.Series] | None] = [None]
 
     def apply(batch: pl.Series) -> pl.Series:
+        seen = last[0]
+        if seen is not None and seen[0].equals(batch, null_equal=True):
+            return seen[1]
+        out = compute(batch)
+        last[0] = (batch, out) if len(batch) <= _MEMO_ROWS else None
+        return out
+
+    def compute(batch: pl.Series) -> pl.Series:
         x, y = batch.struct.field("a"), batch.struct.field("b")
         if op is operator.truediv:
             value, overflow = decimal_arithmetic.polars_quotient(x, y, ta, tb, t)
@@ -472,6 +484,10 @@ def _decimal_arith(c: _Compiler, op: _SeriesOp, a: pl.Expr, b: pl.Expr, call: Ca
     both = pl.struct(a.alias("a"), b.alias("b")).map_batches(apply, return_dtype=pl.Struct(fields))
     c.check(both.struct.field("overflow"), DECIMAL_OVERFLOW, guard)
     return both.struct.field("value")
+
+
+# Batches of at most this many rows are remembered by a decimal operator's Python call
+_MEMO_ROWS = 65536
 
 
 def _fits_128_bits(op: _SeriesOp, ta: SqlType, tb: SqlType) -> bool:
