@@ -451,14 +451,16 @@ def _decimal_arith(c: _Compiler, op: _SeriesOp, a: pl.Expr, b: pl.Expr, call: Ca
     scale = t.scale or 0
     result = polars_dtype(t)
     fields = {"value": result, "overflow": pl.Boolean()}
-    # The overflow check and the value each evaluate this call on the same batch: the
-    # last small batch and its result are kept (one tuple, read and replaced whole, as
-    # polars may call from two threads), so the second evaluation is a comparison.
+    # The overflow check and then the value evaluate this call on the same batch: a
+    # small batch and its result are kept until the next call (one tuple, read and
+    # replaced whole, as polars may call from two threads), so the second evaluation is
+    # a comparison; a hit lets the batch go.
     last: list[tuple[pl.Series, pl.Series] | None] = [None]
 
     def apply(batch: pl.Series) -> pl.Series:
         seen = last[0]
         if seen is not None and seen[0].equals(batch, null_equal=True):
+            last[0] = None
             return seen[1]
         out = compute(batch)
         last[0] = (batch, out) if len(batch) <= _MEMO_ROWS else None
