@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import re
@@ -468,7 +469,7 @@ def add_view(program: Program, stmt: exp.Create) -> None:
         del program.views[name]
         del program.catalog.tables[name]
     shown = _written_names(query, names, columns, program)
-    text = _query_text(query, program.dialect)
+    text = functools.partial(_query_text, query, program.dialect)
     program.views[name] = lp.View(name, rel, text, tuple(shown) if shown != names else ())
     program.reads[name] = _relations_read(query)
     program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))

@@ -6,7 +6,8 @@ node's input by position (for `Join`, the left columns then the right ones).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from dbspc.compiler.logical.aggregate import AggCall
 from dbspc.compiler.logical.scalar import Scalar
@@ -209,10 +210,16 @@ class View:
 
     name: str
     plan: Relation
-    sql: str
+    # writes the view's query as SQL (for the oracles); on demand, as only they read it
+    # and generating it costs about as much as binding a small query
+    write_sql: Callable[[], str] = field(compare=False, repr=False)
     # the column names as Spark shows them, where they differ from the plan's (lower-case)
     # names: an alias or a CREATE VIEW column keeps the case it is written in
     shown: tuple[str, ...] = ()
+
+    @property
+    def sql(self) -> str:
+        return self.write_sql()
 
     @property
     def columns(self) -> tuple[str, ...]:

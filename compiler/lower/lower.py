@@ -208,5 +208,5 @@ def lower_views(views: list[lp.View]) -> Circuit:
     """One circuit for all views of a program, so views share their common parts."""
     ctx = Lowering()
     for v, plan in zip(views, prune_columns([v.plan for v in views]), strict=True):
-        ctx.view(lp.View(v.name, plan, v.sql))
+        ctx.view(lp.View(v.name, plan, v.write_sql))
     return ctx.circuit
