@@ -532,6 +532,9 @@ def _division(kind: str, raising: bool) -> Handler:
         ta, tb = call.args[0].type, call.args[1].type
         if kind == "div":
             if call.type.is_decimal:
+                m = _exact_quotient_scale(ta, tb, call.type)
+                if m is not None:  # the common small types: one polars expression
+                    return c.fit(a.cast(pl.Decimal(38, m)) / safe_b, call.type, guard, DECIMAL_OVERFLOW)
                 return _decimal_arith(c, operator.truediv, a, safe_b, call, guard)
             return ieee_divide(a, safe_b)
         if kind == "int_div":
@@ -539,6 +542,22 @@ def _division(kind: str, raising: bool) -> Handler:
         return _mod(c, a, safe_b, ta, tb, call.type, guard)
 
     return handler
+
+
+def _exact_quotient_scale(ta: SqlType, tb: SqlType, t: SqlType) -> int | None:
+    """A dividend scale m at which polars' quotient, rounded half up to t's scale s, is
+    the exact quotient's rounding, for any values of these types; None if there is none.
+
+    In units of 10^-(s+1) the exact quotient is a fraction whose denominator divides
+    D = 10^p2 (and 10^(s1-s-1-s2) more when the dividend's scale is the finer one), so
+    unless it is exactly a tie it lies at least 1/D from one. polars' quotient at scale m
+    is within one unit of its last place, 10^(s+1-m) of those units: with
+    10^(m-s-1) >= D it cannot cross or land on a tie the exact one is not on. And when
+    every scaled dividend (and times 10^s2) fits 38 digits, polars cannot overflow on
+    the way."""
+    (p1, s1), (p2, s2), s = _digits(ta), _digits(tb), t.scale or 0
+    m = max(s1, s + 1 + p2 + max(0, s1 - s - 1 - s2))
+    return m if (p1 - s1) + m + s2 <= 38 else None
 
 
 def _ieee_div(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:

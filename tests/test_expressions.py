@@ -908,3 +908,13 @@ def test_wide_decimal_quotient_does_not_overflow_on_the_way() -> None:
     whole = decimal(38, 0)
     q = call("div", decimal(38, 6), col(0, whole), col(1, whole))
     assert run(q, (whole, [Decimal(10**37)]), (whole, [Decimal(10**10)])) == [Decimal(10**27)]
+
+
+def test_small_decimal_quotient_rounds_an_exact_tie_up() -> None:
+    """DECIMAL(5,0) / DECIMAL(4,0) has scale 6; 8 / 1024 = 0.0078125 exactly, a tie at
+    scale 6, which Spark's HALF_UP rounds away from zero (the one-expression path of
+    small types must see the tie, not a rounding of it)."""
+    t5, t4 = decimal(5, 0), decimal(4, 0)
+    q = call("div", arithmetic_type("/", t5, t4, semantics_of("spark")), col(0, t5), col(1, t4))
+    got = run(q, (t5, [Decimal(8), Decimal(-8), Decimal(7)]), (t4, [Decimal(1024)] * 3))
+    assert got == [Decimal("0.007813"), Decimal("-0.007813"), Decimal("0.006836")]
