@@ -32,6 +32,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 SPARK_CASES = [
     "math_functions",  # logarithms, powers, trigonometry, pmod, nanvl, try_ arithmetic
     "decimal_operands_exact",  # decimal arithmetic on the operands' exact values (scale 18, large divisors)
+    "decimal_wider_types",  # DECIMAL(38,0) beside DECIMAL(38,18): the integral digits kept, the fraction rounded
     "unread_columns",  # a failing cast in a column no one reads (Spark prunes it)
     "join_using_natural",  # USING / NATURAL: column order of *, unqualified join columns
     "join_inner_equi",  # equi-join, changes on both sides
