@@ -6,11 +6,16 @@ follows it. Kinds are the Spark type names, so dumps read like Spark DDL.
 
 from __future__ import annotations
 
+import decimal as _decimal
 from dataclasses import dataclass, field
 
 INTEGER_KINDS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 FLOAT_KINDS = ("FLOAT", "DOUBLE")
 KINDS = (*INTEGER_KINDS, *FLOAT_KINDS, "DECIMAL", "STRING", "BOOLEAN", "DATE", "TIMESTAMP", "NULL", "ARRAY")
+
+# Python's default decimal context keeps 28 digits and rounds half to even; DECIMAL(38)
+# values need more (a product of two has up to 76), and Spark rounds half up.
+DECIMAL_CONTEXT = _decimal.Context(prec=100, rounding=_decimal.ROUND_HALF_UP)
 
 # Value range of each integer kind, used for Spark's ANSI overflow checks.
 INTEGER_BOUNDS = {

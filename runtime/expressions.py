@@ -32,7 +32,7 @@ import polars as pl
 from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
 from dbspc.compiler.frontend.bind_math import TRY_OPERATORS
 from dbspc.compiler.logical.scalar import FUNCTIONS, Call, Col, Lit, Scalar
-from dbspc.compiler.types import SqlType
+from dbspc.compiler.types import DECIMAL_CONTEXT, SqlType
 from dbspc.runtime import decimal_arithmetic
 from dbspc.runtime.array_functions import KERNELS as ARRAY_KERNELS
 from dbspc.runtime.datetime_functions import KERNELS as DATETIME_KERNELS
@@ -391,7 +391,7 @@ def literal(lit: Lit) -> pl.Expr:
     if t.is_decimal:
         dec = value if isinstance(value, _decimal.Decimal) else _decimal.Decimal(str(value))
         quantum = _decimal.Decimal(1).scaleb(-(t.scale or 0))
-        value = dec.quantize(quantum, rounding=_decimal.ROUND_HALF_UP)
+        value = dec.quantize(quantum, context=DECIMAL_CONTEXT)
     elif t.is_float:
         value = float(value)
     elif t.is_integer:

@@ -918,3 +918,19 @@ def test_small_decimal_quotient_rounds_an_exact_tie_up() -> None:
     q = call("div", arithmetic_type("/", t5, t4, semantics_of("spark")), col(0, t5), col(1, t4))
     got = run(q, (t5, [Decimal(8), Decimal(-8), Decimal(7)]), (t4, [Decimal(1024)] * 3))
     assert got == [Decimal("0.007813"), Decimal("-0.007813"), Decimal("0.006836")]
+
+
+def test_decimal_literals_past_28_digits() -> None:
+    """A DECIMAL(38,37) literal in a view and in an INSERT: Python's default decimal
+    context (28 digits) raised InvalidOperation when the literal was folded or stored."""
+    from dbspc.runtime.script import run_script
+
+    text = """CREATE TABLE t (d DECIMAL(38, 37));
+CREATE VIEW v AS SELECT d, CAST(0.1234567890123456789012345678901234567 AS DECIMAL(38, 37)) AS k,
+  d = 0.1234567890123456789012345678901234567 AS same FROM t;
+-- step
+INSERT INTO t VALUES (0.1234567890123456789012345678901234567), (-0.5);
+"""
+    rows = sorted(run_script(text).outputs[0]["v"].to_rows(), key=repr)
+    k = Decimal("0.1234567890123456789012345678901234567")
+    assert rows == [((Decimal("-0.5"), k, False), 1), ((k, k, True), 1)]

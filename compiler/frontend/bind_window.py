@@ -28,7 +28,7 @@ from dbspc.compiler.frontend.positions import span_of
 from dbspc.compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, sum_type
 from dbspc.compiler.logical import plan as lp
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
-from dbspc.compiler.types import BIGINT, SqlType
+from dbspc.compiler.types import BIGINT, DECIMAL_CONTEXT, SqlType
 
 INT = SqlType("INT")
 
@@ -335,7 +335,7 @@ def _range_offset(spec: exp.Expression, value: object, order_types: list[SqlType
     if key.is_float:
         return float(number)
     scale = (key.scale or 0) if key.is_decimal else 0
-    unscaled = number.scaleb(scale)
+    unscaled = number.scaleb(scale, context=DECIMAL_CONTEXT)
     if unscaled != unscaled.to_integral_value():
         raise UnsupportedSql(
             f"RANGE frame offset {value.this} has more decimal places than the ORDER BY key's type {key}", span_of(spec)

@@ -11,7 +11,17 @@ import decimal
 
 from dbspc.compiler.dialect import Semantics
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
-from dbspc.compiler.types import BIGINT, DOUBLE, INT, INTEGER_BOUNDS, INTEGER_KINDS, NULL, STRING, SqlType
+from dbspc.compiler.types import (
+    BIGINT,
+    DECIMAL_CONTEXT,
+    DOUBLE,
+    INT,
+    INTEGER_BOUNDS,
+    INTEGER_KINDS,
+    NULL,
+    STRING,
+    SqlType,
+)
 from dbspc.compiler.types import decimal as decimal_type
 
 _INT_RANK = {k: i for i, k in enumerate(INTEGER_KINDS)}
@@ -198,7 +208,7 @@ def _fold_literal(lit: Lit, target: SqlType) -> Lit | None:
         return Lit(target, v) if low <= v <= high else None
     if target.is_decimal and isinstance(v, (int, decimal.Decimal)):
         assert target.precision is not None and target.scale is not None
-        q = decimal.Decimal(v).quantize(decimal.Decimal(1).scaleb(-target.scale), rounding=decimal.ROUND_HALF_UP)
+        q = decimal.Decimal(v).quantize(decimal.Decimal(1).scaleb(-target.scale), context=DECIMAL_CONTEXT)
         if len(q.as_tuple().digits) > target.precision:
             return None
         return Lit(target, q)
