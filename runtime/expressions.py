@@ -507,6 +507,8 @@ def _neg(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     (a,) = c.args(call, guard)
     if call.type.is_integer:
         return c.fit(_neg128(_i128(a)), call.type, guard, INTEGER_OVERFLOW)
+    if call.type.is_decimal and (call.type.precision or 38) > _NEGATION_DIGITS:
+        return -_negation_rounded(c, a, call.type, guard, a)
     return -a.cast(polars_dtype(call.type))
 
 
@@ -514,7 +516,42 @@ def _abs(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     (a,) = c.args(call, guard)
     if call.type.is_integer:
         return c.fit(_i128(a).abs(), call.type, guard, INTEGER_OVERFLOW)
+    if call.type.is_decimal and (call.type.precision or 38) > _NEGATION_DIGITS:
+        # Spark's abs negates a negative value, with the rounding below
+        return _negation_rounded(c, a, call.type, guard, pl.when(a < 0).then(a)).abs().fill_null(a.abs())
     return a.cast(polars_dtype(call.type)).abs()
+
+
+# Spark negates a decimal of more than 18 digits through Scala's BigDecimal, whose
+# MathContext (DECIMAL128) keeps 34 significant digits, rounding half to even:
+# -CAST('0.1234567890123456789012345678901234567' AS DECIMAL(38,37)) is
+# -0.1234567890123456789012345678901235000 (Spark 4.3, checked).
+_NEGATION_DIGITS = 34
+
+
+def _negation_rounded(c: _Compiler, a: pl.Expr, t: SqlType, guard: Guard, where: pl.Expr) -> pl.Expr:
+    """`where` (a's values, NULL where not negated) rounded half to even to 34 significant
+    digits, as Spark's negation does; values of at most 34 digits are unchanged."""
+    scale = t.scale or 0
+    unscaled = where.cast(pl.Decimal(38, scale)).to_physical()
+    size = unscaled.abs()
+
+    def rounded(drop: int) -> pl.Expr:
+        unit = pl.lit(10**drop, _I128)
+        quotient = size // unit
+        rest = size - quotient * unit
+        half = pl.lit(10**drop // 2, _I128)
+        up = (rest > half) | ((rest == half) & (quotient % 2 == 1))
+        return (quotient + up.cast(_I128)) * unit
+
+    magnitude = size
+    for drop in (1, 2, 3, 4):  # 35 to 38 digits: drop 1 to 4 of them
+        magnitude = pl.when(size >= pl.lit(10 ** (33 + drop), _I128)).then(rounded(drop)).otherwise(magnitude)
+    # rounding 38 nines up gives 39 digits, which no DECIMAL holds (Spark raises too)
+    c.check(magnitude >= pl.lit(10**38 - 1, _I128) + 1, DECIMAL_OVERFLOW, guard)
+    signed = pl.when(unscaled < 0).then(_neg128(magnitude)).otherwise(magnitude)
+    bounded = pl.when(magnitude <= pl.lit(10**38 - 1, _I128)).then(signed)
+    return bounded.cast(pl.Decimal(38, 0)) * pl.lit(_decimal.Decimal(1).scaleb(-scale), pl.Decimal(38, scale))
 
 
 def _division(kind: str, raising: bool) -> Handler:

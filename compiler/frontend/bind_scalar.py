@@ -298,7 +298,9 @@ def _bind_pmod(node: exp.Anonymous, scope: ScalarScope) -> Scalar:
 def _bind_neg(node: exp.Neg, scope: ScalarScope) -> Scalar:
     a = bind_scalar(node.this, scope)
     if isinstance(a, Lit) and isinstance(a.value, (int, float, dec.Decimal)) and not isinstance(a.value, bool):
-        value = -a.value
+        # a negative decimal literal is exact in Spark (copy_negate: `-` would round to the
+        # default context's 28 digits)
+        value = a.value.copy_negate() if isinstance(a.value, dec.Decimal) else -a.value
         if (
             a.type == BIGINT
             and isinstance(value, int)
