@@ -899,9 +899,53 @@ def _numeric_cast_source(x: pl.Expr, src: SqlType, dst: SqlType) -> pl.Expr:
         return micros / 1_000_000 if dst.is_float else micros // 1_000_000
     if dst.is_integer and src.is_decimal:
         return x.cast(_I128, strict=False)  # truncates toward zero
-    if dst.is_decimal and (src.is_float or src.is_decimal):
+    if dst.is_decimal and src.is_float:
+        # Spark converts a double through its shortest decimal string (Scala's
+        # BigDecimal(d)), so 2.675 is 2.675, not the binary 2.67499…, and rounds HALF_UP
+        return _parse_decimal(x.cast(pl.String), dst)
+    if dst.is_decimal and src.is_decimal:
         return x.round(dst.scale or 0, mode=_HALF_UP)  # Spark rounds HALF_UP
     return x  # float -> int: polars truncates toward zero, NaN/inf/too big -> NULL
+
+
+_DECIMAL_TEXT = r"^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$"
+_POWERS_OF_TEN = pl.Series([10**k for k in range(39)], dtype=_I128)
+
+
+def _parse_decimal(s: pl.Expr, dst: SqlType) -> pl.Expr:
+    """Decimal strings (plain or scientific, trimmed) as dst, rounded HALF_UP as Spark's
+    BigDecimal does; NULL where unparsable or out of dst's range.
+
+    The digits are read as one integer D with the power of ten of the last one, so the
+    rounding is exact: U = D * 10^(exp + scale), or D / 10^k rounded half up. (polars'
+    own parse rounds half to even at the type's scale, so '7.4995' read at one digit
+    more than scale 0 became 7.5 and then 8; Spark gives 7.) Strings of more than 38
+    significant digits are left to polars' parse at the finest scale that fits."""
+    p, scale = _digits(dst)
+    parts = s.str.extract_groups(_DECIMAL_TEXT)
+    sign, whole, fraction, exponent = (parts.struct.field(str(i)) for i in range(1, 5))
+    fraction = fraction.fill_null("")
+    digits = (whole + fraction).str.strip_chars_start("0")
+    readable = (whole.str.len_chars() + fraction.str.len_chars() > 0) & (digits.str.len_chars() <= 38)
+    d = pl.when(digits == "").then(pl.lit(0, _I128)).otherwise(digits.cast(_I128, strict=False))
+    # U = D * 10^shift at dst's scale
+    shift = exponent.cast(pl.Int64, strict=False).fill_null(0) - fraction.str.len_chars().cast(pl.Int64) + scale
+    power = pl.lit(_POWERS_OF_TEN).gather(shift.abs().clip(0, 38))
+    fits = digits.str.len_chars() + shift <= 38
+    scaled_up = pl.when(fits | (d == 0)).then(d * pl.when(d == 0).then(pl.lit(1, _I128)).otherwise(power))
+    half = pl.lit(_POWERS_OF_TEN).gather((-shift - 1).clip(0, 38)) * 5
+    scaled_down = pl.when(-shift > 38).then(pl.lit(0, _I128)).otherwise((d + half) // power)
+    unscaled = pl.when(shift >= 0).then(scaled_up).otherwise(scaled_down)
+    in_range = unscaled < pl.lit(_POWERS_OF_TEN[p] if p < 39 else 10**38, _I128)
+    signed = pl.when(sign == "-").then(_neg128(unscaled)).otherwise(unscaled)
+    exact = (
+        pl.when(readable & in_range).then(signed).cast(pl.Decimal(38, 0))
+        * pl.lit(_decimal.Decimal(1).scaleb(-scale), pl.Decimal(38, scale))
+    ).cast(pl.Decimal(38, scale), strict=False)
+    # beyond 38 significant digits: polars' parse, one digit finer where the type allows
+    fine = min(38, max(scale + 1, 38 - (p - scale)))
+    wide = s.cast(pl.Decimal(38, fine), strict=False).round(scale, mode=_HALF_UP)
+    return pl.when(readable).then(exact).otherwise(wide.cast(pl.Decimal(38, scale), strict=False))
 
 
 _TRUE_STRINGS = ["t", "true", "y", "yes", "1"]
@@ -922,9 +966,7 @@ def _from_string(x: pl.Expr, dst: SqlType) -> pl.Expr:
     if dst.is_integer or dst.is_float:
         return s.cast(dtype, strict=False)
     if dst.is_decimal:
-        p, scale = _digits(dst)
-        wide = pl.Decimal(38, max(scale, 38 - (p - scale)))
-        return s.cast(wide, strict=False).round(scale, mode=_HALF_UP).cast(dtype, strict=False)
+        return _parse_decimal(s, dst).cast(dtype, strict=False)
     if dst.kind == "BOOLEAN":
         low = s.str.to_lowercase()
         return pl.when(low.is_in(_TRUE_STRINGS)).then(True).when(low.is_in(_FALSE_STRINGS)).then(False).otherwise(None)
