@@ -902,7 +902,7 @@ def _numeric_cast_source(x: pl.Expr, src: SqlType, dst: SqlType) -> pl.Expr:
     if dst.is_decimal and src.is_float:
         # Spark converts a double through its shortest decimal string (Scala's
         # BigDecimal(d)), so 2.675 is 2.675, not the binary 2.67499…, and rounds HALF_UP
-        return _parse_decimal(x.cast(pl.String), dst)
+        return _parse_decimal(x.cast(pl.Float64).cast(pl.String), dst)  # a FLOAT as its double
     if dst.is_decimal and src.is_decimal:
         return x.round(dst.scale or 0, mode=_HALF_UP)  # Spark rounds HALF_UP
     return x  # float -> int: polars truncates toward zero, NaN/inf/too big -> NULL

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal as dec
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -353,6 +354,12 @@ def _exact_literal(lit: Lit, t: SqlType) -> Lit | None:
         return None
     if not isinstance(converted, Lit) or converted.value is None:
         return None
+    if t.kind == "FLOAT":  # the column holds float32: 1.1 is not exactly a FLOAT (Spark then widens)
+        try:
+            held = dec.Decimal(struct.unpack("f", struct.pack("f", float(converted.value)))[0])
+        except OverflowError:
+            return None
+        return converted if held == dec.Decimal(lit.value if isinstance(lit.value, float) else str(lit.value)) else None
     same = dec.Decimal(str(converted.value)) == dec.Decimal(str(lit.value))
     return converted if same else None
 
