@@ -451,21 +451,6 @@ def _decimal_arith(c: _Compiler, op: _SeriesOp, a: pl.Expr, b: pl.Expr, call: Ca
     scale = t.scale or 0
     result = polars_dtype(t)
     fields = {"value": result, "overflow": pl.Boolean()}
-    # The overflow check and then the value evaluate this call on the same batch: a
-    # small batch and its result are kept until the next call (one tuple, read and
-    # replaced whole, as polars may call from two threads), so the second evaluation is
-    # a comparison; a hit lets the batch go.
-    last: list[tuple[pl.Series, pl.Series] | None] = [None]
-
-    def apply(batch: pl.Series) -> pl.Series:
-        seen = last[0]
-        if seen is not None and seen[0].equals(batch, null_equal=True):
-            last[0] = None
-            return seen[1]
-        out = compute(batch)
-        last[0] = (batch, out) if len(batch) <= _MEMO_ROWS else None
-        return out
-
     def compute(batch: pl.Series) -> pl.Series:
         x, y = batch.struct.field("a"), batch.struct.field("b")
         if op is operator.truediv:
@@ -483,7 +468,7 @@ def _decimal_arith(c: _Compiler, op: _SeriesOp, a: pl.Expr, b: pl.Expr, call: Ca
                 value, overflow = decimal_arithmetic.row_by_row(x, y, t, decimal_arithmetic.EXACT[op])
         return pl.struct(value.alias("value"), overflow.alias("overflow"), eager=True)
 
-    both = pl.struct(a.alias("a"), b.alias("b")).map_batches(apply, return_dtype=pl.Struct(fields))
+    both = pl.struct(a.alias("a"), b.alias("b")).map_batches(_once_per_batch(compute), return_dtype=pl.Struct(fields))
     c.check(both.struct.field("overflow"), DECIMAL_OVERFLOW, guard)
     return both.struct.field("value")
 
@@ -912,40 +897,87 @@ _DECIMAL_TEXT = r"^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$"
 _POWERS_OF_TEN = pl.Series([10**k for k in range(39)], dtype=_I128)
 
 
-def _parse_decimal(s: pl.Expr, dst: SqlType) -> pl.Expr:
-    """Decimal strings (plain or scientific, trimmed) as dst, rounded HALF_UP as Spark's
-    BigDecimal does; NULL where unparsable or out of dst's range.
+def _decimal_of_text(texts: pl.Series, precision: int, scale: int) -> pl.Series:
+    """Decimal strings (plain or scientific, trimmed) as DECIMAL(38, scale) values rounded
+    HALF_UP as Spark's BigDecimal does; NULL where unparsable or out of
+    DECIMAL(precision, scale)'s range.
 
-    The digits are read as one integer D with the power of ten of the last one, so the
+    The digits are read as one integer D with the power of ten of its last digit, so the
     rounding is exact: U = D * 10^(exp + scale), or D / 10^k rounded half up. (polars'
-    own parse rounds half to even at the type's scale, so '7.4995' read at one digit
-    more than scale 0 became 7.5 and then 8; Spark gives 7.) Strings of more than 38
-    significant digits are left to polars' parse at the finest scale that fits."""
-    p, scale = _digits(dst)
-    parts = s.str.extract_groups(_DECIMAL_TEXT)
-    sign, whole, fraction, exponent = (parts.struct.field(str(i)) for i in range(1, 5))
-    fraction = fraction.fill_null("")
-    digits = (whole + fraction).str.strip_chars_start("0")
-    readable = (whole.str.len_chars() + fraction.str.len_chars() > 0) & (digits.str.len_chars() <= 38)
-    d = pl.when(digits == "").then(pl.lit(0, _I128)).otherwise(digits.cast(_I128, strict=False))
-    # U = D * 10^shift at dst's scale
-    shift = exponent.cast(pl.Int64, strict=False).fill_null(0) - fraction.str.len_chars().cast(pl.Int64) + scale
-    power = pl.lit(_POWERS_OF_TEN).gather(shift.abs().clip(0, 38))
-    fits = digits.str.len_chars() + shift <= 38
-    scaled_up = pl.when(fits | (d == 0)).then(d * pl.when(d == 0).then(pl.lit(1, _I128)).otherwise(power))
-    half = pl.lit(_POWERS_OF_TEN).gather((-shift - 1).clip(0, 38)) * 5
-    scaled_down = pl.when(-shift > 38).then(pl.lit(0, _I128)).otherwise((d + half) // power)
-    unscaled = pl.when(shift >= 0).then(scaled_up).otherwise(scaled_down)
-    in_range = unscaled < pl.lit(_POWERS_OF_TEN[p] if p < 39 else 10**38, _I128)
-    signed = pl.when(sign == "-").then(_neg128(unscaled)).otherwise(unscaled)
-    exact = (
-        pl.when(readable & in_range).then(signed).cast(pl.Decimal(38, 0))
-        * pl.lit(_decimal.Decimal(1).scaleb(-scale), pl.Decimal(38, scale))
-    ).cast(pl.Decimal(38, scale), strict=False)
-    # beyond 38 significant digits: polars' parse, one digit finer where the type allows
-    fine = min(38, max(scale + 1, 38 - (p - scale)))
-    wide = s.cast(pl.Decimal(38, fine), strict=False).round(scale, mode=_HALF_UP)
-    return pl.when(readable).then(exact).otherwise(wide.cast(pl.Decimal(38, scale), strict=False))
+    parse rounds half to even at the type's scale: '2.5' as DECIMAL(38,0) was 2, and
+    '7.4995' read one digit finer, 7.5, then 8; Spark gives 3 and 7.) Of more than 38
+    significant digits the first 38 are kept (a truncation, which keeps every half-up
+    decision at a coarser place) and the next one rounds at the 38th's place. Each step
+    is one column of a frame, computed once."""
+    frame = (
+        pl.DataFrame({"s": texts})
+        .with_columns(pl.col("s").str.extract_groups(_DECIMAL_TEXT).alias("g"))
+        .unnest("g")
+        .rename({"1": "sign", "2": "whole", "3": "fraction", "4": "exponent"})
+        .with_columns(pl.col("fraction").fill_null(""))
+    )
+    whole, fraction = pl.col("whole"), pl.col("fraction")
+    frame = frame.with_columns(
+        digits=(whole + fraction).str.strip_chars_start("0"),
+        any_digit=whole.str.len_chars() + fraction.str.len_chars() > 0,
+        # U = D * 10^shift at the target scale
+        shift=pl.col("exponent").cast(pl.Int64, strict=False).fill_null(0)
+        - fraction.str.len_chars().cast(pl.Int64)
+        + scale,
+    )
+    digits = pl.col("digits")
+    dropped = (digits.str.len_chars().cast(pl.Int64) - 38).clip(lower_bound=0)
+    frame = frame.with_columns(
+        count=digits.str.len_chars().cast(pl.Int64).clip(upper_bound=38),
+        d=pl.when(digits == "").then(pl.lit(0, _I128)).otherwise(digits.str.slice(0, 38).cast(_I128, strict=False)),
+        carry=(digits.str.slice(38, 1) >= "5").fill_null(False),
+        shift=pl.col("shift") + dropped,
+    )
+    d, count, shift = pl.col("d"), pl.col("count"), pl.col("shift")
+    frame = frame.with_columns(
+        power=pl.lit(_POWERS_OF_TEN).gather(shift.abs().clip(0, 38)),
+        half=pl.lit(_POWERS_OF_TEN).gather((-shift - 1).clip(0, 38)) * 5,
+    )
+    power = pl.col("power")
+    up = (
+        pl.when((count + shift <= 38) | (d == 0))
+        .then(d * pl.when(d == 0).then(pl.lit(1, _I128)).otherwise(power))
+        + pl.col("carry").cast(_I128)
+    )
+    down = pl.when(-shift > 38).then(pl.lit(0, _I128)).otherwise((d + pl.col("half")) // power)
+    frame = frame.with_columns(unscaled=pl.when(shift >= 0).then(up).otherwise(down))
+    unscaled = pl.col("unscaled")
+    in_range = pl.col("any_digit") & (unscaled < pl.lit(_POWERS_OF_TEN[precision], _I128))
+    signed = pl.when(pl.col("sign") == "-").then(_neg128(unscaled)).otherwise(unscaled)
+    one = pl.lit(_decimal.Decimal(1).scaleb(-scale), pl.Decimal(38, scale))
+    exact = frame.select((pl.when(in_range).then(signed).cast(pl.Decimal(38, 0)) * one).alias("v")).to_series()
+    return exact.cast(pl.Decimal(38, scale), strict=False).alias(texts.name)
+
+
+def _once_per_batch(fn: Callable[[pl.Series], pl.Series]) -> Callable[[pl.Series], pl.Series]:
+    """`fn` for polars' map_batches, remembering its last small batch and result: a check
+    and then the value evaluate the same call on the same batch, so the second is a
+    comparison. (One tuple, read and replaced whole, as polars may call from two
+    threads; a hit lets the batch go, so no batch is held between steps.)"""
+    last: list[tuple[pl.Series, pl.Series] | None] = [None]
+
+    def apply(batch: pl.Series) -> pl.Series:
+        seen = last[0]
+        if seen is not None and seen[0].equals(batch, null_equal=True):
+            last[0] = None
+            return seen[1]
+        out = fn(batch)
+        last[0] = (batch, out) if len(batch) <= _MEMO_ROWS else None
+        return out
+
+    return apply
+
+
+def _parse_decimal(texts: pl.Expr, dst: SqlType) -> pl.Expr:
+    """CAST of trimmed strings to DECIMAL (see _decimal_of_text), as DECIMAL(38, scale)."""
+    precision, scale = _digits(dst)
+    convert = functools.partial(_decimal_of_text, precision=precision, scale=scale)
+    return texts.map_batches(_once_per_batch(convert), return_dtype=pl.Decimal(38, scale))
 
 
 _TRUE_STRINGS = ["t", "true", "y", "yes", "1"]

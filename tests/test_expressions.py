@@ -934,3 +934,38 @@ INSERT INTO t VALUES (0.1234567890123456789012345678901234567), (-0.5);
     rows = sorted(run_script(text).outputs[0]["v"].to_rows(), key=repr)
     k = Decimal("0.1234567890123456789012345678901234567")
     assert rows == [((Decimal("-0.5"), k, False), 1), ((k, k, True), 1)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["", "-", "+"]),
+            st.text("0123456789", max_size=40),
+            st.one_of(st.none(), st.text("0123456789", max_size=45)),
+            st.one_of(st.none(), st.integers(-60, 60)),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.sampled_from([(38, 0), (38, 2), (38, 18), (10, 2), (5, 5), (20, 0)]),
+)
+def test_decimal_strings_round_half_up_exactly(
+    parts: list[tuple[str, str, str | None, int | None]], ps: tuple[int, int]
+) -> None:
+    """CAST of a decimal string (plain or scientific, any number of digits) to DECIMAL:
+    Python's exact decimal rounded HALF_UP, NULL where out of range or unparsable."""
+    precision, scale = ps
+    texts, expected = [], []
+    context = decimal_module.Context(prec=400, rounding=decimal_module.ROUND_HALF_UP, Emax=10**6, Emin=-(10**6))
+    for sign, whole, fraction, exponent in parts:
+        text = sign + whole + ("" if fraction is None else "." + fraction)
+        text += "" if exponent is None else f"e{exponent}"
+        texts.append(text)
+        if not whole and not fraction:
+            expected.append(None)
+            continue
+        value = context.create_decimal(text).quantize(Decimal(1).scaleb(-scale), context=context)
+        expected.append(None if value.copy_abs() >= Decimal(10).scaleb(precision - scale - 1) else value)
+    got = expressions._decimal_of_text(pl.Series(texts, dtype=pl.String), precision, scale).to_list()
+    assert got == expected, texts
