@@ -22,10 +22,20 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from dbspc.compiler.types import SqlType
+from dbspc.compiler.types import DECIMAL_CONTEXT, SqlType
 from dbspc.runtime.zset import polars_dtype
 
 _WORD = 1 << 64
+
+
+def unscaled_to_decimal(unscaled: pl.Expr, t: SqlType) -> pl.Expr:
+    """Int128 unscaled value at t's scale -> DECIMAL(t) holding the same digits."""
+    scale = t.scale or 0
+    as_dec = unscaled.cast(pl.Decimal(38, 0))
+    if scale:
+        unit = decimal.Decimal(1).scaleb(-scale)
+        as_dec = as_dec * pl.lit(unit, dtype=pl.Decimal(38, scale))
+    return as_dec.cast(polars_dtype(t))
 _HALF_UP: str = "half_away_from_zero"
 
 
@@ -122,11 +132,11 @@ def polars_quotient(x: pl.Series, y: pl.Series, ta: SqlType, tb: SqlType, t: Sql
 
 
 _Exact = Callable[[decimal.Decimal, decimal.Decimal], decimal.Decimal]
-_CONTEXT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP)
+# exact for these operands: a product of two 38-digit values has at most 76 digits
 EXACT: dict[Callable[..., object], _Exact] = {
-    operator.add: _CONTEXT.add,
-    operator.sub: _CONTEXT.subtract,
-    operator.mul: _CONTEXT.multiply,
+    operator.add: DECIMAL_CONTEXT.add,
+    operator.sub: DECIMAL_CONTEXT.subtract,
+    operator.mul: DECIMAL_CONTEXT.multiply,
 }
 
 
@@ -139,7 +149,7 @@ def row_by_row(x: pl.Series, y: pl.Series, t: SqlType, op: _Exact) -> tuple[pl.S
     values: list[decimal.Decimal | None] = []
     overflow: list[bool] = []
     for u, v in zip(x.to_list(), y.to_list(), strict=True):
-        r = None if u is None or v is None else op(u, v).quantize(quantum, context=_CONTEXT)
+        r = None if u is None or v is None else op(u, v).quantize(quantum, context=DECIMAL_CONTEXT)
         too_large = r is not None and r.copy_abs() >= limit
         values.append(None if too_large else r)
         overflow.append(too_large)

@@ -32,7 +32,7 @@ import polars as pl
 from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
 from dbspc.compiler.frontend.bind_math import TRY_OPERATORS
 from dbspc.compiler.logical.scalar import FUNCTIONS, Call, Col, Lit, Scalar
-from dbspc.compiler.types import DECIMAL_CONTEXT, SqlType
+from dbspc.compiler.types import DECIMAL_CONTEXT, SqlType, decimal
 from dbspc.runtime import decimal_arithmetic
 from dbspc.runtime.array_functions import KERNELS as ARRAY_KERNELS
 from dbspc.runtime.datetime_functions import KERNELS as DATETIME_KERNELS
@@ -451,6 +451,7 @@ def _decimal_arith(c: _Compiler, op: _SeriesOp, a: pl.Expr, b: pl.Expr, call: Ca
     scale = t.scale or 0
     result = polars_dtype(t)
     fields = {"value": result, "overflow": pl.Boolean()}
+
     def compute(batch: pl.Series) -> pl.Series:
         x, y = batch.struct.field("a"), batch.struct.field("b")
         if op is operator.truediv:
@@ -473,7 +474,7 @@ def _decimal_arith(c: _Compiler, op: _SeriesOp, a: pl.Expr, b: pl.Expr, call: Ca
     return both.struct.field("value")
 
 
-# Batches of at most this many rows are remembered by a decimal operator's Python call
+# Batches of at most this many rows are remembered by a Python batch call (_once_per_batch)
 _MEMO_ROWS = 65536
 
 
@@ -516,27 +517,18 @@ _NEGATION_DIGITS = 34
 
 def _negation_rounded(c: _Compiler, a: pl.Expr, t: SqlType, guard: Guard, where: pl.Expr) -> pl.Expr:
     """`where` (a's values, NULL where not negated) rounded half to even to 34 significant
-    digits, as Spark's negation does; values of at most 34 digits are unchanged."""
-    scale = t.scale or 0
+    digits, as Spark's negation does; values of at most 34 digits are unchanged. A
+    rounding past t's precision (…999 up to 10^p) raises, as Spark's does."""
+    precision, scale = _digits(t)
     unscaled = where.cast(pl.Decimal(38, scale)).to_physical()
     size = unscaled.abs()
-
-    def rounded(drop: int) -> pl.Expr:
-        unit = pl.lit(10**drop, _I128)
-        quotient = size // unit
-        rest = size - quotient * unit
-        half = pl.lit(10**drop // 2, _I128)
-        up = (rest > half) | ((rest == half) & (quotient % 2 == 1))
-        return (quotient + up.cast(_I128)) * unit
-
-    magnitude = size
+    rounded = unscaled
     for drop in (1, 2, 3, 4):  # 35 to 38 digits: drop 1 to 4 of them
-        magnitude = pl.when(size >= pl.lit(10 ** (33 + drop), _I128)).then(rounded(drop)).otherwise(magnitude)
-    # rounding 38 nines up gives 39 digits, which no DECIMAL holds (Spark raises too)
-    c.check(magnitude >= pl.lit(10**38 - 1, _I128) + 1, DECIMAL_OVERFLOW, guard)
-    signed = pl.when(unscaled < 0).then(_neg128(magnitude)).otherwise(magnitude)
-    bounded = pl.when(magnitude <= pl.lit(10**38 - 1, _I128)).then(signed)
-    return bounded.cast(pl.Decimal(38, 0)) * pl.lit(_decimal.Decimal(1).scaleb(-scale), pl.Decimal(38, scale))
+        wide = size >= pl.lit(10 ** (33 + drop), _I128)
+        rounded = pl.when(wide).then(_round_int128(unscaled, drop, even=True)).otherwise(rounded)
+    fits = rounded.abs() < pl.lit(10**precision, _I128)
+    c.check(~fits, DECIMAL_OVERFLOW, guard)
+    return decimal_arithmetic.unscaled_to_decimal(pl.when(fits).then(rounded), t)
 
 
 def _division(kind: str, raising: bool) -> Handler:
@@ -949,9 +941,8 @@ def _decimal_of_text(texts: pl.Series, precision: int, scale: int) -> pl.Series:
     unscaled = pl.col("unscaled")
     in_range = pl.col("any_digit") & (unscaled < pl.lit(_POWERS_OF_TEN[precision], _I128))
     signed = pl.when(pl.col("sign") == "-").then(_neg128(unscaled)).otherwise(unscaled)
-    one = pl.lit(_decimal.Decimal(1).scaleb(-scale), pl.Decimal(38, scale))
-    exact = frame.select((pl.when(in_range).then(signed).cast(pl.Decimal(38, 0)) * one).alias("v")).to_series()
-    return exact.cast(pl.Decimal(38, scale), strict=False).alias(texts.name)
+    exact = decimal_arithmetic.unscaled_to_decimal(pl.when(in_range).then(signed), decimal(38, scale))
+    return frame.select(exact.alias(texts.name)).to_series()
 
 
 def _once_per_batch(fn: Callable[[pl.Series], pl.Series]) -> Callable[[pl.Series], pl.Series]:

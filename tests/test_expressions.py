@@ -969,3 +969,12 @@ def test_decimal_strings_round_half_up_exactly(
         expected.append(None if value.copy_abs() >= Decimal(10).scaleb(precision - scale - 1) else value)
     got = expressions._decimal_of_text(pl.Series(texts, dtype=pl.String), precision, scale).to_list()
     assert got == expected, texts
+
+
+def test_negation_rounding_past_the_precision_raises() -> None:
+    """-x of 36 nines in DECIMAL(36,0) rounds to 34 digits, -10^36, which DECIMAL(36,0)
+    cannot hold: Spark raises NUMERIC_VALUE_OUT_OF_RANGE (checked), and so does dbspc
+    (it gave NULL)."""
+    t = decimal(36, 0)
+    raises(call("neg", t, col(0, t)), (t, [Decimal("9" * 36)]), match="out of range")
+    assert run(call("neg", t, col(0, t)), (t, [Decimal("9" * 34), None])) == [Decimal("-" + "9" * 34), None]

@@ -27,7 +27,6 @@ finite sum. The Int128 sum wraps silently only past ~1.7e38, far beyond DECIMAL(
 
 from __future__ import annotations
 
-import decimal as _decimal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -39,6 +38,7 @@ from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.errors import RuntimeSqlError
 from dbspc.compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall, is_running_sum
 from dbspc.compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
+from dbspc.runtime.decimal_arithmetic import unscaled_to_decimal
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import (
@@ -284,16 +284,6 @@ def _rescale(s: pl.Expr, num_pow: int, den: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     return result, huge
 
 
-def _unscaled_to_decimal(unscaled: pl.Expr, t: SqlType) -> pl.Expr:
-    """Int128 unscaled value at t's scale -> DECIMAL(t) holding the same digits."""
-    scale = t.scale or 0
-    as_dec = unscaled.cast(pl.Decimal(38, 0))
-    if scale:
-        unit = _decimal.Decimal(1).scaleb(-scale)
-        as_dec = as_dec * pl.lit(unit, dtype=pl.Decimal(38, scale))
-    return as_dec.cast(polars_dtype(t))
-
-
 class _Plan:
     """The resolved shape of one GROUP BY: columns, state layout and output formulas."""
 
@@ -500,7 +490,7 @@ class _Plan:
         bad = some & (huge | (unscaled.abs() >= limit))
         name = "SUM" if fn == "sum" else "AVG"
         return (
-            pl.when(some).then(_unscaled_to_decimal(unscaled, out)),
+            pl.when(some).then(unscaled_to_decimal(unscaled, out)),
             (bad, f"decimal overflow in {name}"),
         )
 

@@ -19,7 +19,8 @@ from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
 from dbspc.compiler.logical.plan import Frame, OrderKey, WindowCall
 from dbspc.compiler.types import INTEGER_BOUNDS, SqlType
-from dbspc.runtime.kernels.aggregate import _rescale, _unscaled_to_decimal
+from dbspc.runtime.decimal_arithmetic import unscaled_to_decimal
+from dbspc.runtime.kernels.aggregate import _rescale
 from dbspc.runtime.registry import Context, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import WEIGHT, ZSet, col_name, int64_series, pick, polars_dtype, take
@@ -147,7 +148,7 @@ def _sum_value(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) ->
     value, huge = _rescale(total, up, den)
     bad = some & (huge | (value.abs() >= pl.lit(10 ** (call.type.precision or 38), dtype=pl.Int128)))
     name = "SUM" if call.fn == "sum" else "AVG"
-    return pl.when(some).then(_unscaled_to_decimal(value, call.type)), (
+    return pl.when(some).then(unscaled_to_decimal(value, call.type)), (
         bad,
         f"decimal overflow in {name} over a window",
     )
