@@ -4,7 +4,7 @@ package is declared in pyproject.toml."""
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-NATIVE = ["rowhash", "spine"]
+NATIVE = ["libm", "rowhash", "spine"]
 
 setup(
     ext_modules=cythonize(

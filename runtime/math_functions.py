@@ -1,8 +1,9 @@
 """Vectorized kernels of the mathematical functions of compiler/frontend/bind_math.py.
 
-The transcendental functions run in numpy, which calls the C library's functions on
-each element: polars' own exp, pow, cbrt and log10 are faster approximations that
-differ from them in the last bit on up to half of all inputs. Spark computes with
+The transcendental functions call the C library's on each element, in compiled loops
+(runtime/native/libm.pyx): polars' own exp, pow, cbrt and log10, and numpy's on CPUs with
+AVX-512, are faster approximations that differ from them in the last bit on up to half
+of all inputs, so a result would depend on the machine. Spark computes with
 Java's StrictMath (fdlibm) and the JIT's intrinsics; the C library's results are
 correctly rounded in almost all cases, and differ from Spark's in the last bit on a
 few inputs in a thousand (docs/sql-reference.md says so). Each value depends on its
@@ -19,6 +20,7 @@ import numpy as np
 import polars as pl
 
 from dbspc.compiler.logical.scalar import Call
+from dbspc.runtime.native import libm
 
 Kernel = Callable[[list[pl.Expr], Call], pl.Expr]
 Ufunc = Callable[..., np.ndarray]
@@ -50,6 +52,16 @@ def ieee_divide(a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return numpy_call(np.divide, a, b)
 
 
+def _c(name: str) -> Ufunc:
+    """The C library's function `name` over float64 arrays."""
+    if name in libm.BINARY:
+        return lambda x, y: libm.binary(name, np.ascontiguousarray(x), np.ascontiguousarray(y))
+    return lambda x: libm.unary(name, np.ascontiguousarray(x))
+
+
+_LOG, _LOG1P, _SQRT = _c("log"), _c("log1p"), _c("sqrt")
+
+
 def _ufunc(fn: Ufunc) -> Kernel:
     return lambda args, call: numpy_call(fn, *args)
 
@@ -67,7 +79,7 @@ def _above(bound: float, fn: Ufunc) -> Kernel:
 def _log(args: list[pl.Expr], call: Call) -> pl.Expr:
     """LOG(base, x) = ln(x) / ln(base); NULL where either is at or below 0."""
     base, x = args
-    value = numpy_call(lambda b, v: np.log(v) / np.log(b), base, x)
+    value = numpy_call(lambda b, v: _LOG(v) / _LOG(b), base, x)
     return pl.when((base <= 0) | (x <= 0)).then(None).otherwise(value)
 
 
@@ -90,33 +102,33 @@ def _factorial(args: list[pl.Expr], call: Call) -> pl.Expr:
 
 KERNELS: dict[str, Kernel] = {
     "sqrt": lambda a, c: a[0].sqrt(),  # IEEE square root: exact everywhere
-    "cbrt": _ufunc(np.cbrt),
-    "exp": _ufunc(np.exp),
-    "expm1": _ufunc(np.expm1),
-    "ln": _above(0.0, np.log),
-    "log10": _above(0.0, np.log10),
-    "log2": _above(0.0, lambda x: np.log(x) / _LN2),  # Spark: ln(x) / ln(2)
-    "log1p": _above(-1.0, np.log1p),
+    "cbrt": _ufunc(_c("cbrt")),
+    "exp": _ufunc(_c("exp")),
+    "expm1": _ufunc(_c("expm1")),
+    "ln": _above(0.0, _LOG),
+    "log10": _above(0.0, _c("log10")),
+    "log2": _above(0.0, lambda x: _LOG(x) / _LN2),  # Spark: ln(x) / ln(2)
+    "log1p": _above(-1.0, _LOG1P),
     "log": _log,
-    "power": _ufunc(np.power),
-    "sin": _ufunc(np.sin),
-    "cos": _ufunc(np.cos),
-    "tan": _ufunc(np.tan),
-    "asin": _ufunc(np.arcsin),
-    "acos": _ufunc(np.arccos),
-    "atan": _ufunc(np.arctan),
-    "atan2": _ufunc(lambda y, x: np.arctan2(y + 0.0, x + 0.0)),  # Spark adds 0.0: -0.0 becomes 0.0
-    "hypot": _ufunc(np.hypot),
-    "sinh": _ufunc(np.sinh),
-    "cosh": _ufunc(np.cosh),
-    "tanh": _ufunc(np.tanh),
+    "power": _ufunc(_c("pow")),
+    "sin": _ufunc(_c("sin")),
+    "cos": _ufunc(_c("cos")),
+    "tan": _ufunc(_c("tan")),
+    "asin": _ufunc(_c("asin")),
+    "acos": _ufunc(_c("acos")),
+    "atan": _ufunc(_c("atan")),
+    "atan2": _ufunc(lambda y, x: _c("atan2")(y + 0.0, x + 0.0)),  # Spark adds 0.0: -0.0 becomes 0.0
+    "hypot": _ufunc(_c("hypot")),
+    "sinh": _ufunc(_c("sinh")),
+    "cosh": _ufunc(_c("cosh")),
+    "tanh": _ufunc(_c("tanh")),
     # Spark's formulas, not the library's asinh/acosh/atanh
-    "asinh": _ufunc(lambda x: np.where(x == -np.inf, x, np.log(x + np.sqrt(x * x + 1.0)))),
-    "acosh": _ufunc(lambda x: np.log(x + np.sqrt(x * x - 1.0))),
-    "atanh": _ufunc(lambda x: 0.5 * (np.log1p(x) - np.log1p(-x))),
-    "cot": _ufunc(lambda x: 1.0 / np.tan(x)),
-    "sec": _ufunc(lambda x: 1.0 / np.cos(x)),
-    "csc": _ufunc(lambda x: 1.0 / np.sin(x)),
+    "asinh": _ufunc(lambda x: np.where(x == -np.inf, x, _LOG(x + _SQRT(x * x + 1.0)))),
+    "acosh": _ufunc(lambda x: _LOG(x + _SQRT(x * x - 1.0))),
+    "atanh": _ufunc(lambda x: 0.5 * (_LOG1P(x) - _LOG1P(-x))),
+    "cot": _ufunc(lambda x: 1.0 / _c("tan")(x)),
+    "sec": _ufunc(lambda x: 1.0 / _c("cos")(x)),
+    "csc": _ufunc(lambda x: 1.0 / _c("sin")(x)),
     "degrees": lambda a, c: a[0] * _RADIANS_TO_DEGREES,
     "radians": lambda a, c: a[0] * _DEGREES_TO_RADIANS,
     "sign": lambda a, c: a[0].sign(),  # Java's signum: NaN stays NaN, -0.0 stays -0.0
