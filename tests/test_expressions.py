@@ -973,6 +973,48 @@ def test_decimal_strings_round_half_up_exactly(
     assert got == expected, texts
 
 
+def _tie_of(digits: int, scale: int, negative: bool) -> float:
+    """The double nearest a decimal half-way between two values of `scale`."""
+    return float(f"{'-' if negative else ''}{digits}5e-{scale + 1}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(allow_nan=True, allow_infinity=True),
+            st.floats(-1e6, 1e6).map(lambda x: round(x, 3)),
+            st.builds(_tie_of, st.integers(0, 10**15), st.integers(0, 20), st.booleans()),
+            st.builds(
+                lambda x, up: float(np.nextafter(x, np.inf if up else -np.inf)),
+                st.builds(_tie_of, st.integers(0, 10**12), st.integers(0, 6), st.booleans()),
+                st.booleans(),
+            ),
+            st.none(),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.sampled_from([(10, 2), (10, 0), (5, 3), (18, 6), (38, 18), (38, 20), (20, 10), (12, 11)]),
+)
+def test_double_to_decimal_rounds_its_shortest_digits_half_up(values: list[float | None], ps: tuple[int, int]) -> None:
+    """CAST(DOUBLE AS DECIMAL) rounds the double's shortest decimal digits (Python's repr,
+    as Spark's BigDecimal(d)) HALF_UP, NULL where out of range or not finite: the numpy
+    rounding of most rows and the text path of the rest agree with the exact decimal."""
+    precision, scale = ps
+    expected: list[Decimal | None] = []
+    context = decimal_module.Context(prec=400, rounding=decimal_module.ROUND_HALF_UP, Emax=10**6, Emin=-(10**6))
+    for v in values:
+        if v is None or not np.isfinite(v):
+            expected.append(None)
+            continue
+        unit = Decimal(1).scaleb(-scale)
+        value = context.create_decimal(repr(v)).quantize(unit, context=context)
+        expected.append(None if value.copy_abs() >= Decimal(1).scaleb(precision - scale) else value)
+    got = expressions._decimal_of_double(pl.Series(values, dtype=pl.Float64), precision, scale).to_list()
+    assert got == expected, values
+
+
 def test_negation_rounding_past_the_precision_raises() -> None:
     """-x of 36 nines in DECIMAL(36,0) rounds to 34 digits, -10^36, which DECIMAL(36,0)
     cannot hold: Spark raises NUMERIC_VALUE_OUT_OF_RANGE (checked), and so does dbspc
