@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 INTEGER_KINDS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 FLOAT_KINDS = ("FLOAT", "DOUBLE")
-KINDS = (*INTEGER_KINDS, *FLOAT_KINDS, "DECIMAL", "STRING", "BOOLEAN", "DATE", "TIMESTAMP", "NULL", "ARRAY")
+TEMPORAL_KINDS = ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ")
+KINDS = (*INTEGER_KINDS, *FLOAT_KINDS, "DECIMAL", "STRING", "BOOLEAN", *TEMPORAL_KINDS, "NULL", "ARRAY")
 
 # Python's default decimal context keeps 28 digits and rounds half to even; DECIMAL(38)
 # values need more (a product of two has up to 76), and Spark rounds half up.
@@ -69,6 +70,10 @@ class SqlType:
         return self.is_integer or self.is_float or self.is_decimal
 
     @property
+    def is_temporal(self) -> bool:
+        return self.kind in TEMPORAL_KINDS
+
+    @property
     def is_array(self) -> bool:
         return self.kind == "ARRAY"
 
@@ -92,7 +97,8 @@ DOUBLE = SqlType("DOUBLE")
 STRING = SqlType("STRING")
 BOOLEAN = SqlType("BOOLEAN")
 DATE = SqlType("DATE")
-TIMESTAMP = SqlType("TIMESTAMP")
+TIMESTAMP = SqlType("TIMESTAMP")  # an instant, held as its UTC wall clock
+TIMESTAMP_NTZ = SqlType("TIMESTAMP_NTZ")  # a wall clock of no zone, held as itself
 NULL = SqlType("NULL")
 
 

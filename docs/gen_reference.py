@@ -22,7 +22,8 @@ from dbspc.compiler.frontend import bind_aggregate, bind_scalar, bind_window
 from dbspc.compiler.frontend.script_split import split_script
 
 DOCS = Path(__file__).resolve().parent
-SCHEMA = """CREATE TABLE t (id INT, g STRING, x INT, d DECIMAL(10,2), s STRING, day DATE, at TIMESTAMP);
+SCHEMA = """CREATE TABLE t (id INT, g STRING, x INT, d DECIMAL(10,2), s STRING, day DATE, at TIMESTAMP,
+  wall TIMESTAMP_NTZ);
 CREATE TABLE u (id INT, y INT);
 """
 # (construct, a view using it): each is compiled to say supported or refused, and why.
@@ -61,6 +62,10 @@ CONSTRUCTS: list[tuple[str, str]] = [
     ("CASE / COALESCE / NULLIF / IF", "SELECT CASE WHEN x > 1 THEN 'a' ELSE 'b' END AS c, COALESCE(x, 0) AS z FROM t"),
     ("CAST", "SELECT CAST(x AS BIGINT) AS b, CAST(s AS INT) AS i FROM t"),
     ("date arithmetic, date_trunc", "SELECT date_add(day, 1) AS n, date_trunc('MONTH', at) AS m FROM t"),
+    (
+        "TIMESTAMP_NTZ (a wall clock of no zone)",
+        "SELECT hour(wall) AS h, wall + INTERVAL 1 DAY AS next, CAST(wall AS TIMESTAMP) AS instant FROM t",
+    ),
     (
         "datetime patterns",
         "SELECT date_format(at, 'yyyy-MM-dd HH:mm') AS f, to_date(s, 'dd/MM/yyyy') AS d, months_between(at, day) AS m "

@@ -32,7 +32,7 @@ import polars as pl
 from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
 from dbspc.compiler.frontend.bind_math import TRY_OPERATORS
 from dbspc.compiler.logical.scalar import FUNCTIONS, Call, Col, Lit, Scalar
-from dbspc.compiler.types import DECIMAL_CONTEXT, SqlType, decimal
+from dbspc.compiler.types import DECIMAL_CONTEXT, DOUBLE, SqlType, decimal
 from dbspc.runtime import decimal_arithmetic
 from dbspc.runtime.array_functions import KERNELS as ARRAY_KERNELS
 from dbspc.runtime.datetime_functions import KERNELS as DATETIME_KERNELS
@@ -401,7 +401,7 @@ def literal(lit: Lit) -> pl.Expr:
             value = _dt.date.fromisoformat(value)
         elif isinstance(value, _dt.datetime):
             value = value.date()
-    elif t.kind == "TIMESTAMP":
+    elif t.kind in ("TIMESTAMP", "TIMESTAMP_NTZ"):
         if isinstance(value, str):
             value = _dt.datetime.fromisoformat(value)
         elif not isinstance(value, _dt.datetime):
@@ -847,11 +847,16 @@ def cast_expr(c: _Compiler, x: pl.Expr, src: SqlType, dst: SqlType, guard: Guard
             )
             c.check(x.is_not_null() & out.is_null(), message, guard, x)
         return out
-    if dst.kind == "DATE" and src.kind == "TIMESTAMP":
+    if dst.kind == "DATE" and src.kind in _TIMESTAMPS:
         return x.dt.date()
-    if dst.kind == "TIMESTAMP" and src.kind == "DATE":
+    if dst.kind in _TIMESTAMPS and src.kind == "DATE":
         return x.cast(dtype)
+    if dst.kind in _TIMESTAMPS and src.kind in _TIMESTAMPS:
+        return x  # the same wall clock: the session zone's conversion is explicit in the plan
     raise InternalCompilerError(f"no cast from {src} to {dst}")
+
+
+_TIMESTAMPS = ("TIMESTAMP", "TIMESTAMP_NTZ")
 
 
 def _widening(src: SqlType, dst: SqlType) -> bool:
@@ -873,7 +878,10 @@ def _numeric_cast_source(x: pl.Expr, src: SqlType, dst: SqlType) -> pl.Expr:
         return x.cast(pl.Int8)
     if src.kind == "TIMESTAMP":  # seconds since the epoch, as Spark
         micros = x.dt.epoch("us")
-        return micros / 1_000_000 if dst.is_float else micros // 1_000_000
+        if dst.is_integer:
+            return micros // 1_000_000  # rounded down: -1.5 s is -2
+        seconds = micros / 1_000_000  # Spark goes through this double to FLOAT and DECIMAL too
+        return _numeric_cast_source(seconds, DOUBLE, dst) if dst.is_decimal else seconds
     if dst.is_integer and src.is_decimal:
         return x.cast(_I128, strict=False)  # truncates toward zero
     if dst.is_decimal and src.is_float:
@@ -1037,7 +1045,7 @@ def _from_string(x: pl.Expr, dst: SqlType) -> pl.Expr:
         return pl.when(low.is_in(_TRUE_STRINGS)).then(True).when(low.is_in(_FALSE_STRINGS)).then(False).otherwise(None)
     if dst.kind == "DATE":
         return _parse_date(s)
-    if dst.kind == "TIMESTAMP":
+    if dst.kind in _TIMESTAMPS:
         parsed = [s.str.strptime(pl.Datetime("us"), f, strict=False) for f in _TIMESTAMP_FORMATS]
         date_only = s.str.strptime(pl.Date, "%Y-%m-%d", strict=False).cast(pl.Datetime("us"))
         return pl.coalesce([*parsed, date_only])
@@ -1057,7 +1065,7 @@ def _to_string(x: pl.Expr, src: SqlType) -> pl.Expr:
     """Spark's text form of a value."""
     if src.is_float:
         return _float_to_string(x)
-    if src.kind == "TIMESTAMP":
+    if src.kind in _TIMESTAMPS:
         micros = x.dt.microsecond()
         frac = pl.when(micros != 0).then(pl.lit(".") + micros.cast(pl.String).str.zfill(6).str.strip_chars_end("0"))
         return x.dt.to_string("%Y-%m-%d %H:%M:%S") + frac.fill_null("")

@@ -149,7 +149,7 @@ def _stored(value: Scalar, column: Column, table: str, node: exp.Expression | No
         raise SqlError(
             f"cannot safely cast {value.type} to {column.type} for column '{column.name}' of table '{table}' "
             f"(Spark's INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST); write a CAST or a typed literal"
-            + (" such as DATE '2024-01-31'" if column.type.kind in ("DATE", "TIMESTAMP") else ""),
+            + (" such as DATE '2024-01-31'" if column.type.is_temporal else ""),
             span_of(node),
         )
     stored = _coerced(value, column.type, node)

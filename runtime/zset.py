@@ -42,6 +42,7 @@ _POLARS_TYPES: dict[str, pl.DataType] = {
     "BOOLEAN": pl.Boolean(),
     "DATE": pl.Date(),
     "TIMESTAMP": pl.Datetime("us"),
+    "TIMESTAMP_NTZ": pl.Datetime("us"),
     "NULL": pl.Null(),
 }
 

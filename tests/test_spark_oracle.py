@@ -36,6 +36,7 @@ SPARK_CASES = [
     "decimal_negation_digits",  # -x of more than 34 significant digits keeps 34, as Spark's Decimal does
     "decimal_from_double_and_string",  # CAST of a DOUBLE through its shortest digits, of a STRING half up
     "float_literal_comparisons",  # a FLOAT column beside 1.1 (not a FLOAT) compares as DOUBLE; its CAST to DECIMAL
+    "timestamp_ntz",  # TIMESTAMP_NTZ beside TIMESTAMP, DATE and STRING: casts, functions, grouping, a join
     "unread_columns",  # a failing cast in a column no one reads (Spark prunes it)
     "join_using_natural",  # USING / NATURAL: column order of *, unqualified join columns
     "join_inner_equi",  # equi-join, changes on both sides

@@ -121,13 +121,15 @@ def test_spark_schema_becomes_ddl() -> None:
             T.StructField("ok", T.BooleanType()),
             T.StructField("day", T.DateType()),
             T.StructField("at", T.TimestampType()),
+            T.StructField("wall", T.TimestampNTZType()),
             T.StructField("version", T.LongType()),
         ]
     )
     ddl = create_table("t", columns_of(arrow_schema(schema, "t"), "t", exclude=["VERSION"]))
     assert ddl == (
         "CREATE TABLE `t` (`id` BIGINT, `tiny` TINYINT, `small` SMALLINT, `n` INT, `f` FLOAT, `d` DOUBLE, "
-        "`price` DECIMAL(12,3), `name with space` STRING, `code` STRING, `ok` BOOLEAN, `day` DATE, `at` TIMESTAMP);"
+        "`price` DECIMAL(12,3), `name with space` STRING, `code` STRING, `ok` BOOLEAN, `day` DATE, `at` TIMESTAMP, "
+        "`wall` TIMESTAMP_NTZ);"
     )
     p = Pipeline.from_sql(ddl + "\nCREATE VIEW v AS SELECT `name with space`, price * 2 AS p2 FROM t;")
     assert p.view_columns("v") == ("name with space", "p2")
@@ -139,7 +141,7 @@ def test_spark_schema_becomes_ddl() -> None:
         (T.ArrayType(T.IntegerType()), "array<int>"),
         (T.BinaryType(), "binary"),
         (T.MapType(T.StringType(), T.IntegerType()), "map<string,int>"),
-        (T.TimestampNTZType(), "cast TIMESTAMP_NTZ to TIMESTAMP"),
+        (T.DayTimeIntervalType(), "interval day to second"),
         (T.StringType("UTF8_LCASE"), "COLLATE UTF8_LCASE"),
     ],
 )

@@ -47,15 +47,28 @@ VIEWS = {
     "make_timestamp(2024, 3, 10, hour(ts), minute(ts), 0) AS gap, "
     "make_timestamp(2024, 11, 3, 1, minute(ts), 0.5) AS twice, "
     "make_timestamp(year(d), month(d), day(d), 0, 0, 60) AS next_minute, "
-    "try_to_timestamp(s, 'yyyy-MM-dd HH:mm:ss') AS parsed, to_date(s, 'yyyy-MM-dd HH:mm:ss') AS parsed_day, "
+    "try_to_timestamp(s, 'yyyy-MM-dd HH:mm:ss') AS parsed, to_timestamp_ntz(s, 'yyyy-MM-dd HH:mm:ss') AS wall, "
+    "make_timestamp_ntz(2024, 3, 10, 2, minute(ts), 0) AS wall_gap, to_date(s, 'yyyy-MM-dd HH:mm:ss') AS parsed_day, "
     "unix_timestamp(s) AS ut FROM ev "
     "WHERE length(s) = 19",
+    # a wall clock of no zone: read as itself, and in the session's zone where it meets an instant
+    "wall_clock": "SELECT id, n, CAST(n AS TIMESTAMP) AS nl, CAST(ts AS TIMESTAMP_NTZ) AS tn, n < ts AS before, "
+    "coalesce(n, ts) AS c, coalesce(n, d) AS cd, hour(n) AS h, date_trunc('HOUR', n) AS th, "
+    "date_format(n, 'yyyy-MM-dd HH:mm') AS f, unix_timestamp(n) AS ut, n + INTERVAL 1 DAY AS d1, "
+    "n + INTERVAL 2 HOURS AS h2, CAST(n AS DATE) AS nd, CAST(n AS STRING) AS ns, CAST(s AS TIMESTAMP_NTZ) AS sn, "
+    "n = TIMESTAMP '2024-03-10 03:30:00' AS at_lit, n IN (TIMESTAMP '2024-03-10 03:30:00') AS in1, "
+    "n IN (TIMESTAMP '2024-03-10 03:30:00', TIMESTAMP '2024-11-03 01:30:00') AS in2, "
+    "n BETWEEN TIMESTAMP '2024-03-10 03:00:00' AND TIMESTAMP '2024-03-10 04:00:00' AS btw, "
+    "CAST(ts AS TIMESTAMP_NTZ) >= TIMESTAMP_NTZ '2024-11-03 01:30:00' AS ge_wall, "
+    "CAST(ts AS TIMESTAMP_NTZ) = TIMESTAMP_NTZ '2024-11-03 01:30:00' AS eq_wall, to_timestamp_ntz(s) AS ts_s, "
+    "to_timestamp_ntz(ts) AS ts_ts, to_timestamp_ntz(d) AS ts_d FROM ev",
 }
 
 
 def _rows(rng: random.Random, ids: Iterator[int], n: int) -> list[tuple[Any, ...]]:
     """Timestamps (as UTC instants) around the 2024 clock changes of Los Angeles and
-    elsewhere in the year, each with a date and a string of a local time."""
+    elsewhere in the year, each with a date, a string of a local time and a wall clock of
+    no zone (TIMESTAMP_NTZ) in or near a skipped or repeated hour."""
     anchors = [
         dt.datetime(2024, 3, 10, 9, 0),  # 01:00 PST, the hour before the skipped one
         dt.datetime(2024, 11, 3, 7, 0),  # 00:00 PDT, before the repeated hour
@@ -68,7 +81,9 @@ def _rows(rng: random.Random, ids: Iterator[int], n: int) -> list[tuple[Any, ...
         ts = rng.choice(anchors) + dt.timedelta(minutes=15 * rng.randrange(-12, 16))
         local = rng.choice(["2024-03-10 02:30:00", "2024-11-03 01:30:00", "2024-07-01 00:00:00", "2024-03-10"])
         d = rng.choice([dt.date(2024, 3, 10), dt.date(2024, 11, 3), dt.date(2024, 1, 31), None])
-        out.append((next(ids), None if rng.random() < 0.05 else ts.replace(tzinfo=dt.UTC), d, local))
+        n = dt.datetime.fromisoformat(rng.choice(["2024-03-10 02:30:00", "2024-11-03 01:30:00", "2024-03-10"]))
+        n += dt.timedelta(minutes=20 * rng.randrange(-4, 5))
+        out.append((next(ids), None if rng.random() < 0.05 else ts.replace(tzinfo=dt.UTC), d, local, n))
     return out
 
 
@@ -79,7 +94,7 @@ def test_views_compute_in_the_session_time_zone(spark: Any, tmp_path: Path, zone
     spark.conf.set("spark.sql.session.timeZone", zone)
     rng = random.Random(7)
     ids = itertools.count()
-    schema = "id INT, ts TIMESTAMP, d DATE, s STRING"
+    schema = "id INT, ts TIMESTAMP, d DATE, s STRING, n TIMESTAMP_NTZ"
     try:
         spark.sql(f"CREATE TABLE {name}_ev ({schema}) USING parquet LOCATION '{tmp_path / 'ev'}'")
         job = SparkPipeline(spark, tmp_path / "ckpt", output=tmp_path / "out", view_prefix=f"{name}_")

@@ -98,6 +98,33 @@ def test_dates_are_left_alone() -> None:
     assert to_text(compile_sql(text, time_zone=ZONE).circuit) == to_text(compile_sql(text).circuit)
 
 
+def test_a_wall_clock_of_no_zone_meets_the_zone_only_beside_an_instant() -> None:
+    """TIMESTAMP_NTZ's parts, intervals and literals are its own wall clock in any zone;
+    a cast to TIMESTAMP (also an implicit one, beside an instant) reads it in the session's
+    zone, and a TIMESTAMP cast to it is the zone's wall clock (checked against Spark in
+    tests/test_spark_session.py). 02:30 on 2024-03-10 does not exist in Los Angeles: as
+    an instant it is 03:30 PDT, 10:30 UTC."""
+    text = """
+    CREATE TABLE t (n TIMESTAMP_NTZ, l TIMESTAMP);
+    CREATE VIEW v AS SELECT hour(n) AS h, n + INTERVAL 1 DAY AS d1, CAST(n AS TIMESTAMP) AS nl,
+      CAST(l AS TIMESTAMP_NTZ) AS ln, n < l AS before, unix_timestamp(n) AS u FROM t;
+    """
+    zoned = to_text(compile_sql(text, time_zone=ZONE).circuit)
+    assert "hour(#0)" in zoned and "offset_by(#0, '1d')" in zoned  # no conversion of the wall clock
+    assert f"to_utc(cast(#0 AS TIMESTAMP), '{ZONE}')" in zoned
+    assert f"cast(from_utc(#1, '{ZONE}') AS TIMESTAMP_NTZ)" in zoned
+    # Spark's optimizer compares a wall clock with an instant literal as wall clocks
+    unwrapped = text.replace("n < l AS before", "n = TIMESTAMP '2024-03-10 03:30:00' AS before")
+    assert "(#0 = 2024-03-10 03:30:00)" in to_text(compile_sql(unwrapped, time_zone=ZONE).circuit)
+    row = (dt.datetime(2024, 3, 10, 2, 30), dt.datetime(2024, 3, 10, 10, 0))
+    pipeline = Pipeline.from_sql(text, time_zone=ZONE)
+    out = pipeline.step({"t": ZSet.from_rows([row], pipeline.table_types("t"))})["v"]
+    assert out.frame.rows() == [
+        (2, dt.datetime(2024, 3, 11, 2, 30), dt.datetime(2024, 3, 10, 10, 30), dt.datetime(2024, 3, 10, 3, 0), False,
+         1710037800, 1)
+    ]  # fmt: skip
+
+
 def test_epoch_seconds_of_a_date_are_of_its_local_midnight() -> None:
     """unix_timestamp(d) is d's midnight in the session's zone, and of a string, the
     instant of the local time it names; of the current time it is refused."""

@@ -28,7 +28,7 @@ from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, coerce
 from dbspc.compiler.logical.datetime_pattern import PatternError, parse_pattern, parse_pieces
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
-from dbspc.compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, STRING, TIMESTAMP, SqlType
+from dbspc.compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, STRING, TIMESTAMP, TIMESTAMP_NTZ, SqlType
 
 Bind = Callable[[exp.Expression], Scalar]
 Rule = Callable[[exp.Expression, Bind], Scalar]
@@ -50,8 +50,10 @@ _TIME_PARTS = ("hour", "minute", "second")
 
 
 def _temporal(x: Scalar, node: exp.Expression, want: str = "DATE") -> Scalar:
-    """A DATE or TIMESTAMP operand; strings are cast as Spark casts them."""
-    if x.type.kind in ("DATE", "TIMESTAMP"):
+    """A DATE, TIMESTAMP or TIMESTAMP_NTZ operand; strings are cast as Spark casts them.
+    (Functions of a DATE or a TIMESTAMP then cast a TIMESTAMP_NTZ as Spark does: to its
+    date, or to the instant its wall clock names in the session's zone.)"""
+    if x.type.is_temporal:
         return x
     if x.type.kind in ("STRING", "NULL"):
         return coerce(x, DATE if want == "DATE" else TIMESTAMP)
@@ -78,7 +80,7 @@ def _field_of(node: exp.Expression, field: str, x: Scalar, what: str) -> Scalar:
     if fn is None or fn == "second":
         raise UnsupportedSql(f"{what}({field.upper()} FROM ...) is not supported", span_of(node))
     x = _temporal(x, node, "TIMESTAMP" if fn in _TIME_PARTS else "DATE")
-    return Call(INT, fn, (coerce(x, TIMESTAMP) if fn in _TIME_PARTS else x,))
+    return Call(INT, fn, (coerce(x, TIMESTAMP) if fn in _TIME_PARTS and x.type == DATE else x,))
 
 
 def _date_part(node: exp.Expression, bind: Bind) -> Scalar:
@@ -174,17 +176,19 @@ def _parse_text(node: exp.Expression, x: Scalar, pattern: str | None, result: Sq
     where it cannot, only on the rows evaluated); a DATE or TIMESTAMP is cast."""
     if pattern is None:
         return Lit(result, None)
-    if x.type.kind in ("DATE", "TIMESTAMP"):
+    if x.type.is_temporal:
         return coerce(x, result)
     if x.type.kind not in ("STRING", "NULL"):
         raise SqlError(f"{written_name(node)} needs a STRING, DATE or TIMESTAMP, not {x.type}", span_of(node))
-    # Spark's to_date is the DATE of to_timestamp's instant (ParseToDate)
+    # Spark's to_date is the DATE of to_timestamp's instant (ParseToDate); a wall clock of
+    # no zone is the text's own
+    parsed = TIMESTAMP_NTZ if result == TIMESTAMP_NTZ else TIMESTAMP
     args = (coerce(x, STRING), Lit(STRING, pattern))
-    value: Scalar = Call(TIMESTAMP, "parse_datetime", args)
+    value: Scalar = Call(parsed, "parse_datetime", args)
     if raising:
         message = f"CANNOT_PARSE_TIMESTAMP: {written_name(node)} of a text that does not match the pattern '{pattern}'"
         bad = Call(BOOLEAN, "parse_datetime_invalid", args)
-        value = Call(TIMESTAMP, "error_if", (bad, value, Lit(STRING, message)))
+        value = Call(parsed, "error_if", (bad, value, Lit(STRING, message)))
     return coerce(value, result)
 
 
@@ -225,20 +229,35 @@ def _written_pattern(node: exp.Expression) -> str | None:
     return written
 
 
+def _to_timestamp_ntz(node: exp.Expression, bind: Bind) -> Scalar:
+    """to_timestamp_ntz(x[, 'pattern']): the wall clock a text names (by the pattern, or as
+    CAST reads it), a DATE's midnight, or a TIMESTAMP's wall clock in the session's zone."""
+    args = _arguments(node, 1, 2)
+    x = bind(args[0])
+    if len(args) == 1:
+        if not (x.type.is_temporal or x.type.kind in ("STRING", "NULL")):
+            raise SqlError(f"{written_name(node)} needs a STRING, DATE or TIMESTAMP, not {x.type}", span_of(node))
+        return coerce(x, TIMESTAMP_NTZ)  # a text is read as a wall clock, never as an instant
+    return _parse_text(node, x, _literal_pattern(node, args[1]), TIMESTAMP_NTZ, True)
+
+
+def _literal_pattern(node: exp.Expression, fmt: exp.Expression) -> str | None:
+    """An anonymous call's pattern argument: a string literal (None: NULL)."""
+    if isinstance(fmt, exp.Null):
+        return None
+    if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+        raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(fmt))
+    meta = fmt._meta or {}
+    where = (meta["line"], meta["col"] - (meta["end"] - meta["start"])) if "line" in meta else None
+    return _checked_parse_pattern(node, fmt.name, where)
+
+
 def _try_parse(result: SqlType) -> Rule:
     """try_to_date(s, fmt), try_to_timestamp(s, fmt): NULL where the text does not parse."""
 
     def rule(node: exp.Expression, bind: Bind) -> Scalar:
         args = _arguments(node, 2)
-        fmt = args[1]
-        if isinstance(fmt, exp.Null):
-            return Lit(result, None)
-        if not (isinstance(fmt, exp.Literal) and fmt.is_string):
-            raise UnsupportedSql(f"{written_name(node)} needs a constant string pattern", span_of(fmt))
-        meta = fmt._meta or {}
-        where = (meta["line"], meta["col"] - (meta["end"] - meta["start"])) if "line" in meta else None
-        pattern = _checked_parse_pattern(node, fmt.name, where)
-        return _parse_text(node, bind(args[0]), pattern, result, False)
+        return _parse_text(node, bind(args[0]), _literal_pattern(node, args[1]), result, False)
 
     return rule
 
@@ -266,11 +285,13 @@ def _unix_timestamp(node: exp.Expression, bind: Bind) -> Scalar:
     pattern (yyyy-MM-dd HH:mm:ss unless written; CANNOT_PARSE_TIMESTAMP where it does not
     parse). The pattern is read for a string only."""
     x = bind(node.this) if node.this is not None else None
-    if x is None or x.type.kind not in ("DATE", "TIMESTAMP", "STRING", "NULL"):
+    if x is None or x.type.kind not in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "STRING", "NULL"):
         raise UnsupportedSql(
             f"{written_name(node)} is supported of one TIMESTAMP, DATE or STRING only (not of the current time)",
             span_of(node),
         )
+    if x.type == TIMESTAMP_NTZ:  # Spark reads the wall clock as UTC here, not in the session's zone
+        return Call(BIGINT, "unix_timestamp", (x,))
     if x.type.kind in ("DATE", "TIMESTAMP"):
         return Call(BIGINT, "unix_timestamp", (coerce(x, TIMESTAMP),))
     fmt = node.args.get("format")
@@ -375,13 +396,22 @@ def _make_timestamp(node: exp.Expression, bind: Bind) -> Scalar:
             f"{written_name(node)} is supported with six arguments (year, month, day, hour, minute, second) only",
             span_of(node),
         )
-    fields = [_as_int(bind(node.args[k]), node) for k in keys[:5]]
-    sec = bind(node.args["sec"])
+    return _timestamp_of_fields(node, [node.args[k] for k in keys], bind, TIMESTAMP)
+
+
+def _make_timestamp_ntz(node: exp.Expression, bind: Bind) -> Scalar:
+    """make_timestamp_ntz(y, mo, d, h, mi, sec): that wall clock, of no zone."""
+    return _timestamp_of_fields(node, _arguments(node, 6), bind, TIMESTAMP_NTZ)
+
+
+def _timestamp_of_fields(node: exp.Expression, exprs: list[exp.Expression], bind: Bind, result: SqlType) -> Scalar:
+    fields = [_as_int(bind(e), node) for e in exprs[:5]]
+    sec = bind(exprs[5])
     if not (sec.type.is_numeric or sec.type.kind in ("STRING", "NULL")):
         raise SqlError(f"{written_name(node)} needs a number of seconds, not {sec.type}", span_of(node))
     args = (*fields, sec if sec.type == _SECONDS else Call(_SECONDS, "cast", (sec,)))
     name = written_name(node)
-    value: Scalar = Call(TIMESTAMP, "make_timestamp", args)
+    value: Scalar = Call(result, "make_timestamp", args)
     messages = (
         ("range", f"DATETIME_OVERFLOW: {name} of a time past a TIMESTAMP's range"),
         ("fields", f"DATETIME_FIELD_OUT_OF_BOUNDS: {name} of a date or time that does not exist"),
@@ -389,7 +419,7 @@ def _make_timestamp(node: exp.Expression, bind: Bind) -> Scalar:
     )
     for problem, message in messages:  # the last added is checked first
         bad = Call(BOOLEAN, "make_timestamp_invalid", (*args, Lit(STRING, problem)))
-        value = Call(TIMESTAMP, "error_if", (bad, value, Lit(STRING, message)))
+        value = Call(result, "error_if", (bad, value, Lit(STRING, message)))
     return value
 
 
@@ -607,11 +637,12 @@ def interval_arithmetic(x: Scalar, node: exp.Interval, negate: bool) -> Scalar:
     unit, amount = offset
     if x.type.kind == "STRING":
         x = coerce(x, TIMESTAMP)
-    if x.type.kind not in ("DATE", "TIMESTAMP", "NULL"):
+    if x.type.kind not in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "NULL"):
         raise SqlError(f"cannot add an INTERVAL to {x.type}", span_of(node))
     if x.type == DATE and unit in ("h", "m", "s"):
         x = coerce(x, TIMESTAMP)
-    t = DATE if x.type == DATE else TIMESTAMP
+    # a wall clock of no zone moves as a wall clock (the session's zone plays no part)
+    t = DATE if x.type == DATE else TIMESTAMP_NTZ if x.type == TIMESTAMP_NTZ else TIMESTAMP
     try:
         x = coerce(x, t)
     except TypeMismatch as e:
@@ -629,4 +660,6 @@ ANONYMOUS_RULES: dict[str, Rule] = {
     "datepart": _date_part,
     "try_to_date": _try_parse(DATE),
     "try_to_timestamp": _try_parse(TIMESTAMP),
+    "to_timestamp_ntz": _to_timestamp_ntz,
+    "make_timestamp_ntz": _make_timestamp_ntz,
 }

@@ -46,6 +46,7 @@ def _zero(t: SqlType) -> Lit | None:
         "BOOLEAN": False,
         "DATE": datetime.date(1970, 1, 1),
         "TIMESTAMP": datetime.datetime(1970, 1, 1),
+        "TIMESTAMP_NTZ": datetime.datetime(1970, 1, 1),
     }.get(t.kind)
     return None if value is None else Lit(t, value)
 

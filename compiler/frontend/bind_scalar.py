@@ -31,7 +31,19 @@ from dbspc.compiler.frontend.ddl import sql_type
 from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, arithmetic_type, as_decimal, castable, coerce, common_type
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
-from dbspc.compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, NULL, STRING, TIMESTAMP, SqlType, decimal
+from dbspc.compiler.types import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INT,
+    NULL,
+    STRING,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    SqlType,
+    decimal,
+)
 
 
 @dataclass
@@ -195,7 +207,7 @@ def _bind_arith(node: exp.Binary, scope: ScalarScope) -> Scalar:
     if fn == "add" and isinstance(node.this, exp.Interval):
         return interval_arithmetic(bind_scalar(node.expression, scope), node.this, negate=False)
     a, b = _args(node, scope)
-    temporal = [x for x in (a, b) if x.type.kind in ("DATE", "TIMESTAMP")]
+    temporal = [x for x in (a, b) if x.type.is_temporal]
     if temporal:
         other = b if temporal[0] is a else a
         if fn in ("add", "sub") and a.type == DATE and other.type.is_integer and other.type.kind != "BIGINT":
@@ -204,7 +216,7 @@ def _bind_arith(node: exp.Binary, scope: ScalarScope) -> Scalar:
             return Call(DATE, "date_add_days", (a, n))
         if fn == "add" and b.type == DATE and a.type.is_integer and a.type.kind != "BIGINT":
             return Call(DATE, "date_add_days", (b, coerce(a, INT)))
-        if fn in ("add", "sub") and (other.type.is_integer or other.type.kind in ("DATE", "TIMESTAMP")):
+        if fn in ("add", "sub") and (other.type.is_integer or other.type.is_temporal):
             raise UnsupportedSql(
                 f"'{symbol}' on {a.type} and {b.type} is not supported; use DATEDIFF, DATE_ADD or an INTERVAL",
                 span_of(node),
@@ -565,6 +577,8 @@ def _fold_cast(inner: Scalar, target: SqlType) -> Scalar | None:
             return Lit(DATE, dt.date.fromisoformat(inner.value.strip()))
         if target == TIMESTAMP:
             return Lit(TIMESTAMP, dt.datetime.fromisoformat(inner.value.strip()))
+        if target == TIMESTAMP_NTZ:  # Spark ignores a zone written in the text
+            return Lit(TIMESTAMP_NTZ, dt.datetime.fromisoformat(inner.value.strip()).replace(tzinfo=None))
     except ValueError:
         return None
     return None
@@ -582,8 +596,28 @@ def _bind_in(node: exp.In, scope: ScalarScope) -> Scalar:
     for item in items:
         _refuse_string_number(a, item, node, scope)
     eqs = [_compare("eq", a, item, scope.semantics.string_number) for item in items]
-    # x IN (a, b) is x = a OR x = b, which gives SQL's NULL rules for free.
-    return eqs[0] if len(eqs) == 1 else Call(BOOLEAN, "or", tuple(eqs))
+    if len(eqs) == 1:
+        return eqs[0]
+    # x IN (a, b) is x = a OR x = b, which gives SQL's NULL rules for free
+    return Call(BOOLEAN, "or", tuple(_as_listed(eq) for eq in eqs))
+
+
+_TIMESTAMP_KINDS = {"TIMESTAMP", "TIMESTAMP_NTZ"}
+
+
+def _as_listed(eq: Scalar) -> Scalar:
+    """An equality of an IN list of two or more: Spark's optimizer compares a wall clock
+    cast to an instant with an instant literal as wall clocks in a comparison (and a
+    one-item IN), but not in a longer IN list (compiler/logical/time_zone.py). The literal
+    is wrapped so that the time-zone pass leaves the comparison as the cast's."""
+    if not (isinstance(eq, Call) and len(eq.args) == 2):
+        return eq
+    def crosses(x: Scalar) -> bool:  # a cast between a wall clock and an instant
+        return isinstance(x, Call) and x.fn == "cast" and {x.type.kind, x.args[0].type.kind} == _TIMESTAMP_KINDS
+
+    if not any(crosses(x) for x in eq.args):
+        return eq
+    return Call(eq.type, eq.fn, tuple(Call(x.type, "coalesce", (x,)) if isinstance(x, Lit) else x for x in eq.args))
 
 
 def _bind_between(node: exp.Between, scope: ScalarScope) -> Scalar:

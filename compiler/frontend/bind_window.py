@@ -309,9 +309,9 @@ def _range_offset(spec: exp.Expression, value: object, order_types: list[SqlType
         n = int(amount.name)
         if key.kind == "DATE" and name in ("DAY", "WEEK"):
             return n * (7 if name == "WEEK" else 1)
-        if key.kind == "TIMESTAMP" and name in (*_MICROS, "WEEK"):
+        if key.kind in ("TIMESTAMP", "TIMESTAMP_NTZ") and name in (*_MICROS, "WEEK"):
             return n * (7 * _MICROS["DAY"] if name == "WEEK" else _MICROS[name])
-        if key.kind in ("DATE", "TIMESTAMP"):
+        if key.is_temporal:
             raise UnsupportedSql(
                 f"RANGE frame offsets in {name or 'that unit'} over a {key.kind} key are not supported "
                 "(DATE: DAY or WEEK; TIMESTAMP: WEEK, DAY, HOUR, MINUTE, SECOND)",
@@ -322,7 +322,7 @@ def _range_offset(spec: exp.Expression, value: object, order_types: list[SqlType
         )
     if not isinstance(value, exp.Literal) or value.is_string:
         raise UnsupportedSql("a RANGE frame offset must be a non-negative number or INTERVAL literal", span_of(spec))
-    if key.kind in ("DATE", "TIMESTAMP"):
+    if key.is_temporal:
         raise UnsupportedSql(
             f"a RANGE frame over a {key.kind} key takes INTERVAL offsets (e.g. INTERVAL 1 DAY PRECEDING)",
             span_of(spec),

@@ -18,6 +18,7 @@ from dbspc.compiler.types import (
     SMALLINT,
     STRING,
     TIMESTAMP,
+    TIMESTAMP_NTZ,
     TINYINT,
     SqlType,
     decimal,
@@ -40,7 +41,7 @@ _SIMPLE: dict[object, SqlType] = {
     _T.DATE: DATE,
     _T.TIMESTAMP: TIMESTAMP,
     _T.TIMESTAMPTZ: TIMESTAMP,
-    _T.TIMESTAMPNTZ: TIMESTAMP,
+    _T.TIMESTAMPNTZ: TIMESTAMP_NTZ,
     _T.DATETIME: TIMESTAMP,
 }
 

@@ -29,7 +29,6 @@ from dbspc.compiler.frontend.spark_names import unparen as _unparen
 from dbspc.compiler.frontend.view_ddl import view_header
 from dbspc.compiler.logical import plan as lp
 from dbspc.compiler.logical.projections import renamed
-from dbspc.compiler.types import DATE, TIMESTAMP
 
 
 @dataclass
@@ -285,7 +284,7 @@ def _mark_added_paren(text: str, node: exp.Paren) -> None:
 # `name(` before a call's first argument, which may open with a sign, NOT or parentheses
 # (`CAST(-3 AS SMALLINT)`, `IF(NOT b, ...)`)
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*(?:(?:[-+~(]|NOT\b)\s*)*$", re.IGNORECASE)
-_TYPED_LITERAL = re.compile(r"\b(DATE|TIMESTAMP)\s*$", re.IGNORECASE)
+_TYPED_LITERAL = re.compile(r"\b(DATE|TIMESTAMP_NTZ|TIMESTAMP)\s*$", re.IGNORECASE)
 
 
 def _record_call_name(text: str, node: exp.Expression | exp.Func, owned: set[int], taken: set[int]) -> None:
@@ -519,7 +518,7 @@ def _naming_context(program: Program) -> tuple[Callable[[str], bool], dict[str, 
     relations = {name: frozenset(t.names) for name, t in program.catalog.tables.items()}
     schemas = program.catalog.tables.values()
     known = {c.name for t in schemas for c in t.columns}
-    datetimes = {c.name for t in schemas for c in t.columns if c.type in (DATE, TIMESTAMP)}
+    datetimes = {c.name for t in schemas for c in t.columns if c.type.is_temporal}
 
     def datetime_column(name: str) -> bool:  # a CTE's or subquery's column may be anything
         return name in datetimes or name not in known

@@ -131,6 +131,7 @@ _CAST_TYPES = {
     _T.BOOLEAN: "BOOLEAN",
     _T.DATE: "DATE",
     _T.TIMESTAMP: "TIMESTAMP",
+    _T.TIMESTAMPNTZ: "TIMESTAMP_NTZ",
     _T.TEXT: "STRING",
     _T.VARCHAR: "STRING",
     _T.CHAR: "STRING",
@@ -359,7 +360,7 @@ class _Printer:
             return typed
         called = call_name(node)
         inner = unparen(node.this)
-        if called in ("date", "timestamp") and isinstance(inner, exp.Literal) and inner.is_string:
+        if called in ("date", "timestamp", "timestamp_ntz") and isinstance(inner, exp.Literal) and inner.is_string:
             pattern = _DATE if called == "date" else _TIMESTAMP
             if not pattern.fullmatch(inner.this):
                 raise _Unnamed  # Spark prints the value normalized (DATE '2024-1-5' is DATE '2024-01-05')
@@ -488,7 +489,8 @@ class _Printer:
         if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)):
             return False
         if isinstance(node, (exp.Cast, exp.TryCast)):
-            return node.args["to"].this not in _CAST_TYPES or node.args["to"].this in (_T.DATE, _T.TIMESTAMP)
+            to = node.args["to"].this
+            return to not in _CAST_TYPES or to in (_T.DATE, _T.TIMESTAMP, _T.TIMESTAMPNTZ)
         if isinstance(node, exp.Interval):
             return True
         if isinstance(node, exp.Window):

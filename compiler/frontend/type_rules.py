@@ -61,11 +61,13 @@ def common_type(a: SqlType, b: SqlType, string_number: str = "spark") -> SqlType
         # the integral digits and drops fractional ones, so DECIMAL(38,0) beside
         # DECIMAL(38,18) is DECIMAL(38,0) and 1.5 meets it as 2 (checked against Spark)
         return decimal_type(min(digits, 38), max(0, scale - max(0, digits - 38)))
-    if {a.kind, b.kind} <= {"DATE", "TIMESTAMP"}:
-        return SqlType("TIMESTAMP")
-    if a == STRING and b.kind in ("DATE", "TIMESTAMP"):
+    if a.is_temporal and b.is_temporal:
+        # Spark's findWiderDateTimeType: an instant beside a wall clock is the instant (the
+        # wall clock read in the session's zone); DATE beside either is that one
+        return SqlType("TIMESTAMP") if "TIMESTAMP" in (a.kind, b.kind) else SqlType("TIMESTAMP_NTZ")
+    if a == STRING and b.is_temporal:
         return b
-    if b == STRING and a.kind in ("DATE", "TIMESTAMP"):
+    if b == STRING and a.is_temporal:
         return a
     if (a == STRING and b.is_numeric) or (b == STRING and a.is_numeric):
         return string_beside(a if b == STRING else b, string_number)
@@ -173,11 +175,10 @@ def ansi_store_assignable(source: SqlType, target: SqlType) -> bool:
         return True
     if source.is_numeric and target.is_numeric:
         return True
-    return {source.kind, target.kind} <= {"DATE", "TIMESTAMP"}
+    return source.is_temporal and target.is_temporal
 
 
 _TEXTUAL = ("STRING",)
-_TEMPORAL = ("DATE", "TIMESTAMP")
 
 
 def castable(source: SqlType, target: SqlType) -> bool:
@@ -189,8 +190,9 @@ def castable(source: SqlType, target: SqlType) -> bool:
         return True  # everything converts to and from strings
     if source.is_numeric or s == "BOOLEAN":
         return target.is_numeric or t == "BOOLEAN"
-    if s in _TEMPORAL:
-        return t in _TEMPORAL
+    if source.is_temporal:
+        # a TIMESTAMP is also seconds since the epoch; a wall clock of no zone is not
+        return target.is_temporal or (s == "TIMESTAMP" and target.is_numeric)
     return False
 
 

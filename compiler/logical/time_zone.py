@@ -8,7 +8,8 @@ those places to convert explicitly, so the runtime stays zone-free and the circu
 and digest say which zone it computes in:
 
     CAST(ts AS DATE)             ->  CAST(from_utc(ts, zone) AS DATE)
-    CAST(d AS TIMESTAMP)         ->  to_utc(CAST(d AS TIMESTAMP), zone)
+    CAST(d AS TIMESTAMP)         ->  to_utc(CAST(d AS TIMESTAMP), zone), and of a TIMESTAMP_NTZ
+    CAST(ts AS TIMESTAMP_NTZ)    ->  CAST(from_utc(ts, zone) AS TIMESTAMP_NTZ)
     hour(ts)                     ->  hour(from_utc(ts, zone)), and date_format(ts, ...)
     months_between(a, b)         ->  zoned_months_between(a, b, zone)
     make_timestamp(...)          ->  to_utc(make_timestamp(...), zone), and to_timestamp(s, fmt)
@@ -21,7 +22,8 @@ that occurs twice takes the earlier offset, or, when it is derived from an insta
 to a day or less, adding an interval), that instant's offset if it can: java.time's rules,
 which Spark follows.
 Comparisons, arithmetic in hours, minutes and seconds, epoch seconds (CAST to a number),
-grouping and ordering do not depend on the zone and are left alone.
+grouping and ordering do not depend on the zone and are left alone. A TIMESTAMP_NTZ is a
+wall clock already: nothing of it is converted except where it meets an instant.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from collections.abc import Sequence
 from dbspc.compiler.errors import UsageError
 from dbspc.compiler.logical import plan as lp
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
-from dbspc.compiler.types import STRING, TIMESTAMP
+from dbspc.compiler.types import STRING, TIMESTAMP, TIMESTAMP_NTZ
 
 # zone ids that are UTC itself (java.time's ZoneId.of normalizes these to Z or UTC)
 _UTC = frozenset(
@@ -116,6 +118,8 @@ def _scalar(x: Scalar, zone: str) -> Scalar:
         return Lit(x.type, _instant(x.value, zone)) if x.type == TIMESTAMP else x
     if not isinstance(x, Call):
         return x
+    if x.fn in _COMPARISONS and (unwrapped := _unwrapped_comparison(x, zone)) is not None:
+        return unwrapped
     args = tuple(_scalar(a, zone) for a in x.args)
     z = Lit(STRING, zone)
     fn = x.fn
@@ -123,19 +127,74 @@ def _scalar(x: Scalar, zone: str) -> Scalar:
         src, dst = args[0].type.kind, x.type.kind
         if src == "TIMESTAMP" and dst in ("DATE", "STRING"):
             return Call(x.type, fn, (Call(TIMESTAMP, "from_utc", (args[0], z)),))
-        if dst == "TIMESTAMP" and src in ("DATE", "STRING"):
+        if dst == "TIMESTAMP" and src in ("DATE", "STRING", "TIMESTAMP_NTZ"):
             return Call(TIMESTAMP, "to_utc", (Call(x.type, fn, args), z))
+        if src == "TIMESTAMP" and dst == "TIMESTAMP_NTZ":
+            return Call(x.type, fn, (Call(TIMESTAMP, "from_utc", (args[0], z)),))
     elif fn in _TIME_PARTS and args[0].type == TIMESTAMP:
         return Call(x.type, fn, (Call(TIMESTAMP, "from_utc", (args[0], z)), *args[1:]))
     elif fn == "date_trunc" and args[0].type == TIMESTAMP and _constant(args[1]) in _CALENDAR_TRUNC:
         return Call(TIMESTAMP, "zoned_trunc", (args[0], args[1], z))
     elif fn == "offset_by" and x.type == TIMESTAMP and _calendar_offset(_constant(args[1])):
         return Call(TIMESTAMP, "zoned_offset_by", (args[0], args[1], z))
-    elif fn in ("make_timestamp", "parse_datetime"):  # wall-clock times
+    elif fn in ("make_timestamp", "parse_datetime") and x.type == TIMESTAMP:  # wall-clock times
         return Call(TIMESTAMP, "to_utc", (Call(x.type, fn, args), z))
     elif fn == "months_between":
         return Call(x.type, "zoned_months_between", (*args, z))
     return Call(x.type, fn, args) if args != x.args else x
+
+
+_COMPARISONS = frozenset(("eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq"))
+
+
+def _unwrapped_comparison(x: Call, zone: str) -> Call | None:
+    """Spark's optimizer (UnwrapCastInBinaryComparison) compares a wall clock cast to an
+    instant with an instant literal as wall clocks, `n op CAST(lit AS TIMESTAMP_NTZ)`, and
+    an instant cast to a wall clock with a wall-clock literal as instants, whenever the
+    literal converts there and back unchanged. That differs from the cast where a wall
+    clock falls in a skipped hour, or an instant in a repeated one (checked against Spark
+    4.3: a TIMESTAMP_NTZ of 02:30 on 2024-03-10 is not = TIMESTAMP '2024-03-10 03:30:00'
+    in Los Angeles, though CAST of it to TIMESTAMP is that instant)."""
+    if len(x.args) != 2:
+        return None
+    for side in (0, 1):
+        cast, lit = x.args[side], x.args[1 - side]
+        if not (isinstance(cast, Call) and cast.fn in ("cast", "try_cast") and isinstance(lit, Lit)):
+            continue
+        if lit.value is None or lit.type != cast.type:
+            continue
+        inner = cast.args[0]
+        if (inner.type, cast.type) == (TIMESTAMP_NTZ, TIMESTAMP):
+            instant = _instant(lit.value, zone)
+            assert isinstance(instant, dt.datetime)
+            wall = _wall_clock(instant, zone)
+            if _instant(wall, zone) != instant:
+                return None
+            moved: Scalar = Lit(TIMESTAMP_NTZ, wall)
+        elif (inner.type, cast.type) == (TIMESTAMP, TIMESTAMP_NTZ):
+            wall = _naive(lit.value)
+            instant = _instant(wall, zone)
+            assert isinstance(instant, dt.datetime)
+            if _wall_clock(instant, zone) != wall:
+                return None
+            moved = Lit(TIMESTAMP, instant)  # already UTC: not converted again
+        else:
+            continue
+        args = [_scalar(inner, zone), moved] if side == 0 else [moved, _scalar(inner, zone)]
+        return Call(x.type, x.fn, tuple(args))
+    return None
+
+
+def _wall_clock(instant: dt.datetime, zone: str) -> dt.datetime:
+    """The wall-clock time in `zone` of a naive UTC instant."""
+    return instant.replace(tzinfo=dt.UTC).astimezone(zoneinfo.ZoneInfo(zone)).replace(tzinfo=None)
+
+
+def _naive(value: object) -> dt.datetime:
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    assert isinstance(value, dt.datetime)
+    return value.replace(tzinfo=None)
 
 
 def _constant(x: Scalar) -> str:

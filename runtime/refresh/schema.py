@@ -17,7 +17,9 @@ from sqlglot import exp
 from dbspc.compiler.errors import InputError
 from dbspc.compiler.types import SqlType, array_of, decimal
 
-SUPPORTED_TYPES = "TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, DATE, TIMESTAMP"
+SUPPORTED_TYPES = (
+    "TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, DATE, TIMESTAMP, TIMESTAMP_NTZ"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +57,8 @@ def spark_schema(names: Sequence[str], types: Sequence[SqlType], where: str) -> 
 
 def arrow_type(t: SqlType) -> pa.DataType:
     """The Arrow type sink files are written with, chosen so that Spark reads each back as
-    the dbspc type: in particular TIMESTAMP is UTC-adjusted (Spark's TIMESTAMP, not
-    TIMESTAMP_NTZ), since dbspc holds timestamps as naive UTC values."""
+    the dbspc type: TIMESTAMP is UTC-adjusted (Spark's TIMESTAMP), since dbspc holds an
+    instant as its naive UTC time, and TIMESTAMP_NTZ is a timestamp of no zone."""
     if t.kind == "DECIMAL":
         assert t.precision is not None
         return pa.decimal128(t.precision, t.scale or 0)
@@ -77,6 +79,7 @@ _ARROW: dict[str, pa.DataType] = {
     "BOOLEAN": pa.bool_(),
     "DATE": pa.date32(),
     "TIMESTAMP": pa.timestamp("us", tz="UTC"),
+    "TIMESTAMP_NTZ": pa.timestamp("us"),
 }
 
 
@@ -140,12 +143,13 @@ def from_arrow_type(dtype: pa.DataType, table: str, column: str) -> SqlType:
         return _FROM_ARROW[dtype]
     if pa.types.is_decimal(dtype):
         return decimal(dtype.precision, dtype.scale)
-    if pa.types.is_timestamp(dtype) and dtype.tz is not None:
-        return SqlType("TIMESTAMP")  # an instant, held as naive UTC
-    hint = " (a timestamp without a time zone: make it a UTC instant)" if pa.types.is_timestamp(dtype) else ""
+    if pa.types.is_timestamp(dtype):
+        # zoned: an instant, held as naive UTC (Spark's TIMESTAMP); naive: a wall clock
+        # (Spark writes TIMESTAMP_NTZ so, as parquet's timestamps not adjusted to UTC)
+        return SqlType("TIMESTAMP" if dtype.tz is not None else "TIMESTAMP_NTZ")
     raise InputError(
         f"column '{column}' of table '{table}' has type {dtype}, which dbspc does not support; "
-        f"supported: {SUPPORTED_TYPES}{hint}"
+        f"supported: {SUPPORTED_TYPES}"
     )
 
 

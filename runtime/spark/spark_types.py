@@ -33,6 +33,7 @@ _SIMPLE: dict[type, str] = {
     T.BooleanType: "BOOLEAN",
     T.DateType: "DATE",
     T.TimestampType: "TIMESTAMP",
+    T.TimestampNTZType: "TIMESTAMP_NTZ",
 }
 
 
@@ -52,12 +53,9 @@ def from_spark_type(dtype: T.DataType, table: str, column: str) -> SqlType:
                 "byte-wise (UTF8_BINARY) only: cast it in a Spark view"
             )
         return SqlType("STRING")
-    hint = ""
-    if isinstance(dtype, T.TimestampNTZType):
-        hint = " (cast TIMESTAMP_NTZ to TIMESTAMP in a Spark view)"
     raise InputError(
         f"column '{column}' of table '{table}' has Spark type {dtype.simpleString()}, which dbspc does not "
-        f"support; supported: {SUPPORTED_TYPES}{hint}"
+        f"support; supported: {SUPPORTED_TYPES}"
     )
 
 
