@@ -8,7 +8,8 @@ CREATE VIEW trig AS SELECT id, sin(d) AS s, cos(d) AS c, tan(d) AS t, asin(d / 1
   atan2(d, x) AS a2, sinh(d) AS sh, cosh(d) AS ch, tanh(d) AS th, asinh(d) AS ash, acosh(d) AS ach, atanh(d / 10) AS ath,
   cot(d) AS ct, sec(d) AS se, csc(d) AS cs, degrees(d) AS dg, radians(x) AS rd, hypot(d, x) AS hy, pi() * x AS px, e() AS e FROM t;
 CREATE VIEW signs AS SELECT id, sign(x) AS sx, signum(d) AS sd, sign(m) AS sm, rint(d) AS ri, isnan(d) AS nan,
-  nanvl(d, -1.0) AS nv, factorial(x) AS f, zeroifnull(m) AS zm, nullifzero(x) AS nz FROM t;
+  nanvl(d, -1.0) AS nv, factorial(x) AS f, zeroifnull(m) AS zm, nullifzero(x) AS nz, negative(CAST(x AS BIGINT)) AS nx, negative(m) AS nm,
+  positive(d) AS pd, negative(-2147483647) AS nl FROM t;
 CREATE VIEW remainders AS SELECT id, pmod(x, 3) AS px, pmod(x, -3) AS pn, pmod(b, CAST(x AS BIGINT) * 2 + 1) AS pb, pmod(m, 2) AS pm, pmod(d, 2.5) AS pd,
   CASE WHEN x <> 0 THEN pmod(7, x) END AS guarded FROM t;
 CREATE VIEW tries AS SELECT id, try_divide(x, x) AS dv, try_divide(m, x) AS dm, try_add(x, 2147483630) AS ad,

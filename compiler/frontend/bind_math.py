@@ -25,11 +25,11 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from dbspc.compiler.errors import UnsupportedSql
+from dbspc.compiler.errors import SqlError, UnsupportedSql
 from dbspc.compiler.frontend.positions import call_name, span_of, written_name
 from dbspc.compiler.frontend.type_rules import coerce
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
-from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, INT
+from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, INT, NULL
 
 Bind = Callable[[exp.Expression], Scalar]
 Rule = Callable[[exp.Expression, Bind], Scalar]
@@ -97,6 +97,24 @@ def _factorial(node: exp.Expression, bind: Bind) -> Scalar:
     return Call(BIGINT, "factorial", (coerce(bind(node.this), INT),))
 
 
+def _signed(negate: bool) -> Rule:
+    """negative(x), positive(x): Spark's UnaryMinus and UnaryPositive of a number, in its
+    type. negative() negates when evaluated, even a literal (where `-` before a literal is
+    part of it): negative of the least INT overflows, and a DECIMAL of more than 34
+    digits is rounded as Spark's negation rounds it."""
+
+    def rule(node: exp.Expression, bind: Bind) -> Scalar:
+        (arg,) = _arguments(node, 1)
+        x = bind(arg)
+        if x.type == NULL:
+            return x
+        if not x.type.is_numeric:
+            raise SqlError(f"{written_name(node)}() needs a number, not {x.type}", span_of(node))
+        return Call(x.type, "neg", (x,)) if negate else x
+
+    return rule
+
+
 def _anonymous_unary(fn: str) -> Rule:
     def rule(node: exp.Expression, bind: Bind) -> Scalar:
         (arg,) = _arguments(node, 1)
@@ -142,6 +160,7 @@ def _try(operator: type[exp.Expression]) -> Rule:
 
 
 RULES: dict[type[exp.Expression], Rule] = {
+    exp.Negative: _signed(negate=True),
     exp.Sqrt: _unary("sqrt"),
     exp.Cbrt: _unary("cbrt"),
     exp.Exp: _unary("exp"),
@@ -187,4 +206,5 @@ ANONYMOUS_RULES: dict[str, Rule] = {
     "zeroifnull": _zero_if_null,
     "nullifzero": _null_if_zero,
     "try_mod": _try(exp.Mod),
+    "positive": _signed(negate=False),
 }
