@@ -90,9 +90,11 @@ def _rlike(args: list[pl.Expr], call: Call) -> pl.Expr:
 
 
 def _initcap(args: list[pl.Expr], call: Call) -> pl.Expr:
-    """Each space-separated word: first character upper case, the rest lower case."""
+    """Each space-separated word: first character in title case, the rest lower case. Title
+    case is not upper case for some characters, and Spark takes it: 'ß' is 'Ss' (not 'SS'),
+    the digraph 'ǆ' is 'ǅ' (not 'Ǆ'), the ligature 'ﬁ' is 'Fi'."""
     word = pl.element()
-    cap = word.str.slice(0, 1).str.to_uppercase() + word.str.slice(1).str.to_lowercase()
+    cap = word.str.slice(0, 1).str.to_titlecase() + word.str.slice(1).str.to_lowercase()
     return args[0].str.split(" ").list.eval(cap).list.join(" ")
 
 
