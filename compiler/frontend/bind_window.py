@@ -24,15 +24,29 @@ from sqlglot import exp
 from dbspc.compiler.errors import SqlError, UnsupportedSql
 from dbspc.compiler.frontend.bind_arrays import refuse_array
 from dbspc.compiler.frontend.bind_scalar import ScalarScope, bind_scalar
-from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, sum_type
 from dbspc.compiler.logical import plan as lp
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
-from dbspc.compiler.types import BIGINT, DECIMAL_CONTEXT, SqlType
+from dbspc.compiler.types import BIGINT, DECIMAL_CONTEXT, DOUBLE, SqlType
 
 INT = SqlType("INT")
 
 _RANKING: dict[type[exp.Expression], str] = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank"}
+# functions of a row's place in its ordered partition (no frame): DOUBLE, or INT for ntile
+_DISTRIBUTION: dict[type[exp.Expression], str] = {
+    exp.PercentRank: "percent_rank",
+    exp.CumeDist: "cume_dist",
+    exp.Ntile: "ntile",
+}
+# the value of one row of the frame: the argument's type
+_VALUES: dict[type[exp.Expression], str] = {
+    exp.FirstValue: "first_value",
+    exp.First: "first_value",
+    exp.LastValue: "last_value",
+    exp.Last: "last_value",
+    exp.NthValue: "nth_value",
+}
 _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Sum: "sum",
     exp.Count: "count",
@@ -130,16 +144,28 @@ def _check_window(w: exp.Window) -> None:
         raise UnsupportedSql("named windows (WINDOW w AS ...) are not supported; spell the window out", span_of(w))
     fn = w.this
     if isinstance(fn, (exp.IgnoreNulls, exp.RespectNulls)):
-        raise UnsupportedSql("IGNORE NULLS / RESPECT NULLS in window functions is not supported", span_of(w))
-    if not isinstance(fn, (*_RANKING, *_AGGREGATES, exp.Lag, exp.Lead)):
+        if not isinstance(fn.this, (exp.FirstValue, exp.First, exp.LastValue, exp.Last)):
+            raise UnsupportedSql(
+                "IGNORE NULLS / RESPECT NULLS is supported with FIRST_VALUE and LAST_VALUE only", span_of(w)
+            )
+        fn = fn.this
+    assert isinstance(fn, exp.Expression)
+    if not isinstance(fn, (*_RANKING, *_DISTRIBUTION, *_VALUES, *_AGGREGATES, exp.Lag, exp.Lead)):
         raise UnsupportedSql(
-            f"window function {fn.sql('spark')} is not supported; supported: ROW_NUMBER, RANK, DENSE_RANK, "
-            "LAG, LEAD, SUM, COUNT, AVG, MIN, MAX",
+            f"window function {written_name(fn)} is not supported; supported: ROW_NUMBER, RANK, DENSE_RANK, "
+            "PERCENT_RANK, CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE, SUM, COUNT, AVG, MIN, MAX",
             span_of(w),
         )
     if isinstance(fn, exp.AggFunc) and isinstance(fn.this, exp.Distinct):
         raise UnsupportedSql("DISTINCT aggregates over a window are not supported", span_of(w))
-    if isinstance(fn, (*_RANKING, exp.Lag, exp.Lead)) and w.args.get("order") is None:
+    if type(fn) in _VALUES and w.args.get("order") is None:
+        # Spark takes the partition in whatever order its rows arrive: not a function of the data
+        raise UnsupportedSql(
+            f"{written_name(fn)} over a window without ORDER BY depends on the order rows arrive in; "
+            "add an ORDER BY to the window",
+            span_of(w),
+        )
+    if isinstance(fn, (*_RANKING, *_DISTRIBUTION, exp.Lag, exp.Lead)) and w.args.get("order") is None:
         assert isinstance(fn, exp.Expression)
         raise SqlError(f"window function {fn.sql('spark')} requires an ORDER BY in its window", span_of(w))
 
@@ -191,10 +217,26 @@ def _bind_group(rel: lp.Relation, scope: ScalarScope, group: list[exp.Window]) -
 def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, order_types: list[SqlType]) -> lp.WindowCall:
     assert callable(column_of)
     fn = w.this
-    if type(fn) in _RANKING:
+    ignore_nulls = isinstance(fn, exp.IgnoreNulls)
+    if isinstance(fn, (exp.IgnoreNulls, exp.RespectNulls)):
+        fn = fn.this
+    if type(fn) in _RANKING or type(fn) in _DISTRIBUTION:
         if w.args.get("spec") is not None:
             raise SqlError(f"{fn.sql('spark')} does not take a window frame", span_of(w))
-        return lp.WindowCall(_RANKING[type(fn)], INT)
+        if type(fn) in _RANKING:
+            return lp.WindowCall(_RANKING[type(fn)], INT)
+        if isinstance(fn, exp.Ntile):
+            return lp.WindowCall("ntile", INT, offset=_positive_literal(fn, fn.this, "the number of buckets"))
+        return lp.WindowCall(_DISTRIBUTION[type(fn)], DOUBLE)
+    if type(fn) in _VALUES:
+        arg = bind_scalar(fn.this, scope)
+        refuse_array(arg.type, "a window function argument", fn)
+        if arg.type.kind == "NULL":
+            raise SqlError(f"{fn.sql('spark')} of an untyped NULL", span_of(fn))
+        name = _VALUES[type(fn)]
+        nth = _positive_literal(fn, fn.args.get("offset"), "the row number") if name == "nth_value" else 1
+        frame = _frame(w, order_types)
+        return lp.WindowCall(name, arg.type, column_of(arg), nth, frame=frame, ignore_nulls=ignore_nulls)
     if isinstance(fn, (exp.Lag, exp.Lead)):
         arg = bind_scalar(fn.this, scope)
         refuse_array(arg.type, "a window function argument", fn)
@@ -247,6 +289,14 @@ def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, order_types
             span_of(w),
         )
     return lp.WindowCall(name, t, column_of(arg), frame=frame)
+
+
+def _positive_literal(fn: exp.Expression, node: exp.Expression | None, what: str) -> int:
+    """NTILE's and NTH_VALUE's constant argument, a positive integer (Spark's rule)."""
+    value = node.this if isinstance(node, exp.Literal) and not node.is_string else None
+    if value is None or not str(value).isdigit() or int(value) <= 0:
+        raise SqlError(f"{what} of {written_name(fn)} must be a positive integer literal", span_of(node or fn))
+    return int(value)
 
 
 def _frame(w: exp.Window, order_types: list[SqlType]) -> lp.Frame | None:

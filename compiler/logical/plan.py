@@ -158,9 +158,11 @@ class Frame:
 
 @dataclass(frozen=True, slots=True)
 class WindowCall:
-    """One window function: `fn` is row_number, rank, dense_rank, lag (lead is a lag by a
-    negative offset), or an aggregate (sum, count, count_star, avg, min, max) over
-    `frame`. `arg` and `default` are input columns."""
+    """One window function: `fn` is row_number, rank, dense_rank, percent_rank, cume_dist,
+    ntile (`offset` buckets), lag (lead is a lag by a negative offset), first_value,
+    last_value or nth_value (the `offset`-th row) of `frame`, or an aggregate (sum, count,
+    count_star, avg, min, max) over `frame`. `arg` and `default` are input columns;
+    `ignore_nulls` (first_value, last_value) skips NULLs."""
 
     fn: str
     type: SqlType
@@ -168,14 +170,15 @@ class WindowCall:
     offset: int = 1
     default: int | None = None
     frame: Frame | None = None
+    ignore_nulls: bool = False
 
     def __str__(self) -> str:
         parts = [f"#{self.arg}"] if self.arg is not None else []
-        if self.fn == "lag":
+        if self.fn in ("lag", "ntile", "nth_value"):
             parts.append(str(self.offset))
             if self.default is not None:
                 parts.append(f"#{self.default}")
-        text = f"{self.fn}({', '.join(parts)})"
+        text = f"{self.fn}({', '.join(parts)})" + (" IGNORE NULLS" if self.ignore_nulls else "")
         return f"{text} {self.frame}" if self.frame is not None else text
 
 

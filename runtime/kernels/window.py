@@ -170,6 +170,8 @@ def _call_expr(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) ->
         return (pl.col(_PSTART) - start + 1).cast(out)
     if call.fn == "dense_rank":
         return (pl.col(_PEER) - pl.col(_PEER).gather(start) + 1).cast(out)
+    if call.fn in ("percent_rank", "cume_dist", "ntile"):
+        return _distribution(call, out)
     if call.fn == "lag":
         assert call.arg is not None
         src = i - call.offset
@@ -179,6 +181,8 @@ def _call_expr(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) ->
         return pl.when(inside).then(value).otherwise(default)
     lo, hi = _bounds(call.frame, has_order)
     empty = lo > hi
+    if call.fn in ("first_value", "last_value", "nth_value"):
+        return _row_of_frame(call, lo, hi, out)
     if call.fn == "count_star":
         return pl.when(empty).then(0).otherwise(hi - lo + 1).cast(out)
     assert call.arg is not None
@@ -200,6 +204,46 @@ def _call_expr(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) ->
             raise InternalCompilerError("MIN/MAX over a frame bounded at both ends")
         return pl.when(empty).then(pl.lit(None, dtype=out)).otherwise(value.cast(out))
     raise InternalCompilerError(f"unknown window function {call.fn}")
+
+
+def _distribution(call: WindowCall, out: pl.DataType) -> pl.Expr:
+    """PERCENT_RANK, CUME_DIST and NTILE from the row's place in its partition."""
+    i, start = pl.col(_I), pl.col(_START)
+    size = pl.col(_END) - start + 1
+    if call.fn == "percent_rank":  # (rank - 1) / (rows - 1), 0 for a partition of one row
+        rank = pl.col(_PSTART) - start + 1
+        return pl.when(size > 1).then((rank - 1) / (size - 1)).otherwise(0.0).cast(out)
+    if call.fn == "cume_dist":  # rows up to the last peer, over the rows
+        return ((pl.col(_PEND) - start + 1) / size).cast(out)
+    # NTILE(n), as Spark: the first rows % n buckets hold one row more than the others
+    n = call.offset
+    k = i - start
+    small = size // n
+    extra = size % n
+    big_rows = extra * (small + 1)
+    tail = extra + (k - big_rows) // pl.max_horizontal(small, 1)
+    return (pl.when(k < big_rows).then(k // (small + 1)).otherwise(tail) + 1).cast(out)
+
+
+def _row_of_frame(call: WindowCall, lo: pl.Expr, hi: pl.Expr, out: pl.DataType) -> pl.Expr:
+    """FIRST_VALUE, LAST_VALUE (IGNORE NULLS: the first or last non-NULL value) and
+    NTH_VALUE of the frame [lo, hi]: a gather at one position, NULL where there is none.
+    The nearest non-NULL row at or after (before) each position is a backward (forward)
+    fill of positions, read at lo (hi) and kept only inside the frame."""
+    assert call.arg is not None
+    x = pl.col(col_name(call.arg))
+    i = pl.col(_I)
+    if call.fn == "nth_value":
+        at = lo + call.offset - 1
+    elif not call.ignore_nulls:
+        at = lo if call.fn == "first_value" else hi
+    elif call.fn == "first_value":
+        at = pl.when(x.is_not_null()).then(i).backward_fill().gather(lo.clip(0, pl.len() - 1))
+    else:
+        at = pl.when(x.is_not_null()).then(i).forward_fill().gather(hi.clip(0, pl.len() - 1))
+    inside = (lo <= hi) & (at >= lo) & (at <= hi)
+    value = x.gather(at.fill_null(0).clip(0, pl.len() - 1))
+    return pl.when(inside.fill_null(False)).then(value.cast(out)).otherwise(pl.lit(None, dtype=out))
 
 
 def window(
