@@ -72,6 +72,7 @@ SPARK_CASES = [
     "collect_list_spark",  # collect_list/collect_set (sorted), [] over no rows
     "window_range_offsets",  # RANGE n PRECEDING / m FOLLOWING over INT, DECIMAL, DOUBLE, DATE, TIMESTAMP keys
     "window_distribution_values",  # NTILE, PERCENT_RANK, CUME_DIST, FIRST_VALUE/LAST_VALUE (IGNORE NULLS), NTH_VALUE
+    "window_sliding_frames",  # MIN/MAX and float SUM/AVG over bounded ROWS frames, added as Spark adds them
     "outer_join",  # LEFT/RIGHT/FULL joins, padded rows reappearing after deletes
     "exists_in",  # EXISTS/NOT EXISTS/IN/NOT IN with NULLs, correlated
     "scalar_subquery",  # scalar aggregates, COUNT of an empty correlated group is 0

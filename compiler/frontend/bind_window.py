@@ -276,18 +276,24 @@ def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, order_types
     if name in ("sum", "avg") and arg.type.kind == "NULL":
         arg = coerce(arg, t)
     starts_at_partition = frame is None or frame.lo is None
+    bounded_rows = frame is not None and frame.rows and frame.lo is not None and frame.hi is not None
     if name in ("sum", "avg") and arg.type.kind in ("FLOAT", "DOUBLE") and not starts_at_partition:
-        raise UnsupportedSql(
-            f"{name.upper()} of a floating-point value over a frame that does not start at UNBOUNDED PRECEDING "
-            "is not supported (frame sums are differences of running sums, which would round)",
-            span_of(w),
-        )
+        assert frame is not None
+        narrow = bounded_rows and frame.hi - frame.lo < lp.SLIDING_FLOAT_WIDTH  # type: ignore[operator]
+        if not narrow:
+            raise UnsupportedSql(
+                f"{name.upper()} of a floating-point value over a frame that does not start at UNBOUNDED "
+                f"PRECEDING is supported over ROWS frames of at most {lp.SLIDING_FLOAT_WIDTH} rows only (Spark "
+                "adds each frame afresh, and a difference of running sums would round otherwise)",
+                span_of(w),
+            )
     if name in ("min", "max") and frame is not None and frame.lo is not None and frame.hi is not None:
-        raise UnsupportedSql(
-            f"{name.upper()} over a frame bounded at both ends is not supported; "
-            "use UNBOUNDED PRECEDING or UNBOUNDED FOLLOWING",
-            span_of(w),
-        )
+        if not frame.rows:
+            raise UnsupportedSql(
+                f"{name.upper()} over a RANGE frame bounded at both ends is not supported; "
+                "use a ROWS frame, or UNBOUNDED PRECEDING or UNBOUNDED FOLLOWING",
+                span_of(w),
+            )
     return lp.WindowCall(name, t, column_of(arg), frame=frame)
 
 

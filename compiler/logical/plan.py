@@ -156,6 +156,11 @@ class Frame:
         return f"{'rows' if self.rows else 'range'} {bound(self.lo, 'preceding')}..{bound(self.hi, 'following')}"
 
 
+# The widest bounded ROWS frame over which a FLOAT or DOUBLE SUM or AVG is maintained: it
+# is added row by row, as Spark adds a sliding frame (runtime/kernels/window.py).
+SLIDING_FLOAT_WIDTH = 64
+
+
 @dataclass(frozen=True, slots=True)
 class WindowCall:
     """One window function: `fn` is row_number, rank, dense_rank, percent_rank, cume_dist,

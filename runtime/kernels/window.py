@@ -125,9 +125,11 @@ def _sum_value(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) ->
     count = _prefix(x.is_not_null().cast(pl.Int64), lo, hi)
     arg_type = types[call.arg]
     none = pl.lit(None, dtype=out)
+    if arg_type.is_float and call.frame is not None and call.frame.lo is not None:
+        return _sliding_float_sum(call, x, out), None
     if arg_type.is_float:
-        # Only frames that start the partition reach here (the binder refuses others):
-        # the running sum is read directly, so inf and NaN propagate as in Spark.
+        # Frames that start the partition: the running sum is read directly, so inf and
+        # NaN propagate as in Spark.
         total = _prefix(x.cast(pl.Float64).fill_null(0), lo, hi, per_partition=True)
         value = total if call.fn == "sum" else total / count.cast(pl.Float64)
         return pl.when(empty | (count == 0)).then(none).otherwise(value.cast(out)), None
@@ -200,10 +202,59 @@ def _call_expr(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) ->
         elif frame.hi is None:
             running = fold(reverse=True).backward_fill().over(_PART)
             value = running.gather(lo.clip(0, pl.len() - 1))
+        elif frame.rows:
+            value = _sliding_extreme(call.fn, x, pl.col(_code_col(call.arg)), frame, lo, hi)
         else:
-            raise InternalCompilerError("MIN/MAX over a frame bounded at both ends")
+            raise InternalCompilerError("MIN/MAX over a RANGE frame bounded at both ends")
         return pl.when(empty).then(pl.lit(None, dtype=out)).otherwise(value.cast(out))
     raise InternalCompilerError(f"unknown window function {call.fn}")
+
+
+def _code_col(arg: int) -> str:
+    """The column of the dense ranks of input column `arg` (computed in `window`)."""
+    return f"__code{arg}"
+
+
+def _sliding(call: WindowCall) -> bool:
+    """MIN/MAX over a ROWS frame bounded at both ends (rolled over value codes)."""
+    f = call.frame
+    return call.fn in ("min", "max") and f is not None and f.rows and f.lo is not None and f.hi is not None
+
+
+def _sliding_extreme(fn: str, x: pl.Expr, codes: pl.Expr, frame: Frame, lo: pl.Expr, hi: pl.Expr) -> pl.Expr:
+    """MIN/MAX over ROWS BETWEEN a AND b, both bounded: a rolling extreme of width
+    b - a + 1 within the partition, read at the frame's last row (partial windows at the
+    partition's start are the truncated frames); where the frame runs past the partition's
+    end it is a suffix of the partition, read from the reverse running extreme. Values
+    roll as their dense ranks over the whole frame (polars rolls numbers only; 1 for the
+    least value, NULL for NULL), mapped back at the end."""
+    assert isinstance(frame.lo, int) and isinstance(frame.hi, int)
+    width = frame.hi - frame.lo + 1
+    roll = codes.rolling_max if fn == "max" else codes.rolling_min
+    rolled = roll(window_size=max(width, 1), min_samples=1).over(_PART)
+    fold = codes.cum_max if fn == "max" else codes.cum_min
+    suffix = fold(reverse=True).backward_fill().over(_PART)
+    last = pl.len() - 1
+    inside = pl.col(_I) + frame.hi <= pl.col(_END)
+    code = pl.when(inside).then(rolled.gather(hi.clip(0, last))).otherwise(suffix.gather(lo.clip(0, last)))
+    return x.drop_nulls().unique().sort().gather(code.cast(pl.Int64) - 1)
+
+
+def _sliding_float_sum(call: WindowCall, x: pl.Expr, out: pl.DataType) -> pl.Expr:
+    """SUM/AVG of a FLOAT or DOUBLE over ROWS BETWEEN a AND b, both bounded, as Spark
+    computes a sliding frame: afresh for every row, adding the frame's values in order
+    from 0 (so -0.0 alone sums to 0.0), where a difference of running sums would round
+    otherwise. One shifted column per row of the frame (the binder bounds the width)."""
+    frame = call.frame
+    assert frame is not None and isinstance(frame.lo, int) and isinstance(frame.hi, int)
+    total: pl.Expr = pl.lit(None, dtype=pl.Float64)
+    count: pl.Expr = pl.lit(0, dtype=pl.Int64)
+    for offset in range(frame.lo, frame.hi + 1):
+        v = x.cast(pl.Float64).shift(-offset).over(_PART)
+        total = pl.when(v.is_null()).then(total).otherwise(total.fill_null(0.0) + v)
+        count = count + v.is_not_null().cast(pl.Int64)
+    value = total if call.fn == "sum" else total / count.cast(pl.Float64)
+    return pl.when(count > 0).then(value.cast(out)).otherwise(pl.lit(None, dtype=out))
 
 
 def _distribution(call: WindowCall, out: pl.DataType) -> pl.Expr:
@@ -309,6 +360,9 @@ def window(
         for side, b in (("lo", c.frame.lo), ("hi", c.frame.hi))
         if b is not None and _is_value_offset(b)
     }
+    sliding = sorted({c.arg for c in calls if _sliding(c) and c.arg is not None})
+    if sliding:  # a column, so that the ranks are of the whole frame, not of each partition
+        rows = rows.with_columns_seq([pl.col(col_name(a)).rank("dense").alias(_code_col(a)) for a in sliding])
     if ranges:
         key = order[0]  # the binder allows value offsets with exactly one ORDER BY key
         rows = rows.with_columns_seq(
