@@ -521,3 +521,49 @@ def test_min_max_rows_are_rebuilt_from_a_checkpoint_that_lacks_them(tmp_path: An
     del section[next(k for k in section if k.startswith("table."))]
     with pytest.raises(Exception, match="does not match"):
         StateStore(tmp_path).load(manifest, Pipeline.from_sql(program).state_traces())
+
+
+def _spark_percentile(values: list[float], fraction: float) -> float | None:
+    """Spark's Percentile.getPercentile, written out: the values in ascending order (NaN
+    last), position (n - 1) * fraction, interpolated between its floor and ceiling."""
+    if not values:
+        return None
+    ordered = sorted(values, key=lambda v: (math.isnan(v), v))
+    position = (len(ordered) - 1) * fraction
+    lower, higher = math.floor(position), math.ceil(position)
+    low, high = ordered[lower], ordered[higher]
+    if lower == higher or low == high:
+        return low
+    return (higher - position) * low + (position - lower) * high
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.one_of(st.none(), st.floats(-1e6, 1e6), st.sampled_from([0.5, 2.5]))),
+        max_size=30,
+    ),
+    st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.333, 0.9, 1.0]),
+)
+def test_percentile_incrementally_equals_spark_formula(rows: list[tuple[int, float | None]], fraction: float) -> None:
+    """percentile(x, p) per group, maintained over inserts and then deletes of half the
+    rows, equals Spark's formula over the values left after each step (a NaN compares
+    by its text: NaN != NaN)."""
+    types = (INT, DOUBLE)
+    agg = IncrementalAggregate(types, [0], [AggCall("percentile", 1, DOUBLE, fraction=fraction)], [INT, DOUBLE], False)
+    live: Counter[tuple[int, float | None]] = Counter()
+    view: Counter[tuple[Any, ...]] = Counter()
+    half = len(rows) // 2
+    for batch in ([(r, 1) for r in rows], [(r, -1) for r in rows[:half]]):
+        for r, w in batch:
+            live[r] += w
+        out, commit = agg.step(ZSet.from_rows([r for r, _ in batch], types, [w for _, w in batch]))
+        commit()
+        for out_row, w in out.to_rows():
+            view[(out_row[0], repr(out_row[1]))] += w
+        expected = set()
+        for g in {g for (g, _), n in live.items() if n > 0}:
+            values = [x for (h, x), n in live.items() for _ in range(n) if h == g and x is not None]
+            expected.add((g, repr(_spark_percentile(values, fraction))))
+        assert {k for k, w in view.items() if w} == expected
+        assert all(w in (0, 1) for w in view.values())

@@ -342,6 +342,10 @@ SPARK_NAMES = [
     ("var_samp(x)", "var_samp(x)"),
     ("stddev_pop(x)", "stddev_pop(x)"),
     ("stddev_samp(x)", "stddev_samp(x)"),
+    # checked against Spark 4.3: percentile shows its default frequency, MEDIAN is lower-cased
+    ("MEDIAN(x)", "median(x)"),
+    ("percentile(x, 0.25)", "percentile(x, 0.25, 1)"),
+    ("percentile(DISTINCT x, 0.5)", "percentile(DISTINCT x, 0.5, 1)"),
     ("bool_or(flag)", "bool_or(flag)"),
     ("some(flag)", "some(flag)"),
     ("mod(x, 2)", "mod(x, 2)"),

@@ -8,7 +8,8 @@ Spark's other forms are rewritten into those, each exact:
 - `bool_and`/`every` is MIN and `bool_or`/`some`/`any` is MAX over BOOLEAN (FALSE < TRUE).
 stddev/stddev_samp/stddev_pop and variance/var_samp/var_pop are aggregates of their own
 (DOUBLE, from the group's values), and so are collect_list/array_agg and collect_set
-(an ARRAY of the group's non-NULL values, sorted ascending: Spark leaves the order open).
+(an ARRAY of the group's non-NULL values, sorted ascending: Spark leaves the order open)
+and percentile(x, p) / median(x) (Spark's exact percentile, interpolated, DOUBLE).
 
 GROUPING SETS, ROLLUP and CUBE list the key subsets to group by; the binder aggregates
 once per set and adds the results (UNION ALL), keys outside a set being NULL, with a
@@ -39,6 +40,8 @@ CORE: dict[type[exp.Expression], str] = {
     exp.Max: "max",
     exp.ArrayAgg: "collect_list",  # Spark's collect_list and array_agg
     exp.ArrayUniqueAgg: "collect_set",
+    exp.Quantile: "percentile",  # Spark's percentile(x, p)
+    exp.Median: "percentile",  # median(x) is percentile(x, 0.5)
 }
 # Spark's boolean aggregates: bool_and is MIN, bool_or is MAX (FALSE < TRUE).
 _BOOLEAN: dict[type[exp.Expression], str] = {exp.LogicalAnd: "min", exp.LogicalOr: "max"}

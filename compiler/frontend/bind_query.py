@@ -22,10 +22,10 @@ from dbspc.compiler.frontend.bind_recursive import bind_recursive_with
 from dbspc.compiler.frontend.bind_scalar import ScalarScope, bind_scalar
 from dbspc.compiler.frontend.bind_subquery import bind_subqueries, has_subquery, on_subqueries
 from dbspc.compiler.frontend.bind_window import bind_top_k, bind_windows, refuse_misplaced_windows, window_calls
-from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, moment_type, sum_type
 from dbspc.compiler.logical import plan as lp
-from dbspc.compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall
+from dbspc.compiler.logical.aggregate import COLLECTS, MOMENTS, QUANTILES, AggCall
 from dbspc.compiler.logical.projections import cast_to, renamed
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
 from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, STRING, TINYINT, SqlType, array_of
@@ -414,10 +414,32 @@ class QueryBinder:
             arg = coerce(arg, t)
         if boolean and arg.type.kind == "NULL":
             arg, t = coerce(arg, BOOLEAN), BOOLEAN
+        if fn in QUANTILES:
+            if not (arg.type.is_numeric or arg.type.kind == "NULL"):
+                raise SqlError(f"{written_name(call)} needs a number, not {arg.type}", span_of(node))
+            return AggCall(fn, arg_index, DOUBLE, distinct, _percentage(call)), coerce(arg, DOUBLE)
         return AggCall(fn, arg_index, t, distinct), arg
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+
+def _percentage(call: exp.Expression) -> float:
+    """percentile's constant percentage in [0, 1] (0.5 for median), as Spark requires."""
+    if isinstance(call, exp.Median):
+        return 0.5
+    node = call.args.get("quantile")
+    value = node.this if isinstance(node, exp.Literal) and not node.is_string else None
+    try:
+        fraction = float(value) if value is not None else None
+    except ValueError:
+        fraction = None
+    if fraction is None or not 0.0 <= fraction <= 1.0:
+        raise SqlError(
+            f"the percentage of {written_name(call)} must be a number literal between 0.0 and 1.0",
+            span_of(node if isinstance(node, exp.Expression) else call),
+        )
+    return fraction
 
 
 def _check_collect(call: exp.Expression, arg: Scalar, dialect: str) -> None:

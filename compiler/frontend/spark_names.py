@@ -36,7 +36,7 @@ from dbspc.compiler.frontend.positions import call_name, span_of
 _PLAIN = frozenset(
     (
         "sum avg mean max min count collect_list collect_set stddev std stddev_pop stddev_samp variance "
-        "var_pop var_samp first any_value bool_and bool_or every some count_if max_by min_by "
+        "var_pop var_samp median first any_value bool_and bool_or every some count_if max_by min_by "
         "upper lower ucase lcase length char_length character_length concat concat_ws "
         "coalesce nullif ifnull nvl nvl2 abs sign ln mod pow ceiling greatest least instr initcap "
         "left right repeat reverse ltrim rtrim trim year month day dayofmonth dayofweek hour minute second "
@@ -73,6 +73,7 @@ _DEFAULTS = {
     "substring": (2, "2147483647"),
     "substr": (2, "2147483647"),
     "months_between": (2, "true"),
+    "percentile": (2, "1"),  # the frequency
 }
 _FULL_ARITY = {
     "sort_array": 2,
@@ -387,6 +388,9 @@ class _Printer:
             if isinstance(node, cls) and not node.args.get("this"):
                 return fixed
         name = node.name.lower() if isinstance(node, exp.Anonymous) else call_name(node)
+        if isinstance(node, exp.Quantile) and isinstance(node.this, exp.Distinct) and node.args.get("quantile"):
+            # percentile(DISTINCT x, p): sqlglot's DISTINCT carries no position to name the call by
+            return f"percentile({self._argument(node.this)}, {self.pretty(node.args['quantile'])}, 1)"
         if isinstance(node, exp.Trim) and name in (None, "trim", "ltrim", "rtrim"):
             return self._trim(node)  # sqlglot keeps no name for TRIM(LEADING ... FROM s)
         if name is None:

@@ -11,7 +11,9 @@ from dbspc.compiler.types import SqlType
 MOMENTS = ("var_samp", "var_pop", "stddev_samp", "stddev_pop")
 # collect_list / collect_set (Spark) build an ARRAY from the group's value multiset.
 COLLECTS = ("collect_list", "collect_set")
-AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", *MOMENTS, *COLLECTS)
+# percentile(x, p) and median(x) (Spark's exact percentile, DOUBLE), from the multiset too.
+QUANTILES = ("percentile",)
+AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", *MOMENTS, *COLLECTS, *QUANTILES)
 # Aggregates whose value is a sum over rows, so a change touches a group in O(1):
 # DBSP §7.2 (a_SUM, a_COUNT are linear). MIN and MAX need the group's multiset.
 LINEAR_AGGREGATES = ("count_star", "count", "sum", "avg")
@@ -23,13 +25,15 @@ class AggCall:
 
     SQL semantics: COUNT(*) counts rows; COUNT(x) counts non-NULL x; SUM, AVG, MIN and
     MAX ignore NULLs and give NULL when no non-NULL value is left. `distinct` applies
-    the aggregate to the distinct non-NULL values of the group.
+    the aggregate to the distinct non-NULL values of the group. `fraction` is
+    percentile's constant percentage.
     """
 
     fn: str
     arg: int | None
     type: SqlType
     distinct: bool = False
+    fraction: float | None = None
 
     def __post_init__(self) -> None:
         if self.fn not in AGGREGATES:
@@ -39,7 +43,8 @@ class AggCall:
         if self.fn == "count_star":
             return "count(*)"
         d = "distinct " if self.distinct else ""
-        return f"{self.fn}({d}#{self.arg})"
+        fraction = f", {self.fraction!r}" if self.fraction is not None else ""
+        return f"{self.fn}({d}#{self.arg}{fraction})"
 
 
 def is_running_sum(call: AggCall, in_type: SqlType | None) -> bool:

@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.errors import RuntimeSqlError
-from dbspc.compiler.logical.aggregate import COLLECTS, MOMENTS, AggCall, is_running_sum
+from dbspc.compiler.logical.aggregate import COLLECTS, MOMENTS, QUANTILES, AggCall, is_running_sum
 from dbspc.compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
 from dbspc.runtime.decimal_arithmetic import unscaled_to_decimal
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
@@ -253,6 +253,27 @@ def _moment(fn: str, value: pl.Expr, weight: pl.Expr) -> pl.Expr:
     return var.sqrt() if fn.startswith("stddev") else var
 
 
+def _percentile(value: pl.Expr, weight: pl.Expr, fraction: float) -> pl.Expr:
+    """Spark's exact percentile of a group's (value, count) multiset, as one aggregation:
+    with n values in ascending order (NaN last), position = (n - 1) * fraction, and the
+    values at ranks floor and ceil of it interpolated as Spark writes it,
+    (higher - position) * lower_value + (position - lower) * higher_value."""
+    present = value.is_not_null()
+    v = value.filter(present).cast(pl.Float64)
+    w = weight.filter(present).cast(pl.Int64)
+    order = v.arg_sort()
+    sorted_v, running = v.gather(order), w.gather(order).cum_sum()
+    n = w.sum()
+    position = (n - 1).cast(pl.Float64) * fraction
+    lower, higher = position.floor(), position.ceil()
+    # the value of 0-based rank r is the first whose running count passes r
+    low_value = sorted_v.filter(running > lower).first()
+    high_value = sorted_v.filter(running > higher).first()
+    mixed = (higher - position) * low_value + (position - lower) * high_value
+    exact = (higher == lower) | (high_value == low_value)
+    return pl.when(n > 0).then(pl.when(exact).then(low_value).otherwise(mixed))
+
+
 def _group_agg(frame: pl.DataFrame, keys: list[str], exprs: list[pl.Expr]) -> pl.DataFrame:
     """group_by(keys).agg(exprs); with no keys, one row even for an empty frame."""
     if not keys:
@@ -392,6 +413,9 @@ class _Plan:
                 else:
                     array = v.repeat_by(pl.col(WEIGHT)).list.explode(keep_nulls=False, empty_as_null=False).sort()
                 exprs.append((array if self.gnames else array.implode()).alias(a.m))
+            elif a.call.fn in QUANTILES:
+                weight = pl.col(WEIGHT).sign() if a.call.distinct else pl.col(WEIGHT)
+                exprs.append(_percentile(v, weight, a.call.fraction or 0.0).alias(a.m))
             elif a.call.fn == "min":
                 exprs.append(v.min().alias(a.m))
             elif a.call.fn == "max":
@@ -399,6 +423,11 @@ class _Plan:
                 exprs.append((v.nan_max() if a.is_float else v.max()).alias(a.m))
             else:  # DISTINCT count / sum / avg count every value once; float SUM/AVG, all copies
                 exprs += _sum_parts(a, v, pl.lit(1, dtype=pl.Int64) if a.call.distinct else pl.col(WEIGHT))
+        if mset.height == 0 and self.gnames:
+            # polars cannot type some list expressions over no groups: one NULL row of
+            # weight 0 gives the columns their types, then goes
+            one = pl.DataFrame([pl.Series(c.name, [None], dtype=c.dtype) for c in mset.get_columns()])
+            return _group_agg(one.with_columns(pl.lit(0, dtype=pl.Int64).alias(WEIGHT)), self.gnames, exprs).head(0)
         return _group_agg(mset, self.gnames, exprs)
 
     def finalize(self, state: pl.DataFrame, sign: str | None = None) -> pl.DataFrame:
@@ -452,7 +481,7 @@ class _Plan:
         k = pl.col(a.k).fill_null(0)
         if fn == "count":
             return k, None
-        if fn in ("min", "max", *MOMENTS):
+        if fn in ("min", "max", *MOMENTS, *QUANTILES):
             return pl.col(a.m), None
         if fn in COLLECTS:  # no non-NULL value: an empty array (Spark), never NULL
             return pl.col(a.m).fill_null(pl.lit([], dtype=polars_dtype(out))), None
