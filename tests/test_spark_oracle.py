@@ -74,6 +74,7 @@ SPARK_CASES = [
     "window_distribution_values",  # NTILE, PERCENT_RANK, CUME_DIST, FIRST_VALUE/LAST_VALUE (IGNORE NULLS), NTH_VALUE
     "window_sliding_frames",  # MIN/MAX and float SUM/AVG over bounded ROWS frames, added as Spark adds them
     "aggregate_percentile",  # percentile(x, p) and median(x): interpolated as Spark, NaN last, DISTINCT, global
+    "aggregate_listagg",  # listagg / string_agg WITHIN GROUP (ORDER BY the value), the default delimiter
     "outer_join",  # LEFT/RIGHT/FULL joins, padded rows reappearing after deletes
     "exists_in",  # EXISTS/NOT EXISTS/IN/NOT IN with NULLs, correlated
     "scalar_subquery",  # scalar aggregates, COUNT of an empty correlated group is 0

@@ -699,7 +699,8 @@ def aggregate_cost(aggs: tuple[AggCall, ...], in_types: tuple[SqlType, ...] | No
         parts.append("value multiset and emitted rows per group (MIN/MAX)")
         return Cost(", ".join(parts), "O(C log R); a changed group's size when its MIN or MAX is deleted", "group")
     if any(a.fn not in COLLECTS for a in multiset):
-        parts.append("value multiset per group (MIN/MAX/DISTINCT)")
+        named = sorted({a.fn.upper() + (" DISTINCT" if a.distinct else "") for a in multiset if a.fn not in COLLECTS})
+        parts.append(f"value multiset per group ({'/'.join(named)})")
         if any(float_sum(a) for a in multiset):
             parts.append("emitted rows per group")  # float sums: retract the bits emitted
     if collects:

@@ -9,7 +9,8 @@ Spark's other forms are rewritten into those, each exact:
 stddev/stddev_samp/stddev_pop and variance/var_samp/var_pop are aggregates of their own
 (DOUBLE, from the group's values), and so are collect_list/array_agg and collect_set
 (an ARRAY of the group's non-NULL values, sorted ascending: Spark leaves the order open)
-and percentile(x, p) / median(x) (Spark's exact percentile, interpolated, DOUBLE).
+and percentile(x, p) / median(x) (Spark's exact percentile, interpolated, DOUBLE), and
+listagg / string_agg(x, sep) WITHIN GROUP (ORDER BY x) (the strings in order, joined).
 
 GROUPING SETS, ROLLUP and CUBE list the key subsets to group by; the binder aggregates
 once per set and adds the results (UNION ALL), keys outside a set being NULL, with a
@@ -42,6 +43,7 @@ CORE: dict[type[exp.Expression], str] = {
     exp.ArrayUniqueAgg: "collect_set",
     exp.Quantile: "percentile",  # Spark's percentile(x, p)
     exp.Median: "percentile",  # median(x) is percentile(x, 0.5)
+    exp.GroupConcat: "listagg",  # listagg / string_agg ... WITHIN GROUP (ORDER BY x)
 }
 # Spark's boolean aggregates: bool_and is MIN, bool_or is MAX (FALSE < TRUE).
 _BOOLEAN: dict[type[exp.Expression], str] = {exp.LogicalAnd: "min", exp.LogicalOr: "max"}
@@ -78,6 +80,8 @@ def reduce_call(node: exp.Expression) -> tuple[str, exp.Expression | None, bool,
         fn, arg = _BOOLEAN[type(call)], call.this
     else:
         fn, arg = CORE[type(call)], call.this
+        if isinstance(call, exp.GroupConcat) and isinstance(arg, exp.Order):
+            arg = arg.this  # WITHIN GROUP (ORDER BY ...): the binder reads the order from the call
         if isinstance(arg, exp.Distinct):
             distinct = True
             if len(arg.expressions) > 1 and fn != "count":

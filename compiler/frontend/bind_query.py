@@ -25,7 +25,7 @@ from dbspc.compiler.frontend.bind_window import bind_top_k, bind_windows, refuse
 from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, moment_type, sum_type
 from dbspc.compiler.logical import plan as lp
-from dbspc.compiler.logical.aggregate import COLLECTS, MOMENTS, QUANTILES, AggCall
+from dbspc.compiler.logical.aggregate import COLLECTS, JOINS, MOMENTS, QUANTILES, AggCall
 from dbspc.compiler.logical.projections import cast_to, renamed
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
 from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, STRING, TINYINT, SqlType, array_of
@@ -414,6 +414,8 @@ class QueryBinder:
             arg = coerce(arg, t)
         if boolean and arg.type.kind == "NULL":
             arg, t = coerce(arg, BOOLEAN), BOOLEAN
+        if fn in JOINS:
+            return _listagg(call, arg_index, arg, distinct), arg
         if fn in QUANTILES:
             if not (arg.type.is_numeric or arg.type.kind == "NULL"):
                 raise SqlError(f"{written_name(call)} needs a number, not {arg.type}", span_of(node))
@@ -422,6 +424,31 @@ class QueryBinder:
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+
+def _listagg(call: exp.Expression, arg_index: int, arg: Scalar, distinct: bool) -> AggCall:
+    """listagg(x [, sep]) WITHIN GROUP (ORDER BY x [DESC]), also string_agg: Spark joins
+    the group's non-NULL strings in that order (sep defaults to ',', checked). Without an ORDER BY
+    of the value itself the order Spark joins in is not a function of the data, so it is
+    refused."""
+    order = call.this if isinstance(call.this, exp.Order) else None
+    keys = order.expressions if order is not None else []
+    value = order.this if order is not None else call.this
+    value = value.expressions[0] if isinstance(value, exp.Distinct) and len(value.expressions) == 1 else value
+    if len(keys) != 1 or keys[0].this.sql() != value.sql():
+        raise UnsupportedSql(
+            f"{written_name(call)} joins in an order Spark leaves open unless it is WITHIN GROUP (ORDER BY "
+            "the aggregated value); write that",
+            span_of(call),
+        )
+    if arg.type.kind not in ("STRING", "NULL"):
+        raise SqlError(f"{written_name(call)} needs a STRING, not {arg.type}; CAST it", span_of(call))
+    sep = call.args.get("separator")
+    if sep is not None and not (isinstance(sep, exp.Literal) and sep.is_string):
+        raise UnsupportedSql(f"the delimiter of {written_name(call)} must be a string literal", span_of(sep))
+    separator = sep.this if isinstance(sep, exp.Literal) else ","
+    descending = bool(keys[0].args.get("desc"))
+    return AggCall("listagg", arg_index, STRING, distinct, separator=separator, descending=descending)
 
 
 def _percentage(call: exp.Expression) -> float:

@@ -13,7 +13,9 @@ MOMENTS = ("var_samp", "var_pop", "stddev_samp", "stddev_pop")
 COLLECTS = ("collect_list", "collect_set")
 # percentile(x, p) and median(x) (Spark's exact percentile, DOUBLE), from the multiset too.
 QUANTILES = ("percentile",)
-AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", *MOMENTS, *COLLECTS, *QUANTILES)
+# listagg(x, sep) WITHIN GROUP (ORDER BY x): the group's strings in order, joined.
+JOINS = ("listagg",)
+AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", *MOMENTS, *COLLECTS, *QUANTILES, *JOINS)
 # Aggregates whose value is a sum over rows, so a change touches a group in O(1):
 # DBSP §7.2 (a_SUM, a_COUNT are linear). MIN and MAX need the group's multiset.
 LINEAR_AGGREGATES = ("count_star", "count", "sum", "avg")
@@ -26,7 +28,7 @@ class AggCall:
     SQL semantics: COUNT(*) counts rows; COUNT(x) counts non-NULL x; SUM, AVG, MIN and
     MAX ignore NULLs and give NULL when no non-NULL value is left. `distinct` applies
     the aggregate to the distinct non-NULL values of the group. `fraction` is
-    percentile's constant percentage.
+    percentile's constant percentage; `separator` and `descending` are listagg's.
     """
 
     fn: str
@@ -34,6 +36,8 @@ class AggCall:
     type: SqlType
     distinct: bool = False
     fraction: float | None = None
+    separator: str | None = None
+    descending: bool = False
 
     def __post_init__(self) -> None:
         if self.fn not in AGGREGATES:
@@ -44,6 +48,8 @@ class AggCall:
             return "count(*)"
         d = "distinct " if self.distinct else ""
         fraction = f", {self.fraction!r}" if self.fraction is not None else ""
+        if self.separator is not None:
+            fraction = f", {self.separator!r}{' desc' if self.descending else ''}"
         return f"{self.fn}({d}#{self.arg}{fraction})"
 
 

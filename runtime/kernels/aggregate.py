@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.errors import RuntimeSqlError
-from dbspc.compiler.logical.aggregate import COLLECTS, MOMENTS, QUANTILES, AggCall, is_running_sum
+from dbspc.compiler.logical.aggregate import COLLECTS, JOINS, MOMENTS, QUANTILES, AggCall, is_running_sum
 from dbspc.compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
 from dbspc.runtime.decimal_arithmetic import unscaled_to_decimal
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
@@ -413,6 +413,13 @@ class _Plan:
                 else:
                     array = v.repeat_by(pl.col(WEIGHT)).list.explode(keep_nulls=False, empty_as_null=False).sort()
                 exprs.append((array if self.gnames else array.implode()).alias(a.m))
+            elif a.call.fn in JOINS:
+                present = v.is_not_null()
+                values = v.filter(present) if a.call.distinct else v.filter(present).repeat_by(
+                    pl.col(WEIGHT).filter(present)
+                ).list.explode(keep_nulls=False, empty_as_null=False)
+                joined = values.sort(descending=a.call.descending).str.join(a.call.separator or "")
+                exprs.append(pl.when(present.any()).then(joined).alias(a.m))
             elif a.call.fn in QUANTILES:
                 weight = pl.col(WEIGHT).sign() if a.call.distinct else pl.col(WEIGHT)
                 exprs.append(_percentile(v, weight, a.call.fraction or 0.0).alias(a.m))
@@ -481,7 +488,7 @@ class _Plan:
         k = pl.col(a.k).fill_null(0)
         if fn == "count":
             return k, None
-        if fn in ("min", "max", *MOMENTS, *QUANTILES):
+        if fn in ("min", "max", *MOMENTS, *QUANTILES, *JOINS):
             return pl.col(a.m), None
         if fn in COLLECTS:  # no non-NULL value: an empty array (Spark), never NULL
             return pl.col(a.m).fill_null(pl.lit([], dtype=polars_dtype(out))), None
