@@ -293,14 +293,18 @@ def _record_call_name(text: str, node: exp.Expression | exp.Func, owned: set[int
     that a call with a recorded position owns is not this node's: sqlglot added the node
     (the TO_DATE around YEAR's argument)."""
     starts = [sub._meta["start"] for sub in node.walk() if sub._meta and "start" in sub._meta]
+    # a typed literal (DATE '...') inside begins at its keyword
+    starts += [sub._meta["typed_at"] for sub in node.walk() if sub._meta and "typed_at" in sub._meta]
     if not starts:
         return
     end = min(starts)
     if isinstance(node, exp.RegexpLike) and (infix := _infix_name(text, node)):
         node.meta["call_name"] = infix  # `s RLIKE p`: no name precedes the first argument
         return
-    if isinstance(node, exp.Cast) and (typed := _TYPED_LITERAL.search(text, max(end - 20, 0), end)):
+    typed_literal = isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal)  # not CAST(DATE '...' AS ...)
+    if typed_literal and (typed := _TYPED_LITERAL.search(text, max(end - 20, 0), end)):
         node.meta["call_name"] = typed.group(1)  # DATE '2024-01-31', TIMESTAMP '...'
+        node.meta["typed_at"] = typed.start(1)
         return
     if isinstance(node, exp.Cast) and (suffix := _literal_suffix(text, node.this)):
         node.meta["suffix"] = suffix  # 10L, 1.5D: a literal of a type, not a call

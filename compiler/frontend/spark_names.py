@@ -244,6 +244,14 @@ class _Printer:
             return f"between({self.pretty(node.this)}, {low}, {high})"
         if isinstance(node, (exp.Like, exp.ILike)):
             return self._like(node)
+        if isinstance(node, exp.RegexpLike):
+            # Spark prints `s RLIKE p` and `s REGEXP p` as RLIKE(s, p), regexp_like(s, p) as
+            # REGEXP_LIKE(s, p) (seen in Spark 4.3)
+            written = str(call_name(node) or "").upper()
+            if written not in ("RLIKE", "REGEXP", "REGEXP_LIKE"):
+                raise _Unnamed
+            shown = "REGEXP_LIKE" if written == "REGEXP_LIKE" else "RLIKE"
+            return f"{shown}({self.pretty(node.this)}, {self.pretty(node.expression)})"
         if isinstance(node, exp.Case):
             return self._case(node)
         if isinstance(node, (exp.Cast, exp.TryCast)):
