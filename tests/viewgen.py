@@ -505,9 +505,11 @@ class Gen:
                 ("COUNT(*)", INT),
                 (f"SUM({self.expr(rel.columns, INT, 1)})", INT),
                 (f"MIN({self.expr(rel.columns, STR, 1)})", STR),
+                ("PERCENT_RANK()", DOUBLE),
+                ("CUME_DIST()", DOUBLE),
             ]
         )
-        if fn.startswith(("RANK", "DENSE")) or self.chance(0.5):
+        if fn.startswith(("RANK", "DENSE", "PERCENT", "CUME")) or self.chance(0.5):
             over = f"OVER ({over_part}ORDER BY {order.sql} {direction})"
         else:
             over = f"OVER ({over_part.strip()})"
@@ -534,9 +536,19 @@ class Gen:
                 (f"LEAD({a}.c1, 1, {a}.c1)", types[1]),
                 (f"LAG({a}.c0, 2)", types[0]),
                 (f"COUNT({a}.c2)", INT),
+                ("NTILE(2)", INT),
+                (f"FIRST_VALUE({a}.c2)", types[2]),
+                (f"LAST_VALUE({a}.c0) IGNORE NULLS", types[0]),
+                (f"NTH_VALUE({a}.c1, 2)", types[1]),
+                (f"MAX({a}.c2)", types[2]),
             ]
         )
-        frame = " ROWS BETWEEN 1 PRECEDING AND CURRENT ROW" if fn.startswith("COUNT") else ""
+        frames = {
+            "COUNT": " ROWS BETWEEN 1 PRECEDING AND CURRENT ROW",
+            "LAST_VALUE": " ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING",
+            "MAX": " ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING",
+        }
+        frame = next((f for name, f in frames.items() if fn.startswith(name)), "")
         cols = ", ".join(f"{a}.c{i}" for i in range(3))
         inner = f"SELECT DISTINCT {items} FROM {rel.sql}{where}"
         query = f"SELECT {cols}, {fn} {over}{frame}) AS c3 FROM ({inner}) {a}"
