@@ -68,6 +68,8 @@ CONSTRUCTS = (
     "weekofyear(",
     "date_trunc(",
     "INTERVAL 1 MONTH",
+    "PERCENT_RANK()",
+    "FIRST_VALUE(",
 )
 
 
