@@ -455,6 +455,8 @@ def _percentage(call: exp.Expression) -> float:
     """percentile's constant percentage in [0, 1] (0.5 for median), as Spark requires."""
     if isinstance(call, exp.Median):
         return 0.5
+    if (call.meta or {}).get("arguments", 2) > 2:
+        raise UnsupportedSql(f"{written_name(call)} with a frequency argument is not supported", span_of(call))
     node = call.args.get("quantile")
     value = node.this if isinstance(node, exp.Literal) and not node.is_string else None
     try:

@@ -284,6 +284,7 @@ def _mark_added_paren(text: str, node: exp.Paren) -> None:
 # `name(` before a call's first argument, which may open with a sign, NOT or parentheses
 # (`CAST(-3 AS SMALLINT)`, `IF(NOT b, ...)`)
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*(?:(?:[-+~(]|NOT\b)\s*)*$", re.IGNORECASE)
+_DISTINCT_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*DISTINCT\s+$", re.IGNORECASE)
 _TYPED_LITERAL = re.compile(r"\b(DATE|TIMESTAMP_NTZ|TIMESTAMP)\s*$", re.IGNORECASE)
 
 
@@ -311,10 +312,40 @@ def _record_call_name(text: str, node: exp.Expression | exp.Func, owned: set[int
         return
     while (m := _CALL.search(text, max(end - 200, 0), end)) is not None and m.start(1) in taken:
         end = m.start(1)
+    if m is None and isinstance(node, exp.Quantile):  # percentile(DISTINCT x, ...)
+        m = _DISTINCT_CALL.search(text, max(end - 200, 0), end)
     if m is None or m.start(1) in owned or m.group(1).upper() in _NOT_CALLS:
         return
     taken.add(m.start(1))
     node.meta["call_name"] = m.group(1)
+    if isinstance(node, exp.Quantile):  # sqlglot drops percentile's third argument (the frequency)
+        node.meta["arguments"] = _argument_count(text, text.index("(", m.end(1)))
+
+
+def _argument_count(text: str, open_paren: int) -> int:
+    """How many arguments the call whose `(` is at `open_paren` is written with: commas at
+    its own depth, outside quotes, plus one (0 for `()`)."""
+    depth, count, quote, i = 0, 0, "", open_paren
+    some = False
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return count + 1 if some else 0
+        elif ch == "," and depth == 1:
+            count += 1
+        if depth >= 1 and i > open_paren and not ch.isspace():
+            some = True
+        i += 1
+    return count + 1
 
 
 # keywords followed by a parenthesis that are not function names (`x IN (CAST(...`)
