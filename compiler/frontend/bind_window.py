@@ -235,6 +235,9 @@ def _bind_call(w: exp.Window, scope: ScalarScope, column_of: object, order_types
             raise SqlError(f"{fn.sql('spark')} of an untyped NULL", span_of(fn))
         name = _VALUES[type(fn)]
         nth = _positive_literal(fn, fn.args.get("offset"), "the row number") if name == "nth_value" else 1
+        skip = fn.args.get("from_first")  # sqlglot's name for Spark's nth_value(x, n, ignoreNulls)
+        if skip is not None and not (isinstance(skip, exp.Boolean) and not skip.this):
+            raise UnsupportedSql(f"{written_name(fn)} ignoring NULLs is not supported", span_of(w))
         frame = _frame(w, order_types)
         return lp.WindowCall(name, arg.type, column_of(arg), nth, frame=frame, ignore_nulls=ignore_nulls)
     if isinstance(fn, (exp.Lag, exp.Lead)):
