@@ -31,13 +31,25 @@ def _dayofweek(x: pl.Expr) -> pl.Expr:
     return x.dt.weekday().cast(pl.Int32) % 7 + 1
 
 
-def _add_months(d: pl.Expr, n: pl.Expr) -> pl.Expr:
-    """d + n months, the day clamped to the target month's last day (Spark's add_months)."""
+def _add_months_days(d: pl.Expr, n: pl.Expr) -> pl.Expr:
+    """The day number of d + n months, the day clamped to the target month's last day
+    (Spark's add_months), in integers: polars' date constructor fails on years far
+    outside its range, where Spark's answer is a date or an overflow error."""
     months = d.dt.year().cast(pl.Int64) * 12 + d.dt.month().cast(pl.Int64) - 1 + n.cast(pl.Int64)
     year, month = months // 12, months % 12 + 1
-    first = pl.date(year, month, 1)
-    day = pl.min_horizontal(d.dt.day().cast(pl.Int64), first.dt.month_end().dt.day().cast(pl.Int64))
-    return pl.when(d.is_null() | n.is_null()).then(None).otherwise(pl.date(year, month, day))
+    day = pl.min_horizontal(d.dt.day().cast(pl.Int64), _month_days(year, month))
+    return _days_from_civil(year, month, day)
+
+
+def _add_months(d: pl.Expr, n: pl.Expr) -> pl.Expr:
+    days = _add_months_days(d, n)
+    valid = d.is_not_null() & n.is_not_null() & days.is_between(*_I32)
+    return pl.when(valid).then(days).otherwise(None).cast(pl.Int32).cast(pl.Date)
+
+
+def _add_months_overflow(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """Whether add_months' day number passes an INT (Spark: ARITHMETIC_OVERFLOW)."""
+    return (~_add_months_days(args[0], args[1]).is_between(*_I32)).fill_null(False)
 
 
 def _date_trunc(args: list[pl.Expr], call: Call) -> pl.Expr:
@@ -409,6 +421,7 @@ KERNELS: dict[str, Kernel] = {
     "datediff": lambda a, c: a[0].cast(pl.Int32) - a[1].cast(pl.Int32),
     "date_trunc": _date_trunc,
     "add_months": lambda a, c: _add_months(a[0], a[1]),
+    "add_months_overflow": _add_months_overflow,
     "last_day": lambda a, c: a[0].dt.month_end(),
     "offset_by": _offset_by,
     "from_utc": lambda a, c: _from_utc(a[0], _constant(c, 1)),

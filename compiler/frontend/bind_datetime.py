@@ -163,7 +163,10 @@ def _add_months(node: exp.Expression, bind: Bind) -> Scalar:
     n = bind(node.expression)
     if n.type.kind in ("BIGINT", "DECIMAL", "DOUBLE", "FLOAT", "STRING"):
         n = Call(INT, "cast", (n,))
-    return Call(DATE, "add_months", (d, _int(n, node)))
+    args = (d, _int(n, node))
+    message = f"ARITHMETIC_OVERFLOW: {written_name(node)} of a date more than 2^31 days from 1970-01-01"
+    bad = Call(BOOLEAN, "add_months_overflow", args)
+    return Call(DATE, "error_if", (bad, Call(DATE, "add_months", args), Lit(STRING, message)))
 
 
 def _last_day(node: exp.Expression, bind: Bind) -> Scalar:

@@ -53,7 +53,8 @@ Dates and times (compiler/frontend/bind_datetime.py):
   year, month, day, quarter, dayofweek, dayofyear, weekofyear, hour, minute, second
   unix_seconds (ts): whole seconds since the epoch, rounded down; timestamp_seconds (n): back;
   unix_timestamp (ts): rounded toward zero
-  date_add_days (d, n), datediff (end, start), add_months (d, n), last_day
+  date_add_days (d, n), datediff (end, start), add_months (d, n), last_day,
+  add_months_overflow (d, n): whether its day number passes an INT
   date_trunc (x, 'polars unit'), offset_by (x, 'constant interval')
   from_utc (ts, zone), to_utc (ts, zone), zoned_offset_by (ts, 'interval', zone),
   zoned_trunc (ts, 'unit', zone): the session
@@ -99,7 +100,8 @@ FUNCTIONS = frozenset(
     try_add try_sub try_mul try_div try_mod
     regexp_replace substring_index translate startswith endswith contains
     ascii chr btrim ltrim_chars rtrim_chars octet_length bit_length split
-    make_date make_date_invalid date_format months_between zoned_months_between next_day weekday dayname monthname
+    make_date make_date_invalid add_months_overflow date_format months_between zoned_months_between next_day
+    weekday dayname monthname
     unix_date date_from_unix_date unix_millis unix_micros timestamp_millis timestamp_micros
     make_timestamp make_timestamp_invalid parse_datetime parse_datetime_invalid
     unix_timestamp""".split()
