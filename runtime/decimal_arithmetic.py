@@ -115,9 +115,10 @@ def polars_quotient(x: pl.Series, y: pl.Series, ta: SqlType, tb: SqlType, t: Sql
         return quotient(x, y, ta, tb, t)
     try:
         q = x.cast(pl.Decimal(38, m)) / y
+        # rounding may carry past q's integral digits: 0.99…9 in DECIMAL(38,38) rounds to 1
+        rounded = q.round(s, mode=_HALF_UP)  # type: ignore[arg-type]
     except pl.exceptions.PolarsError:
         return quotient(x, y, ta, tb, t)
-    rounded = q.round(s, mode=_HALF_UP)  # type: ignore[arg-type]
     value = rounded.cast(polars_dtype(t), strict=False)
     half = decimal.Decimal(5).scaleb(-(s + 1))
     redo = (x.is_not_null() & y.is_not_null() & q.is_null()) | ((q - rounded).abs() == half)

@@ -76,6 +76,7 @@ SPARK_CASES = [
     "aggregate_percentile",  # percentile(x, p) and median(x): interpolated as Spark, NaN last, DISTINCT, global
     "aggregate_listagg",  # listagg / string_agg WITHIN GROUP (ORDER BY the value), the default delimiter
     "date_far_range",  # add_months and date_add past the year 9999 and before 1
+    "decimal_quotient_carry",  # DECIMAL(38,38) / DECIMAL(20,19): the rounded quotient carries past the dividend type
     "outer_join",  # LEFT/RIGHT/FULL joins, padded rows reappearing after deletes
     "exists_in",  # EXISTS/NOT EXISTS/IN/NOT IN with NULLs, correlated
     "scalar_subquery",  # scalar aggregates, COUNT of an empty correlated group is 0
