@@ -13,6 +13,7 @@ import sqlglot
 
 from dbspc.compiler.compile import compile_sql
 from dbspc.compiler.errors import UnsupportedSql
+from dbspc.compiler.frontend.program import _argument_count
 
 CALLS = [
     "substring(s, 1, 2)",
@@ -64,22 +65,7 @@ SAME_MEANING = {
 
 
 def _arguments(call: str) -> int:
-    inner = call[call.index("(") + 1 : call.rindex(")")]
-    if not inner.strip():
-        return 0
-    depth, count, quote = 0, 1, ""
-    for ch in inner:
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            count += 1
-    return count
+    return _argument_count(call, call.index("("))
 
 
 def _spark_sql(call: str) -> str:
