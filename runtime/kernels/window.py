@@ -211,7 +211,9 @@ def _call_expr(call: WindowCall, has_order: bool, types: tuple[SqlType, ...]) ->
 
 
 def _code_col(arg: int) -> str:
-    """The column of the dense ranks of input column `arg` (computed in `window`)."""
+    """The column ranking input column `arg`'s values, each with its row's position:
+    dense rank * rows + position (computed in `window`), so that a rolling extreme of
+    it names the row that holds the extreme."""
     return f"__code{arg}"
 
 
@@ -226,8 +228,8 @@ def _sliding_extreme(fn: str, x: pl.Expr, codes: pl.Expr, frame: Frame, lo: pl.E
     b - a + 1 within the partition, read at the frame's last row (partial windows at the
     partition's start are the truncated frames); where the frame runs past the partition's
     end it is a suffix of the partition, read from the reverse running extreme. Values
-    roll as their dense ranks over the whole frame (polars rolls numbers only; 1 for the
-    least value, NULL for NULL), mapped back at the end."""
+    roll as codes that order them and name their row (polars rolls numbers only; NULL
+    for NULL), and the value is read from the row the extreme code names."""
     assert isinstance(frame.lo, int) and isinstance(frame.hi, int)
     width = frame.hi - frame.lo + 1
     roll = codes.rolling_max if fn == "max" else codes.rolling_min
@@ -237,7 +239,7 @@ def _sliding_extreme(fn: str, x: pl.Expr, codes: pl.Expr, frame: Frame, lo: pl.E
     last = pl.len() - 1
     inside = pl.col(_I) + frame.hi <= pl.col(_END)
     code = pl.when(inside).then(rolled.gather(hi.clip(0, last))).otherwise(suffix.gather(lo.clip(0, last)))
-    return x.drop_nulls().unique().sort().gather(code.cast(pl.Int64) - 1)
+    return x.gather(code % pl.len())
 
 
 def _sliding_float_sum(call: WindowCall, x: pl.Expr, out: pl.DataType) -> pl.Expr:
@@ -362,7 +364,11 @@ def window(
     }
     sliding = sorted({c.arg for c in calls if _sliding(c) and c.arg is not None})
     if sliding:  # a column, so that the ranks are of the whole frame, not of each partition
-        rows = rows.with_columns_seq([pl.col(col_name(a)).rank("dense").alias(_code_col(a)) for a in sliding])
+        codes = [
+            (pl.col(col_name(a)).rank("dense").cast(pl.Int64) * pl.len() + pl.col(_I)).alias(_code_col(a))
+            for a in sliding
+        ]
+        rows = rows.with_columns_seq(codes)
     if ranges:
         key = order[0]  # the binder allows value offsets with exactly one ORDER BY key
         rows = rows.with_columns_seq(
