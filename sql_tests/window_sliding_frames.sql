@@ -20,3 +20,5 @@ DELETE FROM t WHERE id IN (2, 8);
 INSERT INTO t VALUES (12, 2, 5.5, 10, 'e', 5.5), (13, 1, 0.7, 11, NULL, 0.7);
 -- step
 DELETE FROM t WHERE id = 4;
+-- step
+INSERT INTO t VALUES (14, 4, 0.0, 1, 'p', 0.0), (15, 4, 0.0, 1, 'p', 0.0), (16, 5, -0.0, 1, 'p', -0.0), (17, 4, NULL, NULL, NULL, NULL);
