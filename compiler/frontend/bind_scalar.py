@@ -737,7 +737,9 @@ def _bind_round(node: exp.Expression, scope: ScalarScope) -> Scalar:
 def _bind_replace(node: exp.Expression, scope: ScalarScope) -> Scalar:
     args = [node.this, node.expression, node.args.get("replacement")]
     if args[2] is None:
-        raise UnsupportedSql("REPLACE needs three arguments", span_of(node))
+        if scope.semantics.dialect in ("sqlite", "postgres", "duckdb"):
+            raise UnsupportedSql("REPLACE needs three arguments", span_of(node))
+        args[2] = exp.Literal.string("")  # Spark's replace(s, search) removes search
     return Call(STRING, "replace", tuple(coerce(bind_scalar(a, scope), STRING) for a in args))
 
 
