@@ -396,9 +396,6 @@ class _Printer:
             if isinstance(node, cls) and not node.args.get("this"):
                 return fixed
         name = node.name.lower() if isinstance(node, exp.Anonymous) else call_name(node)
-        if isinstance(node, exp.Quantile) and isinstance(node.this, exp.Distinct) and node.args.get("quantile"):
-            # percentile(DISTINCT x, p): sqlglot's DISTINCT carries no position to name the call by
-            return f"percentile({self._argument(node.this)}, {self.pretty(node.args['quantile'])}, 1)"
         if isinstance(node, exp.Trim) and name in (None, "trim", "ltrim", "rtrim"):
             return self._trim(node)  # sqlglot keeps no name for TRIM(LEADING ... FROM s)
         if name is None:
@@ -449,7 +446,7 @@ class _Printer:
         if name in ("isnull", "isnotnull") and len(args) == 1:  # Spark's IsNull and IsNotNull
             return f"({self.pretty(args[0])} IS {'NULL' if name == 'isnull' else 'NOT NULL'})"
         if name in _DEFAULTS and len(args) == _DEFAULTS[name][0]:
-            shown = [self.pretty(a) for a in args] + [_DEFAULTS[name][1]]
+            shown = [self._argument(a) for a in args] + [_DEFAULTS[name][1]]  # percentile(DISTINCT x, p, 1)
         elif name in _FULL_ARITY and len(args) == _FULL_ARITY[name]:
             shown = [self.pretty(a) for a in args]
         elif name in _ARITY and len(args) != _ARITY[name]:
