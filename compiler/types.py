@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 INTEGER_KINDS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 FLOAT_KINDS = ("FLOAT", "DOUBLE")
-TEMPORAL_KINDS = ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ")
+TIMESTAMP_KINDS = ("TIMESTAMP", "TIMESTAMP_NTZ")  # an instant, and a wall clock of no zone
+TEMPORAL_KINDS = ("DATE", *TIMESTAMP_KINDS)
 KINDS = (*INTEGER_KINDS, *FLOAT_KINDS, "DECIMAL", "STRING", "BOOLEAN", *TEMPORAL_KINDS, "NULL", "ARRAY")
 
 # Python's default decimal context keeps 28 digits and rounds half to even; DECIMAL(38)

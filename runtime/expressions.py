@@ -32,7 +32,7 @@ import polars as pl
 from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
 from dbspc.compiler.frontend.bind_math import TRY_OPERATORS
 from dbspc.compiler.logical.scalar import FUNCTIONS, Call, Col, Lit, Scalar
-from dbspc.compiler.types import DECIMAL_CONTEXT, DOUBLE, SqlType, decimal
+from dbspc.compiler.types import DECIMAL_CONTEXT, DOUBLE, TIMESTAMP_KINDS, SqlType, decimal
 from dbspc.runtime import decimal_arithmetic
 from dbspc.runtime.array_functions import KERNELS as ARRAY_KERNELS
 from dbspc.runtime.datetime_functions import KERNELS as DATETIME_KERNELS
@@ -401,7 +401,7 @@ def literal(lit: Lit) -> pl.Expr:
             value = _dt.date.fromisoformat(value)
         elif isinstance(value, _dt.datetime):
             value = value.date()
-    elif t.kind in ("TIMESTAMP", "TIMESTAMP_NTZ"):
+    elif t.kind in TIMESTAMP_KINDS:
         if isinstance(value, str):
             value = _dt.datetime.fromisoformat(value)
         elif not isinstance(value, _dt.datetime):
@@ -847,16 +847,14 @@ def cast_expr(c: _Compiler, x: pl.Expr, src: SqlType, dst: SqlType, guard: Guard
             )
             c.check(x.is_not_null() & out.is_null(), message, guard, x)
         return out
-    if dst.kind == "DATE" and src.kind in _TIMESTAMPS:
+    if dst.kind == "DATE" and src.kind in TIMESTAMP_KINDS:
         return x.dt.date()
-    if dst.kind in _TIMESTAMPS and src.kind == "DATE":
+    if dst.kind in TIMESTAMP_KINDS and src.kind == "DATE":
         return x.cast(dtype)
-    if dst.kind in _TIMESTAMPS and src.kind in _TIMESTAMPS:
+    if dst.kind in TIMESTAMP_KINDS and src.kind in TIMESTAMP_KINDS:
         return x  # the same wall clock: the session zone's conversion is explicit in the plan
     raise InternalCompilerError(f"no cast from {src} to {dst}")
 
-
-_TIMESTAMPS = ("TIMESTAMP", "TIMESTAMP_NTZ")
 
 
 def _widening(src: SqlType, dst: SqlType) -> bool:
@@ -1045,7 +1043,7 @@ def _from_string(x: pl.Expr, dst: SqlType) -> pl.Expr:
         return pl.when(low.is_in(_TRUE_STRINGS)).then(True).when(low.is_in(_FALSE_STRINGS)).then(False).otherwise(None)
     if dst.kind == "DATE":
         return _parse_date(s)
-    if dst.kind in _TIMESTAMPS:
+    if dst.kind in TIMESTAMP_KINDS:
         parsed = [s.str.strptime(pl.Datetime("us"), f, strict=False) for f in _TIMESTAMP_FORMATS]
         date_only = s.str.strptime(pl.Date, "%Y-%m-%d", strict=False).cast(pl.Datetime("us"))
         return pl.coalesce([*parsed, date_only])
@@ -1065,7 +1063,7 @@ def _to_string(x: pl.Expr, src: SqlType) -> pl.Expr:
     """Spark's text form of a value."""
     if src.is_float:
         return _float_to_string(x)
-    if src.kind in _TIMESTAMPS:
+    if src.kind in TIMESTAMP_KINDS:
         micros = x.dt.microsecond()
         frac = pl.when(micros != 0).then(pl.lit(".") + micros.cast(pl.String).str.zfill(6).str.strip_chars_end("0"))
         return x.dt.to_string("%Y-%m-%d %H:%M:%S") + frac.fill_null("")

@@ -28,7 +28,18 @@ from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, coerce
 from dbspc.compiler.logical.datetime_pattern import PatternError, parse_pattern, parse_pieces
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
-from dbspc.compiler.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, STRING, TIMESTAMP, TIMESTAMP_NTZ, SqlType
+from dbspc.compiler.types import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INT,
+    STRING,
+    TEMPORAL_KINDS,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    SqlType,
+)
 
 Bind = Callable[[exp.Expression], Scalar]
 Rule = Callable[[exp.Expression, Bind], Scalar]
@@ -288,7 +299,7 @@ def _unix_timestamp(node: exp.Expression, bind: Bind) -> Scalar:
     pattern (yyyy-MM-dd HH:mm:ss unless written; CANNOT_PARSE_TIMESTAMP where it does not
     parse). The pattern is read for a string only."""
     x = bind(node.this) if node.this is not None else None
-    if x is None or x.type.kind not in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "STRING", "NULL"):
+    if x is None or x.type.kind not in (*TEMPORAL_KINDS, "STRING", "NULL"):
         raise UnsupportedSql(
             f"{written_name(node)} is supported of one TIMESTAMP, DATE or STRING only (not of the current time)",
             span_of(node),
@@ -640,7 +651,7 @@ def interval_arithmetic(x: Scalar, node: exp.Interval, negate: bool) -> Scalar:
     unit, amount = offset
     if x.type.kind == "STRING":
         x = coerce(x, TIMESTAMP)
-    if x.type.kind not in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "NULL"):
+    if x.type.kind not in (*TEMPORAL_KINDS, "NULL"):
         raise SqlError(f"cannot add an INTERVAL to {x.type}", span_of(node))
     if x.type == DATE and unit in ("h", "m", "s"):
         x = coerce(x, TIMESTAMP)

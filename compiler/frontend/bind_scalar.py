@@ -40,6 +40,7 @@ from dbspc.compiler.types import (
     NULL,
     STRING,
     TIMESTAMP,
+    TIMESTAMP_KINDS,
     TIMESTAMP_NTZ,
     SqlType,
     decimal,
@@ -602,9 +603,6 @@ def _bind_in(node: exp.In, scope: ScalarScope) -> Scalar:
     return Call(BOOLEAN, "or", tuple(_as_listed(eq) for eq in eqs))
 
 
-_TIMESTAMP_KINDS = {"TIMESTAMP", "TIMESTAMP_NTZ"}
-
-
 def _as_listed(eq: Scalar) -> Scalar:
     """An equality of an IN list of two or more: Spark's optimizer compares a wall clock
     cast to an instant with an instant literal as wall clocks in a comparison (and a
@@ -613,7 +611,7 @@ def _as_listed(eq: Scalar) -> Scalar:
     if not (isinstance(eq, Call) and len(eq.args) == 2):
         return eq
     def crosses(x: Scalar) -> bool:  # a cast between a wall clock and an instant
-        return isinstance(x, Call) and x.fn == "cast" and {x.type.kind, x.args[0].type.kind} == _TIMESTAMP_KINDS
+        return isinstance(x, Call) and x.fn == "cast" and {x.type.kind, x.args[0].type.kind} == set(TIMESTAMP_KINDS)
 
     if not any(crosses(x) for x in eq.args):
         return eq

@@ -28,7 +28,7 @@ from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, sum_type
 from dbspc.compiler.logical import plan as lp
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
-from dbspc.compiler.types import BIGINT, DECIMAL_CONTEXT, DOUBLE, SqlType
+from dbspc.compiler.types import BIGINT, DECIMAL_CONTEXT, DOUBLE, TIMESTAMP_KINDS, SqlType
 
 INT = SqlType("INT")
 
@@ -368,7 +368,7 @@ def _range_offset(spec: exp.Expression, value: object, order_types: list[SqlType
         n = int(amount.name)
         if key.kind == "DATE" and name in ("DAY", "WEEK"):
             return n * (7 if name == "WEEK" else 1)
-        if key.kind in ("TIMESTAMP", "TIMESTAMP_NTZ") and name in (*_MICROS, "WEEK"):
+        if key.kind in TIMESTAMP_KINDS and name in (*_MICROS, "WEEK"):
             return n * (7 * _MICROS["DAY"] if name == "WEEK" else _MICROS[name])
         if key.is_temporal:
             raise UnsupportedSql(
