@@ -971,9 +971,9 @@ def _decimal_of_double(doubles: pl.Series, precision: int, scale: int) -> pl.Ser
     their scaled digits, or of a scale past 18, are read from their text
     (_decimal_of_text), which costs ~10x more per row."""
     valid = doubles.is_not_null().to_numpy()
-    d = np.abs(doubles.to_numpy(allow_copy=True).astype(np.float64, copy=False))
+    signed = doubles.to_numpy(allow_copy=True).astype(np.float64, copy=False)
     with np.errstate(invalid="ignore", over="ignore"):
-        d = np.where(valid, d, 0.0)
+        d = np.where(valid, np.abs(signed), 0.0)
         r = d * 10.0**scale
         fast = valid & (r < _FAST_LIMIT) & (scale <= 18)
         base = np.floor(r)
@@ -982,7 +982,7 @@ def _decimal_of_double(doubles: pl.Series, precision: int, scale: int) -> pl.Ser
     magnitude = np.where(fast, base + up, 0.0).astype(np.int64)
     if precision < 13:  # 10^13 > 2^40: a fast row may exceed a smaller precision
         fast &= magnitude < 10**precision
-    negative = doubles.to_numpy(allow_copy=True) < 0
+    negative = signed < 0
     slow = np.flatnonzero(valid & ~fast & (r == r) & (r < np.inf))  # NaN and infinities are NULL
     frame = pl.DataFrame({"u": np.where(negative, -magnitude, magnitude), "ok": fast})
     unscaled = pl.when(pl.col("ok")).then(pl.col("u").cast(_I128))

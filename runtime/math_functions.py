@@ -60,6 +60,7 @@ def _c(name: str) -> Ufunc:
 
 
 _LOG, _LOG1P, _SQRT = _c("log"), _c("log1p"), _c("sqrt")
+_SIN, _COS, _TAN, _ATAN2 = _c("sin"), _c("cos"), _c("tan"), _c("atan2")
 
 
 def _ufunc(fn: Ufunc) -> Kernel:
@@ -111,13 +112,13 @@ KERNELS: dict[str, Kernel] = {
     "log1p": _above(-1.0, _LOG1P),
     "log": _log,
     "power": _ufunc(_c("pow")),
-    "sin": _ufunc(_c("sin")),
-    "cos": _ufunc(_c("cos")),
-    "tan": _ufunc(_c("tan")),
+    "sin": _ufunc(_SIN),
+    "cos": _ufunc(_COS),
+    "tan": _ufunc(_TAN),
     "asin": _ufunc(_c("asin")),
     "acos": _ufunc(_c("acos")),
     "atan": _ufunc(_c("atan")),
-    "atan2": _ufunc(lambda y, x: _c("atan2")(y + 0.0, x + 0.0)),  # Spark adds 0.0: -0.0 becomes 0.0
+    "atan2": _ufunc(lambda y, x: _ATAN2(y + 0.0, x + 0.0)),  # Spark adds 0.0: -0.0 becomes 0.0
     "hypot": _ufunc(_c("hypot")),
     "sinh": _ufunc(_c("sinh")),
     "cosh": _ufunc(_c("cosh")),
@@ -126,9 +127,9 @@ KERNELS: dict[str, Kernel] = {
     "asinh": _ufunc(lambda x: np.where(x == -np.inf, x, _LOG(x + _SQRT(x * x + 1.0)))),
     "acosh": _ufunc(lambda x: _LOG(x + _SQRT(x * x - 1.0))),
     "atanh": _ufunc(lambda x: 0.5 * (_LOG1P(x) - _LOG1P(-x))),
-    "cot": _ufunc(lambda x: 1.0 / _c("tan")(x)),
-    "sec": _ufunc(lambda x: 1.0 / _c("cos")(x)),
-    "csc": _ufunc(lambda x: 1.0 / _c("sin")(x)),
+    "cot": _ufunc(lambda x: 1.0 / _TAN(x)),
+    "sec": _ufunc(lambda x: 1.0 / _COS(x)),
+    "csc": _ufunc(lambda x: 1.0 / _SIN(x)),
     "degrees": lambda a, c: a[0] * _RADIANS_TO_DEGREES,
     "radians": lambda a, c: a[0] * _DEGREES_TO_RADIANS,
     "sign": lambda a, c: a[0].sign(),  # Java's signum: NaN stays NaN, -0.0 stays -0.0
