@@ -166,7 +166,6 @@ def _check_window(w: exp.Window) -> None:
             span_of(w),
         )
     if isinstance(fn, (*_RANKING, *_DISTRIBUTION, exp.Lag, exp.Lead)) and w.args.get("order") is None:
-        assert isinstance(fn, exp.Expression)
         raise SqlError(f"window function {fn.sql('spark')} requires an ORDER BY in its window", span_of(w))
 
 

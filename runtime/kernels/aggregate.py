@@ -253,6 +253,14 @@ def _moment(fn: str, value: pl.Expr, weight: pl.Expr) -> pl.Expr:
     return var.sqrt() if fn.startswith("stddev") else var
 
 
+def _each_copy(value: pl.Expr, once: bool) -> pl.Expr:
+    """A group's values from its multiset (NULLs are never stored), each as many times as
+    its weight, or once."""
+    if once:
+        return value  # the multiset holds each value once
+    return value.repeat_by(pl.col(WEIGHT)).list.explode(keep_nulls=False, empty_as_null=False)
+
+
 def _percentile(value: pl.Expr, weight: pl.Expr, fraction: float) -> pl.Expr:
     """Spark's exact percentile of a group's (value, count) multiset, as one aggregation:
     with n values in ascending order (NaN last), position = (n - 1) * fraction, and the
@@ -408,18 +416,12 @@ class _Plan:
                 weight = pl.col(WEIGHT).sign() if a.call.distinct else pl.col(WEIGHT)  # once per value
                 exprs.append(_moment(a.call.fn, v, weight).alias(a.m))
             elif a.call.fn in COLLECTS:
-                if a.call.fn == "collect_set" or a.call.distinct:
-                    array = v.sort()  # the values are distinct here
-                else:
-                    array = v.repeat_by(pl.col(WEIGHT)).list.explode(keep_nulls=False, empty_as_null=False).sort()
+                array = _each_copy(v, a.call.fn == "collect_set" or a.call.distinct).sort()
                 exprs.append((array if self.gnames else array.implode()).alias(a.m))
             elif a.call.fn in JOINS:
-                present = v.is_not_null()
-                values = v.filter(present) if a.call.distinct else v.filter(present).repeat_by(
-                    pl.col(WEIGHT).filter(present)
-                ).list.explode(keep_nulls=False, empty_as_null=False)
-                joined = values.sort(descending=a.call.descending).str.join(a.call.separator or "")
-                exprs.append(pl.when(present.any()).then(joined).alias(a.m))
+                # a group with no string has no multiset row: its listagg is NULL by the join
+                values = _each_copy(v, a.call.distinct).sort(descending=a.call.descending)
+                exprs.append(values.str.join(a.call.separator or "").alias(a.m))
             elif a.call.fn in QUANTILES:
                 weight = pl.col(WEIGHT).sign() if a.call.distinct else pl.col(WEIGHT)
                 exprs.append(_percentile(v, weight, a.call.fraction or 0.0).alias(a.m))
