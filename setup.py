@@ -4,12 +4,17 @@ package is declared in pyproject.toml."""
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-NATIVE = ["libm", "rowhash", "spine"]
+NATIVE = ["iterscope", "libm", "rowhash", "spine"]
 
 setup(
     ext_modules=cythonize(
         [
-            Extension(f"dbspc.runtime.native.{name}", [f"runtime/native/{name}.pyx"], extra_compile_args=["-O3"])
+            Extension(
+                f"dbspc.runtime.native.{name}",
+                [f"runtime/native/{name}.pyx"],
+                include_dirs=["runtime/native"],
+                extra_compile_args=["-O3"],
+            )
             for name in NATIVE
         ],
         language_level=3,

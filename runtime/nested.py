@@ -29,6 +29,8 @@ from dbspc.compiler.types import INT, SqlType
 from dbspc.runtime.kernels.aggregate import aggregate
 from dbspc.runtime.kernels.join import drop_null_keys, join, join_pairs
 from dbspc.runtime.kernels.linear import plus
+from dbspc.runtime.nested_ints import IntegerScope
+from dbspc.runtime.nested_ints import supports as supports_integers
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluate_stateless, evaluates
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import (
@@ -128,13 +130,43 @@ def evaluate_scope(
 # -- the incremental scope -------------------------------------------------------------------
 
 
+# Rows a compiled scope's iteration traces hold back before inserting them in one batch.
+_PENDING_ROWS = 1 << 16
+
+
 class IterationTrace:
     """Σ over earlier outer steps of an operator input, per inner iteration, by key."""
 
     def __init__(self, types: tuple[SqlType, ...], key: tuple[int, ...]) -> None:
         self.types = types
-        self.trace = Trace((*types, INT), key)
+        self._trace = Trace((*types, INT), key)
         self.depth = -1  # deepest iteration stored
+        # steps recorded by a compiled scope (runtime/nested_ints.py), which probes its
+        # own index: inserted into the trace when it is read, or when they grow large,
+        # so a step does not pay a trace insert per operator input
+        self._pending: list[pl.DataFrame] = []
+        self._pending_rows = 0
+
+    @property
+    def trace(self) -> Trace:
+        if self._pending:
+            frame = concat_frames(self._pending) if len(self._pending) > 1 else self._pending[0]
+            self._pending, self._pending_rows = [], 0
+            self._trace.insert(ZSet(frame, (*self.types, INT)))
+        return self._trace
+
+    def add_arrays(self, rows: np.ndarray, iterations: np.ndarray, weights: np.ndarray) -> None:
+        """Store one outer step's inputs given as integer rows (physical values, as
+        runtime/nested_ints.py holds them), each with its iteration."""
+        if not len(weights):
+            return
+        self.depth = max(self.depth, int(iterations.max()))
+        columns = [pl.Series(col_name(j), rows[:, j]) for j in range(len(self.types))]
+        iteration = pl.Series(col_name(len(self.types)), iterations, dtype=pl.Int32)
+        self._pending.append(frame_of([*columns, iteration, pl.Series(WEIGHT, weights)]))
+        self._pending_rows += len(weights)
+        if self._pending_rows >= _PENDING_ROWS:
+            _ = self.trace
 
     def matching(self, probe: ZSet, probe_keys: tuple[int, ...], first: int, last: int) -> pl.DataFrame:
         """Stored rows (with their iteration column) whose key matches a row of `probe`
@@ -393,6 +425,8 @@ class IncrementalScope:
                 types = scope.body[o.inputs[side]].types
                 self.states[(n, side)] = IterationTrace(types, tuple(range(len(types))) if key is None else key)
         self.last_iterations = 0
+        # the loop in compiled code when every value is an integer (runtime/nested_ints.py)
+        self.compiled = IntegerScope(scope, what) if supports_integers(scope) else None
         # outputs read as Z-sets by the loop itself (fed back, whose emptiness ends it, or
         # results): the others' readers consolidate what they need themselves
         self.read_by_loop = {o.inputs[0] for o in scope.body if isinstance(o, op.Delay)} | set(scope.results)
@@ -420,6 +454,10 @@ class IncrementalScope:
             it = col_name(len(s.types))
             frame = s.trace.snapshot().frame
             s.depth = int(frame[it].max()) if frame.height else -1  # type: ignore[arg-type]
+        if self.compiled is not None and not self.compiled.load(
+            {key: s.trace.snapshot() for key, s in self.states.items()}
+        ):
+            self.compiled = None
 
     def depth(self) -> int:
         return max((s.depth for s in self.states.values()), default=-1)
@@ -431,6 +469,14 @@ class IncrementalScope:
         return sum(s.trace.nbytes() for s in self.states.values())
 
     def step(self, inputs: list[ZSet]) -> tuple[list[ZSet], Callable[[], None]]:
+        if self.compiled is not None:
+            done = self.compiled.step(
+                inputs, self.depth(), self.max_iterations, lambda: _diverged(self.scope, self.max_iterations)
+            )
+            if done is not None:
+                sums, record, self.last_iterations = done
+                return sums, lambda: record(self._record)
+            self.compiled = None  # a NULL: this step and every later one run below
         running: dict[tuple[int, int], _Running] = {k: _Running(s.types) for k, s in self.states.items()}
         fed = sorted({o.inputs[0] for o in self.scope.body if isinstance(o, op.Delay)})
         parts: list[list[ZSet]] = [[] for _ in self.scope.results]
@@ -458,6 +504,9 @@ class IncrementalScope:
                 self.states[key].add(r.per_iteration)
 
         return sums, commit
+
+    def _record(self, n: int, side: int, rows: np.ndarray, iterations: np.ndarray, weights: np.ndarray) -> None:
+        self.states[(n, side)].add_arrays(rows, iterations, weights)
 
     def _work_ahead(self, i: int, running: _RunningSums) -> bool:
         """Whether state stored after iteration i can still meet this step's changes.

@@ -11,13 +11,14 @@ import polars as pl
 import pytest
 
 from dbspc.runtime import zset
+from dbspc.runtime.native import iterscope
 
 
 @contextmanager
 def colliding_hashes(values: int | None = 2) -> Iterator[None]:
-    """Within the block, every row hash (runtime/zset.py `hash_rows`, and polars'
-    hash_rows for the operators that still use it) takes one of `values` values (1: all
-    equal; None: hashes as they are)."""
+    """Within the block, every row hash (runtime/zset.py `hash_rows`, polars' hash_rows
+    for the operators that still use it, and the compiled recursion's, runtime/native/
+    iterscope.h) takes one of `values` values (1: all equal; None: hashes as they are)."""
     if values is None:
         yield
         return
@@ -29,4 +30,8 @@ def colliding_hashes(values: int | None = 2) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(pl.DataFrame, "hash_rows", reduced)
         mp.setattr(zset, "_collide", values)
-        yield
+        iterscope.set_collisions(values)
+        try:
+            yield
+        finally:
+            iterscope.set_collisions(0)

@@ -1,0 +1,423 @@
+/* The doubly incremental operators of a recursion scope (DBSP §6) over rows of integers.
+
+   runtime/nested.py evaluates an incremental scope with one polars or numpy call per term
+   and per iteration; a step of a recursive view runs ~10 iterations, so their fixed costs
+   are most of the step. When every value of the scope is an integer (the integer kinds,
+   DATE and TIMESTAMP by their physical value) and none is NULL, a row is a fixed-width
+   array of int64, and each nested operator's iteration is one call here.
+
+   IterIndex is an iteration trace (runtime/nested.py: IterationTrace): the sum over
+   earlier outer steps of an operator input, one weight per (row, iteration), chained by
+   the hash of the key columns for probes and by the hash of (row, iteration) to add
+   weights. A weight that returns to zero leaves its entry in place (probes skip it, and
+   the same row at the same iteration reuses it); entries are never removed, so a probe
+   never sees a moved row. */
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace dbspc_iter {
+
+static inline uint64_t mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+/* Tests set this to make hashes collide (tests/collisions.py): every hash is reduced
+   modulo it, and the chains' exact comparisons must still give the same answers. */
+static uint64_t collide = 0;
+
+static inline uint64_t reduced(uint64_t h) { return collide ? h % collide : h; }
+
+static inline uint64_t hash_cols(const int64_t* row, const int* cols, int k) {
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (int j = 0; j < k; j++) h = mix(h ^ (uint64_t)row[cols[j]]) + 0x632be59bd9b4e019ULL;
+    return reduced(h);
+}
+
+static inline uint64_t hash_row(const int64_t* row, int w) {
+    uint64_t h = 0x2545f4914f6cdd1dULL;
+    for (int j = 0; j < w; j++) h = mix(h ^ (uint64_t)row[j]) + 0x632be59bd9b4e019ULL;
+    return reduced(h);
+}
+
+static inline bool same_cols(const int64_t* a, const int* ac, const int64_t* b, const int* bc, int k) {
+    for (int j = 0; j < k; j++)
+        if (a[ac[j]] != b[bc[j]]) return false;
+    return true;
+}
+
+/* Rows (row-major, `w` wide) with weights, growing. */
+struct Rows {
+    int w = 0;
+    std::vector<int64_t> v;
+    std::vector<int64_t> wt;
+    int64_t n() const { return (int64_t)wt.size(); }
+    const int64_t* row(int64_t i) const { return v.data() + i * w; }
+    void clear() { v.clear(); wt.clear(); }
+    void push(const int64_t* r, int64_t weight) {
+        v.insert(v.end(), r, r + w);
+        wt.push_back(weight);
+    }
+    void push2(const int64_t* l, int lw, const int64_t* r, int rw, int64_t weight) {
+        v.insert(v.end(), l, l + lw);
+        v.insert(v.end(), r, r + rw);
+        wt.push_back(weight);
+    }
+};
+
+struct IterIndex {
+    /* What a probe reads of an entry, together: one cache line holds two entries. */
+    struct Entry {
+        uint64_t kh;     // hash of the key columns
+        int64_t knext;   // the next entry of the key's chain
+        int64_t wt;
+        int32_t it;
+    };
+    struct RowLink {
+        uint64_t rh;     // hash of (row, iteration)
+        int64_t rnext;
+    };
+    int w = 0;
+    std::vector<int> key;  // key columns of a stored row
+    std::vector<int64_t> rows;
+    std::vector<Entry> es;
+    std::vector<RowLink> rl;
+    std::vector<int64_t> khead, rhead;
+    uint64_t mask = 0;
+
+    void init(int width, const std::vector<int>& k) {
+        w = width;
+        key = k;
+        rows.clear(); es.clear(); rl.clear();
+        khead.assign(16, -1);
+        rhead.assign(16, -1);
+        mask = 15;
+    }
+    int64_t n() const { return (int64_t)es.size(); }
+    const int64_t* row(int64_t e) const { return rows.data() + e * w; }
+    int32_t it_of(int64_t e) const { return es[e].it; }
+    int64_t wt_of(int64_t e) const { return es[e].wt; }
+
+    void grow() {
+        uint64_t size = (mask + 1) * 2;
+        mask = size - 1;
+        khead.assign(size, -1);
+        rhead.assign(size, -1);
+        for (int64_t e = 0; e < n(); e++) {
+            es[e].knext = khead[es[e].kh & mask];
+            khead[es[e].kh & mask] = e;
+            rl[e].rnext = rhead[rl[e].rh & mask];
+            rhead[rl[e].rh & mask] = e;
+        }
+    }
+
+    /* state[row, iteration] += weight */
+    void add(const int64_t* r, int32_t iteration, int64_t weight) {
+        if (weight == 0) return;
+        uint64_t h = reduced(mix(hash_row(r, w) ^ (uint64_t)(uint32_t)iteration));
+        for (int64_t e = rhead[h & mask]; e >= 0; e = rl[e].rnext) {
+            if (rl[e].rh == h && es[e].it == iteration && std::memcmp(row(e), r, sizeof(int64_t) * w) == 0) {
+                es[e].wt += weight;
+                return;
+            }
+        }
+        if ((uint64_t)n() + 1 > (mask + 1) / 2) grow();
+        int64_t e = n();
+        rows.insert(rows.end(), r, r + w);
+        uint64_t k = hash_cols(r, key.data(), (int)key.size());
+        es.push_back(Entry{k, khead[k & mask], weight, iteration});
+        khead[k & mask] = e;
+        rl.push_back(RowLink{h, rhead[h & mask]});
+        rhead[h & mask] = e;
+    }
+
+    /* Calls f(entry) for each live entry whose key equals the probe row's columns `pk`
+       and whose iteration lies in [lo, hi]. */
+    template <class F>
+    void probe(const int64_t* p, const int* pk, int32_t lo, int32_t hi, F f) const {
+        if (lo > hi || n() == 0) return;
+        uint64_t k = hash_cols(p, pk, (int)key.size());
+        for (int64_t e = khead[k & mask]; e >= 0; e = es[e].knext) {
+            const Entry& x = es[e];
+            if (x.kh != k || x.wt == 0 || x.it < lo || x.it > hi) continue;
+            if (same_cols(row(e), key.data(), p, pk, (int)key.size())) f(e);
+        }
+    }
+};
+
+/* A join's probe of `side`'s rows into an in-step hash of `other`'s rows (both small):
+   calls f(i, j) for each pair whose keys agree. */
+struct SmallHash {
+    std::vector<int64_t> head, next;
+    std::vector<uint64_t> h;
+    uint64_t mask = 0;
+    void build(const Rows& r, const int* k, int nk) {
+        uint64_t size = 16;
+        while (size < (uint64_t)r.n() * 2) size *= 2;
+        mask = size - 1;
+        head.assign(size, -1);
+        next.assign(r.n(), -1);
+        h.resize(r.n());
+        for (int64_t i = 0; i < r.n(); i++) {
+            h[i] = hash_cols(r.row(i), k, nk);
+            next[i] = head[h[i] & mask];
+            head[h[i] & mask] = i;
+        }
+    }
+};
+
+static void join_rows(const Rows& l, const int* lk, const Rows& r, const int* rk, int nk, Rows& out) {
+    if (l.n() == 0 || r.n() == 0) return;
+    SmallHash sh;
+    sh.build(r, rk, nk);
+    for (int64_t i = 0; i < l.n(); i++) {
+        const int64_t* lr = l.row(i);
+        uint64_t k = hash_cols(lr, lk, nk);
+        for (int64_t j = sh.head[k & sh.mask]; j >= 0; j = sh.next[j]) {
+            if (sh.h[j] == k && same_cols(lr, lk, r.row(j), rk, nk))
+                out.push2(lr, l.w, r.row(j), r.w, l.wt[i] * r.wt[j]);
+        }
+    }
+}
+
+/* One nested join a ⋈ b: the stored iteration traces of both sides, and this outer
+   step's running sums C_a, C_b with each row's iteration. */
+struct NestedJoin {
+    IterIndex sa, sb;
+    std::vector<int> lk, rk;
+    Rows ca, cb;
+    std::vector<int32_t> ca_it, cb_it;
+
+    void init(int wa, int wb, const std::vector<int>& l, const std::vector<int>& r) {
+        lk = l;
+        rk = r;
+        sa.init(wa, l);
+        sb.init(wb, r);
+        ca.w = wa;
+        cb.w = wb;
+        begin();
+    }
+    void begin() { ca.clear(); cb.clear(); ca_it.clear(); cb_it.clear(); }
+
+    /* The six terms of runtime/nested.py's IncrementalScope._join, for iteration i:
+       a⋈(S_b[≤i] + C_b[<i] + b) + S_a[=i]⋈(C_b[<i] + b) + C_a[<i]⋈(S_b[=i] + b) + S_a[<i]⋈b. */
+    void step(const Rows& a, const Rows& b, int32_t i, Rows& out) {
+        const int nk = (int)lk.size();
+        const int wa = ca.w, wb = cb.w;
+        for (int64_t x = 0; x < a.n(); x++) {
+            const int64_t* ar = a.row(x);
+            int64_t w = a.wt[x];
+            sb.probe(ar, lk.data(), 0, i, [&](int64_t e) { out.push2(ar, wa, sb.row(e), wb, w * sb.wt_of(e)); });
+        }
+        join_rows(a, lk.data(), cb, rk.data(), nk, out);
+        join_rows(a, lk.data(), b, rk.data(), nk, out);
+        for (const Rows* side : {static_cast<const Rows*>(&cb), &b}) {
+            for (int64_t x = 0; x < side->n(); x++) {
+                const int64_t* br = side->row(x);
+                int64_t w = side->wt[x];
+                sa.probe(br, rk.data(), i, i, [&](int64_t e) { out.push2(sa.row(e), wa, br, wb, sa.wt_of(e) * w); });
+            }
+        }
+        for (int64_t x = 0; x < ca.n(); x++) {
+            const int64_t* ar = ca.row(x);
+            int64_t w = ca.wt[x];
+            sb.probe(ar, lk.data(), i, i, [&](int64_t e) { out.push2(ar, wa, sb.row(e), wb, w * sb.wt_of(e)); });
+        }
+        join_rows(ca, lk.data(), b, rk.data(), nk, out);
+        for (int64_t x = 0; x < b.n(); x++) {
+            const int64_t* br = b.row(x);
+            int64_t w = b.wt[x];
+            sa.probe(br, rk.data(), 0, i - 1, [&](int64_t e) { out.push2(sa.row(e), wa, br, wb, sa.wt_of(e) * w); });
+        }
+        for (int64_t x = 0; x < a.n(); x++) { ca.push(a.row(x), a.wt[x]); ca_it.push_back(i); }
+        for (int64_t x = 0; x < b.n(); x++) { cb.push(b.row(x), b.wt[x]); cb_it.push_back(i); }
+    }
+
+    /* Whether a stored row of an iteration after i meets a key this step touched: the
+       loop may stop before the stored depth when none does (IncrementalScope._work_ahead). */
+    bool work_ahead(int32_t i) const {
+        bool found = false;
+        for (int64_t x = 0; x < cb.n() && !found; x++)
+            sa.probe(cb.row(x), rk.data(), i + 1, INT32_MAX, [&](int64_t) { found = true; });
+        for (int64_t x = 0; x < ca.n() && !found; x++)
+            sb.probe(ca.row(x), lk.data(), i + 1, INT32_MAX, [&](int64_t) { found = true; });
+        return found;
+    }
+
+    void commit() {
+        for (int64_t x = 0; x < ca.n(); x++) sa.add(ca.row(x), ca_it[x], ca.wt[x]);
+        for (int64_t x = 0; x < cb.n(); x++) sb.add(cb.row(x), cb_it[x], cb.wt[x]);
+        begin();
+    }
+};
+
+/* One nested distinct: per row touched in this outer step, its running sum C[≤i] and its
+   stored weights per iteration, so each iteration applies
+   distinct(X[t][i]) − distinct(X[t-1][i]) − distinct(X[t][i-1]) + distinct(X[t-1][i-1])
+   to the touched rows (runtime/nested.py: IncrementalScope._distinct_touched). Only rows
+   that change at iteration i can give a non-zero result there: those in its input
+   (C[≤i] ≠ C[≤i-1]) and those stored at iteration i (S[≤i] ≠ S[≤i-1]); for any other row
+   the four terms cancel. So an iteration visits those rows only. */
+struct NestedDistinct {
+    IterIndex s;
+    std::vector<int> all;
+    Rows seen;                       // the touched rows, each once (weights unused)
+    std::vector<uint64_t> seen_h;
+    std::vector<int64_t> head, next;  // hash chains over `seen`
+    uint64_t mask = 0;
+    std::vector<int64_t> now;        // C[≤i] per touched row
+    std::vector<int64_t> was;        // C[≤i-1] per touched row, for the rows of this iteration
+    std::vector<int64_t> s_start;    // per touched row, its stored entries in s_it/s_w
+    std::vector<int32_t> s_it;
+    std::vector<int64_t> s_w;
+    std::vector<std::vector<int64_t>> at;  // per iteration j, the touched rows stored at j
+    std::vector<int32_t> mark;       // 1 + the last iteration that visited a touched row
+    std::vector<int64_t> visit;
+    Rows in;                          // this step's inputs, for the commit
+    std::vector<int32_t> in_it;
+
+    void init(int w) {
+        all.resize(w);
+        for (int j = 0; j < w; j++) all[j] = j;
+        s.init(w, all);
+        seen.w = w;
+        in.w = w;
+        begin();
+    }
+    void begin() {
+        seen.clear(); seen_h.clear(); now.clear(); was.clear(); s_it.clear(); s_w.clear(); in.clear();
+        in_it.clear(); at.clear(); mark.clear();
+        s_start.assign(1, 0);
+        head.assign(16, -1);
+        next.clear();
+        mask = 15;
+    }
+
+    int64_t find_or_add(const int64_t* r) {
+        const int w = seen.w;
+        uint64_t h = hash_row(r, w);
+        for (int64_t t = head[h & mask]; t >= 0; t = next[t])
+            if (seen_h[t] == h && std::memcmp(seen.row(t), r, sizeof(int64_t) * w) == 0) return t;
+        int64_t t = seen.n();
+        seen.push(r, 0);
+        seen_h.push_back(h);
+        now.push_back(0);
+        was.push_back(0);
+        mark.push_back(0);
+        s.probe(r, all.data(), 0, INT32_MAX, [&](int64_t e) {
+            int32_t j = s.it_of(e);
+            s_it.push_back(j);
+            s_w.push_back(s.wt_of(e));
+            if ((size_t)j >= at.size()) at.resize(j + 1);
+            if (at[j].empty() || at[j].back() != t) at[j].push_back(t);
+        });
+        s_start.push_back((int64_t)s_it.size());
+        if ((uint64_t)seen.n() > (mask + 1) / 2) {
+            uint64_t size = (mask + 1) * 2;
+            mask = size - 1;
+            head.assign(size, -1);
+            next.resize(seen.n());
+            for (int64_t u = 0; u < seen.n(); u++) {
+                next[u] = head[seen_h[u] & mask];
+                head[seen_h[u] & mask] = u;
+            }
+        } else {
+            next.push_back(head[h & mask]);
+            head[h & mask] = t;
+        }
+        return t;
+    }
+
+    void step(const Rows& d, int32_t i, Rows& out) {
+        visit.clear();
+        for (int64_t x = 0; x < d.n(); x++) {
+            int64_t t = find_or_add(d.row(x));
+            if (mark[t] != i + 1) {
+                mark[t] = i + 1;
+                was[t] = now[t];
+                visit.push_back(t);
+            }
+            now[t] += d.wt[x];
+            in.push(d.row(x), d.wt[x]);
+            in_it.push_back(i);
+        }
+        if ((size_t)i < at.size()) {
+            for (int64_t t : at[i]) {
+                if (mark[t] != i + 1) {
+                    mark[t] = i + 1;
+                    was[t] = now[t];
+                    visit.push_back(t);
+                }
+            }
+        }
+        for (int64_t t : visit) {
+            int64_t si = 0, sp = 0;
+            for (int64_t e = s_start[t]; e < s_start[t + 1]; e++) {
+                if (s_it[e] <= i) si += s_w[e];
+                if (s_it[e] <= i - 1) sp += s_w[e];
+            }
+            int64_t o = (int64_t)(si + now[t] > 0) - (int64_t)(si > 0) - (int64_t)(sp + was[t] > 0) + (int64_t)(sp > 0);
+            if (o != 0) out.push(seen.row(t), o);
+        }
+    }
+
+    bool work_ahead(int32_t i) const {
+        for (int64_t t = 0; t < seen.n(); t++) {
+            if (now[t] == 0) continue;
+            for (int64_t e = s_start[t]; e < s_start[t + 1]; e++)
+                if (s_it[e] > i && s_w[e] != 0) return true;
+        }
+        return false;
+    }
+
+    void commit() {
+        for (int64_t x = 0; x < in.n(); x++) s.add(in.row(x), in_it[x], in.wt[x]);
+        begin();
+    }
+};
+
+/* Sum the weights of equal rows, drop zeros; rows keep the order of their first copy. */
+static void consolidate(const Rows& r, Rows& out) {
+    const int w = r.w;
+    SmallHash sh;
+    std::vector<int> cols(w);
+    for (int j = 0; j < w; j++) cols[j] = j;
+    uint64_t size = 16;
+    while (size < (uint64_t)r.n() * 2) size *= 2;
+    std::vector<int64_t> head(size, -1), next(r.n(), -1), first;
+    std::vector<uint64_t> h(r.n());
+    std::vector<int64_t> sum;
+    std::vector<int64_t> group(r.n());
+    for (int64_t i = 0; i < r.n(); i++) {
+        h[i] = hash_row(r.row(i), w);
+        int64_t g = -1;
+        for (int64_t j = head[h[i] & (size - 1)]; j >= 0; j = next[j]) {
+            if (h[j] == h[i] && std::memcmp(r.row(j), r.row(i), sizeof(int64_t) * w) == 0) {
+                g = group[j];
+                break;
+            }
+        }
+        if (g < 0) {
+            g = (int64_t)first.size();
+            first.push_back(i);
+            sum.push_back(0);
+            next[i] = head[h[i] & (size - 1)];
+            head[h[i] & (size - 1)] = i;
+        }
+        group[i] = g;
+        sum[g] += r.wt[i];
+    }
+    out.w = w;
+    for (size_t g = 0; g < first.size(); g++)
+        if (sum[g] != 0) out.push(r.row(first[g]), sum[g]);
+}
+
+}  // namespace dbspc_iter

@@ -1,0 +1,227 @@
+"""The incremental scope in compiled code, for scopes whose values are all integers (§6).
+
+runtime/nested.py evaluates a step of an incremental scope with a few polars and numpy
+calls per operator and per iteration, and a recursive view's step runs ~10 iterations:
+their fixed cost, not the rows, is most of the step. When every column of the scope is
+an integer, a DATE or a TIMESTAMP (all held as int64 by their physical value), rows are
+fixed-width int64 arrays and the scope runs here instead: each nested join and distinct
+iteration is one call into runtime/native/iterscope.h, projections, sums and negations
+stay in C++ too, and the rows become a frame only at the scope's edges. The formulas
+are the ones of runtime/nested.py, term for term.
+
+Other lifted operators in the body (a Map computing an expression, a Filter) run through
+the executor's own table on a frame and come back as integer rows. A step whose rows
+hold a NULL or a value that is not an integer is not started here: the scope hands it,
+and every later step, to runtime/nested.py (`IntegerScope.step` returns None before it
+changes anything).
+
+State. Each nested operator keeps its iteration traces twice: the compiled index it
+probes, and the scope's `IterationTrace`s, which remain the state of record for
+checkpoints, restores, the state report and runtime/nested.py should it take over (their
+inserts are batched, see IterationTrace.add_arrays).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import polars as pl
+
+from dbspc.compiler.circuit import operators as op
+from dbspc.compiler.circuit.circuit import body_order
+from dbspc.compiler.logical.scalar import Col
+from dbspc.compiler.types import INTEGER_KINDS, TEMPORAL_KINDS, SqlType
+from dbspc.runtime.native import iterscope
+from dbspc.runtime.native.iterscope import Batch
+from dbspc.runtime.registry import EVALUATORS, as_zset, evaluate_stateless
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, frame_of, polars_dtype
+
+# SQL kinds held as one int64 each (DATE as days, TIMESTAMPs as microseconds)
+ENCODED_KINDS = frozenset((*INTEGER_KINDS, *TEMPORAL_KINDS))
+
+def supports(scope: op.ScopeIncremental) -> bool:
+    """Whether every value of the scope can be an int64 and every operator run here: the
+    scope's structure, the operators of `_HERE`, and stateless ones of the executor's
+    table (a nested aggregate, say, is neither, and keeps its scope in runtime/nested.py)."""
+    return all(
+        o.types
+        and all(t.kind in ENCODED_KINDS for t in o.types)
+        and (
+            isinstance(o, (op.ScopeInput, op.Delay))
+            or type(o) in _HERE
+            or (type(o) in EVALUATORS and EVALUATORS[type(o)].state is None)
+        )
+        for o in scope.body
+    )
+
+
+def encode(z: ZSet) -> Batch | None:
+    """A Z-set as a batch of int64 rows, or None when a value is NULL."""
+    n, width = len(z), len(z.types)
+    if n == 0:
+        return Batch(width)
+    rows = np.empty((n, width), dtype=np.int64)
+    for j in range(width):
+        column = z.frame.get_column(col_name(j))
+        if column.null_count():
+            return None
+        rows[:, j] = column.to_physical().to_numpy()
+    weights = np.ascontiguousarray(z.frame.get_column(WEIGHT).to_numpy(), dtype=np.int64)
+    return iterscope.batch(rows, weights)
+
+
+def decode(b: Batch, types: tuple[SqlType, ...]) -> ZSet:
+    rows, weights = iterscope.arrays(b)
+    columns = [pl.Series(col_name(j), rows[:, j]).cast(polars_dtype(t)) for j, t in enumerate(types)]
+    return ZSet(frame_of([*columns, pl.Series(WEIGHT, weights)]), types)
+
+
+Kernel = iterscope.Join | iterscope.Distinct
+# Where a commit hands each nested operator input's step: (operator, input, rows, their
+# iterations, weights), to the scope's IterationTraces.
+Record = Callable[[int, int, np.ndarray, np.ndarray, np.ndarray], None]
+
+
+class IntegerScope:
+    """The compiled loop of one `ScopeIncremental`, with its nested operators' indexes."""
+
+    def __init__(self, scope: op.ScopeIncremental, what: str) -> None:
+        self.scope = scope
+        self.what = what
+        self.order = body_order(scope.body)
+        self.widths = [len(o.types) for o in scope.body]
+        self.fed = sorted({o.inputs[0] for o in scope.body if isinstance(o, op.Delay)})
+        self.read_by_loop = set(self.fed) | set(scope.results)
+        # a Map of columns only is a projection of the integer rows
+        self.projections = {
+            n: [e.index for e in o.exprs if isinstance(e, Col)]
+            for n, o in enumerate(scope.body)
+            if isinstance(o, op.Map) and all(isinstance(e, Col) for e in o.exprs)
+        }
+        self.joins: dict[int, iterscope.Join] = {}
+        self.distincts: dict[int, iterscope.Distinct] = {}
+        self.kernels: dict[int, Kernel] = {}
+        self._fresh_kernels()
+
+    def _fresh_kernels(self) -> None:
+        body, widths = self.scope.body, self.widths
+        self.joins = {
+            n: iterscope.Join(widths[o.inputs[0]], widths[o.inputs[1]], list(o.left_keys), list(o.right_keys))
+            for n, o in enumerate(body)
+            if isinstance(o, op.JoinNested)
+        }
+        self.distincts = {
+            n: iterscope.Distinct(widths[n]) for n, o in enumerate(body) if isinstance(o, op.DistinctNested)
+        }
+        self.kernels = {**self.joins, **self.distincts}
+
+    def load(self, snapshots: dict[tuple[int, int], ZSet]) -> bool:
+        """Fill the indexes from the iteration traces' rows (after a restore), or False
+        when a stored value cannot be held here."""
+        self._fresh_kernels()
+        for (n, side), z in snapshots.items():
+            width = len(z.types) - 1  # the iteration is the last column
+            tagged = encode(z)
+            if tagged is None:
+                return False
+            rows, weights = iterscope.arrays(tagged)
+            self.kernels[n].load(
+                side,
+                np.ascontiguousarray(rows[:, :width]),
+                np.ascontiguousarray(rows[:, width], dtype=np.int32),
+                weights,
+            )
+        return True
+
+    def step(
+        self, inputs: list[ZSet], deepest: int, limit: int, diverged: Callable[[], Exception]
+    ) -> tuple[list[ZSet], Callable[[Record], None], int] | None:
+        """One outer step: (results, commit, iterations), or None when a value cannot be
+        held as an integer (nothing changed; runtime/nested.py takes the step).
+
+        The loop and its end are IncrementalScope.step's: until every fed-back value is
+        zero and no stored iteration after this one can meet this step's changes."""
+        for k in self.kernels.values():
+            k.begin()  # a step that raised leaves its running sums behind
+        encoded = [encode(z) for z in inputs]
+        if any(b is None for b in encoded):
+            return None
+        body = self.scope.body
+        parts: list[list[Batch]] = [[] for _ in self.scope.results]
+        previous: dict[int, Batch] = {}
+        i = 0
+        while True:
+            values: dict[int, Batch] = {}
+            for n in self.order:
+                value = self._evaluate(n, body[n], i, values, previous, encoded)
+                if value is None:
+                    for k in self.kernels.values():
+                        k.begin()
+                    return None
+                values[n] = value
+            for part, r in zip(parts, self.scope.results, strict=True):
+                part.append(values[r])
+            if all(len(values[f]) == 0 for f in self.fed) and (
+                i >= deepest or not any(k.work_ahead(i) for k in self.kernels.values())
+            ):
+                break
+            i += 1
+            if i >= limit:
+                for k in self.kernels.values():
+                    k.begin()
+                raise diverged()
+            previous = values
+        results = [
+            decode(iterscope.consolidated(iterscope.concat(p, self.widths[r])), body[r].types)
+            for p, r in zip(parts, self.scope.results, strict=True)
+        ]
+
+        def commit(record: Record) -> None:
+            for n, k in self.kernels.items():
+                for side in range(len(body[n].inputs)):
+                    record(n, side, *k.taken(side))
+                k.commit()
+
+        return results, commit, i + 1
+
+    def _evaluate(
+        self,
+        n: int,
+        o: op.Operator,
+        i: int,
+        values: dict[int, Batch],
+        previous: dict[int, Batch],
+        inputs: list[Batch | None],
+    ) -> Batch | None:
+        if isinstance(o, op.ScopeInput):
+            # δ0: the outer change enters at inner time 0 only
+            b = inputs[o.index] if i == 0 else None
+            return b if b is not None else Batch(self.widths[n])
+        if isinstance(o, op.Delay):
+            return previous.get(o.inputs[0]) or Batch(self.widths[n])
+        args = [values[s] for s in o.inputs]
+        run = _HERE.get(type(o))
+        if run is None or (isinstance(o, op.Map) and n not in self.projections):
+            return self._through_frames(o, args)
+        out = run(self, n, o, i, args)
+        return iterscope.consolidated(out) if n in self.read_by_loop and not isinstance(o, op.DistinctNested) else out
+
+    def _through_frames(self, o: op.Operator, args: list[Batch]) -> Batch | None:
+        """A lifted operator of the executor's table, on frames (an expression, a filter)."""
+        types = [self.scope.body[s].types for s in o.inputs]
+        frames = [decode(a, t) for a, t in zip(args, types, strict=True)]
+        return encode(as_zset(evaluate_stateless(o, list(frames), self.what)).consolidate())
+
+
+_Here = Callable[[IntegerScope, int, op.Operator, int, list[Batch]], Batch]
+
+# How the compiled loop evaluates each operator class it runs itself (a nested distinct's
+# output holds each row once already; the others' are consolidated when the loop reads them).
+_HERE: dict[type[op.Operator], _Here] = {
+    op.JoinNested: lambda s, n, o, i, args: s.joins[n].step(args[0], args[1], i),
+    op.DistinctNested: lambda s, n, o, i, args: s.distincts[n].step(args[0], i),
+    op.Map: lambda s, n, o, i, args: iterscope.project(args[0], s.projections[n]),
+    op.Plus: lambda s, n, o, i, args: iterscope.concat(args, s.widths[n]),
+    op.Negate: lambda s, n, o, i, args: iterscope.negate(args[0]),
+}
