@@ -509,6 +509,11 @@ def _ms(xs: list[float], q: float = 0.5) -> float:
     return s[min(len(s) - 1, round(q * (len(s) - 1)))] * 1e3
 
 
+def _f(ms: float) -> str:
+    """Milliseconds as printed: a decimal below 10 ms, where whole numbers hide a 2x."""
+    return f"{ms:.1f}" if ms < 10 else f"{ms:.0f}"
+
+
 def print_main_table(runs: dict[str, ViewRun], nodes: int) -> None:
     print("\n### dbspc incremental step vs DuckDB recomputing the view from scratch\n")
     print(
@@ -521,9 +526,9 @@ def print_main_table(runs: dict[str, ViewRun], nodes: int) -> None:
         speed = _ms(r.duckdb_s) / _ms(r.step_s)
         delta = statistics.median(r.delta_rows) if r.delta_rows else 0
         print(
-            f"| {r.view} | {r.rows[0]:,} → {r.rows[-1]:,} | {r.load_s:.1f} | {_ms(r.step_s):.0f} "
-            f"| {_ms(r.step_s, 0.9):.0f} | {delta:g} | {_ms(r.duckdb_s):.0f} | {speed:.2f}x | {target} "
-            f"| {_ms(r.full_step_s):.0f} | {r.state_rows:,} |"
+            f"| {r.view} | {r.rows[0]:,} → {r.rows[-1]:,} | {r.load_s:.1f} | {_f(_ms(r.step_s))} "
+            f"| {_f(_ms(r.step_s, 0.9))} | {delta:g} | {_f(_ms(r.duckdb_s))} | {speed:.2f}x | {target} "
+            f"| {_f(_ms(r.full_step_s))} | {r.state_rows:,} |"
         )
 
 
@@ -538,7 +543,7 @@ def print_pydbsp(p: Pydbsp) -> None:
     print(
         f"| {p.nodes:,} | {p.edges:,} | {p.closure[0]:,} → {p.closure[-1]:,} | {len(p.step_s)}/{p.steps_total} "
         f"| {p.load_s:.1f} "
-        f"| {_ms(p.step_s):.0f} | {_ms(p.step_s, 0.9):.0f} | {_ms(p.gc_s):.0f} | {_ms(p.ours_step_s):.0f} "
+        f"| {_f(_ms(p.step_s))} | {_f(_ms(p.step_s, 0.9))} | {_f(_ms(p.gc_s))} | {_f(_ms(p.ours_step_s))} "
         f"| {speed:.1f}x | 100x |"
     )
     print(f"\npydbsp's closure vs dbspc's: {'; '.join(p.sanity)}")
@@ -647,7 +652,7 @@ def main() -> None:
             alongside=pydbsp.step if same and pydbsp is not None else None,
         )
         print(
-            f"{view}: load {r.load_s:.1f} s, step median {_ms(r.step_s):.0f} ms, DuckDB {_ms(r.duckdb_s):.0f} ms "
+            f"{view}: load {r.load_s:.1f} s, step median {_f(_ms(r.step_s))} ms, DuckDB {_f(_ms(r.duckdb_s))} ms "
             f"({time.perf_counter() - started:.0f} s so far)",
             flush=True,
         )
