@@ -73,6 +73,27 @@ struct Rows {
     }
 };
 
+/* A growing array in blocks of 4,096 items: appending never moves what is stored, so a
+   step never pays the copy of the whole state that a vector's doubling costs. */
+template <class T>
+struct Blocks {
+    static const int BITS = 12;
+    int width = 1;  // items per element (a row's columns)
+    std::vector<std::vector<T>> blocks;
+    int64_t count = 0;
+    void clear() { blocks.clear(); count = 0; }
+    int64_t size() const { return count; }
+    T* at(int64_t i) { return blocks[i >> BITS].data() + (i & ((1 << BITS) - 1)) * width; }
+    const T* at(int64_t i) const { return blocks[i >> BITS].data() + (i & ((1 << BITS) - 1)) * width; }
+    T& operator[](int64_t i) { return *at(i); }
+    const T& operator[](int64_t i) const { return *at(i); }
+    void push(const T* items) {
+        if ((count & ((1 << BITS) - 1)) == 0) blocks.emplace_back((size_t)width << BITS);
+        std::memcpy(at(count), items, sizeof(T) * width);
+        count++;
+    }
+};
+
 struct IterIndex {
     /* What a probe reads of an entry, together: one cache line holds two entries. */
     struct Entry {
@@ -87,55 +108,92 @@ struct IterIndex {
     };
     int w = 0;
     std::vector<int> key;  // key columns of a stored row
-    std::vector<int64_t> rows;
-    std::vector<Entry> es;
-    std::vector<RowLink> rl;
+    Blocks<int64_t> rows;
+    Blocks<Entry> es;
+    Blocks<RowLink> rl;
     std::vector<int64_t> khead, rhead;
     uint64_t mask = 0;
+    /* Growth moves the chains to a table twice the size a few buckets per add, not all
+       at once: a step never pays the rehash of the whole state. While it runs, a bucket
+       of the old table below `cursor` has moved; the others are searched there too. */
+    std::vector<int64_t> kold, rold;
+    uint64_t old_mask = 0, cursor = 0;
+    static const int MOVES_PER_ADD = 8;
 
     void init(int width, const std::vector<int>& k) {
         w = width;
         key = k;
-        rows.clear(); es.clear(); rl.clear();
+        rows.clear(); es.clear(); rl.clear(); kold.clear(); rold.clear();
+        rows.width = width;
         khead.assign(16, -1);
         rhead.assign(16, -1);
         mask = 15;
+        old_mask = cursor = 0;
     }
     int64_t n() const { return (int64_t)es.size(); }
-    const int64_t* row(int64_t e) const { return rows.data() + e * w; }
+    const int64_t* row(int64_t e) const { return rows.at(e); }
     int32_t it_of(int64_t e) const { return es[e].it; }
     int64_t wt_of(int64_t e) const { return es[e].wt; }
+    bool moving() const { return !kold.empty(); }
+
+    void move_buckets(uint64_t count) {
+        for (; count && moving(); count--) {
+            for (int64_t e = kold[cursor], next; e >= 0; e = next) {
+                next = es[e].knext;
+                es[e].knext = khead[es[e].kh & mask];
+                khead[es[e].kh & mask] = e;
+            }
+            for (int64_t e = rold[cursor], next; e >= 0; e = next) {
+                next = rl[e].rnext;
+                rl[e].rnext = rhead[rl[e].rh & mask];
+                rhead[rl[e].rh & mask] = e;
+            }
+            if (++cursor > old_mask) {
+                kold.clear(); kold.shrink_to_fit();
+                rold.clear(); rold.shrink_to_fit();
+            }
+        }
+    }
 
     void grow() {
-        uint64_t size = (mask + 1) * 2;
-        mask = size - 1;
-        khead.assign(size, -1);
-        rhead.assign(size, -1);
-        for (int64_t e = 0; e < n(); e++) {
-            es[e].knext = khead[es[e].kh & mask];
-            khead[es[e].kh & mask] = e;
-            rl[e].rnext = rhead[rl[e].rh & mask];
-            rhead[rl[e].rh & mask] = e;
-        }
+        move_buckets(UINT64_MAX);  // (a growth still under way ends first)
+        old_mask = mask;
+        cursor = 0;
+        kold.swap(khead);
+        rold.swap(rhead);
+        mask = mask * 2 + 1;
+        khead.assign(mask + 1, -1);
+        rhead.assign(mask + 1, -1);
+    }
+
+    /* The heads of the chains that may hold hash h: the new table's, and the old
+       table's while its bucket has not moved (-1: none). */
+    int64_t old_head(const std::vector<int64_t>& old, uint64_t h) const {
+        return moving() && (h & old_mask) >= cursor ? old[h & old_mask] : -1;
     }
 
     /* state[row, iteration] += weight */
     void add(const int64_t* r, int32_t iteration, int64_t weight) {
         if (weight == 0) return;
+        move_buckets(MOVES_PER_ADD);
         uint64_t h = reduced(mix(hash_row(r, w) ^ (uint64_t)(uint32_t)iteration));
-        for (int64_t e = rhead[h & mask]; e >= 0; e = rl[e].rnext) {
-            if (rl[e].rh == h && es[e].it == iteration && std::memcmp(row(e), r, sizeof(int64_t) * w) == 0) {
-                es[e].wt += weight;
-                return;
+        for (int64_t start : {rhead[h & mask], old_head(rold, h)}) {
+            for (int64_t e = start; e >= 0; e = rl[e].rnext) {
+                if (rl[e].rh == h && es[e].it == iteration && std::memcmp(row(e), r, sizeof(int64_t) * w) == 0) {
+                    es[e].wt += weight;
+                    return;
+                }
             }
         }
         if ((uint64_t)n() + 1 > (mask + 1) / 2) grow();
         int64_t e = n();
-        rows.insert(rows.end(), r, r + w);
+        rows.push(r);
         uint64_t k = hash_cols(r, key.data(), (int)key.size());
-        es.push_back(Entry{k, khead[k & mask], weight, iteration});
+        Entry entry{k, khead[k & mask], weight, iteration};
+        es.push(&entry);
         khead[k & mask] = e;
-        rl.push_back(RowLink{h, rhead[h & mask]});
+        RowLink link{h, rhead[h & mask]};
+        rl.push(&link);
         rhead[h & mask] = e;
     }
 
@@ -145,10 +203,12 @@ struct IterIndex {
     void probe(const int64_t* p, const int* pk, int32_t lo, int32_t hi, F f) const {
         if (lo > hi || n() == 0) return;
         uint64_t k = hash_cols(p, pk, (int)key.size());
-        for (int64_t e = khead[k & mask]; e >= 0; e = es[e].knext) {
-            const Entry& x = es[e];
-            if (x.kh != k || x.wt == 0 || x.it < lo || x.it > hi) continue;
-            if (same_cols(row(e), key.data(), p, pk, (int)key.size())) f(e);
+        for (int64_t start : {khead[k & mask], old_head(kold, k)}) {
+            for (int64_t e = start; e >= 0; e = es[e].knext) {
+                const Entry& x = es[e];
+                if (x.kh != k || x.wt == 0 || x.it < lo || x.it > hi) continue;
+                if (same_cols(row(e), key.data(), p, pk, (int)key.size())) f(e);
+            }
         }
     }
 };
