@@ -155,16 +155,12 @@ class IterationTrace:
             self._trace.insert(ZSet(frame, (*self.types, INT)))
         return self._trace
 
-    def add_arrays(self, rows: np.ndarray, iterations: np.ndarray, weights: np.ndarray) -> None:
-        """Store one outer step's inputs given as integer rows (physical values, as
-        runtime/nested_ints.py holds them), each with its iteration."""
-        if not len(weights):
-            return
-        self.depth = max(self.depth, int(iterations.max()))
-        columns = [pl.Series(col_name(j), rows[:, j]) for j in range(len(self.types))]
-        iteration = pl.Series(col_name(len(self.types)), iterations, dtype=pl.Int32)
-        self._pending.append(frame_of([*columns, iteration, pl.Series(WEIGHT, weights)]))
-        self._pending_rows += len(weights)
+    def add_frame(self, frame: pl.DataFrame, deepest: int) -> None:
+        """Store one outer step's inputs (their rows, iteration column and weights), as
+        runtime/nested_ints.py gives them; `deepest` is their largest iteration."""
+        self.depth = max(self.depth, deepest)
+        self._pending.append(frame)
+        self._pending_rows += frame.height
         if self._pending_rows >= _PENDING_ROWS:
             _ = self.trace
 
@@ -505,8 +501,8 @@ class IncrementalScope:
 
         return sums, commit
 
-    def _record(self, n: int, side: int, rows: np.ndarray, iterations: np.ndarray, weights: np.ndarray) -> None:
-        self.states[(n, side)].add_arrays(rows, iterations, weights)
+    def _record(self, n: int, side: int, frame: pl.DataFrame, deepest: int) -> None:
+        self.states[(n, side)].add_frame(frame, deepest)
 
     def _work_ahead(self, i: int, running: _RunningSums) -> bool:
         """Whether state stored after iteration i can still meet this step's changes.

@@ -1,24 +1,27 @@
-"""The incremental scope in compiled code, for scopes whose values are all integers (§6).
+"""The incremental scope in compiled code, for scopes whose values fit an int64 (§6).
 
 runtime/nested.py evaluates a step of an incremental scope with a few polars and numpy
 calls per operator and per iteration, and a recursive view's step runs ~10 iterations:
 their fixed cost, not the rows, is most of the step. When every column of the scope is
-an integer, a DATE or a TIMESTAMP (all held as int64 by their physical value), rows are
-fixed-width int64 arrays and the scope runs here instead: each nested join and distinct
+an integer, a BOOLEAN, a DATE, a TIMESTAMP (held as int64 by their physical value) or a
+STRING (held as its code in the scope's dictionary), rows are fixed-width int64 arrays
+and the scope runs here instead: each nested join and distinct
 iteration is one call into runtime/native/iterscope.h, projections, sums and negations
 stay in C++ too, and the rows become a frame only at the scope's edges. The formulas
 are the ones of runtime/nested.py, term for term.
 
 Other lifted operators in the body (a Map computing an expression, a Filter) run through
 the executor's own table on a frame and come back as integer rows. A step whose rows
-hold a NULL or a value that is not an integer is not started here: the scope hands it,
+hold a NULL is not started here: the scope hands it,
 and every later step, to runtime/nested.py (`IntegerScope.step` returns None before it
 changes anything).
 
 State. Each nested operator keeps its iteration traces twice: the compiled index it
 probes, and the scope's `IterationTrace`s, which remain the state of record for
 checkpoints, restores, the state report and runtime/nested.py should it take over (their
-inserts are batched, see IterationTrace.add_arrays).
+inserts are batched, see IterationTrace.add_frame). The string dictionary only grows:
+it holds every string the scope has met, as the traces of a differential dataflow hold
+their keys.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from collections.abc import Callable
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import body_order
@@ -37,8 +41,10 @@ from dbspc.runtime.native.iterscope import Batch
 from dbspc.runtime.registry import EVALUATORS, as_zset, evaluate_stateless
 from dbspc.runtime.zset import WEIGHT, ZSet, col_name, frame_of, polars_dtype
 
-# SQL kinds held as one int64 each (DATE as days, TIMESTAMPs as microseconds)
-ENCODED_KINDS = frozenset((*INTEGER_KINDS, *TEMPORAL_KINDS))
+# SQL kinds held as one int64 each: integers and BOOLEAN as themselves, DATE as days,
+# TIMESTAMPs as microseconds, STRING by its code in the scope's dictionary
+ENCODED_KINDS = frozenset((*INTEGER_KINDS, *TEMPORAL_KINDS, "BOOLEAN", "STRING"))
+
 
 def supports(scope: op.ScopeIncremental) -> bool:
     """Whether every value of the scope can be an int64 and every operator run here: the
@@ -56,31 +62,68 @@ def supports(scope: op.ScopeIncremental) -> bool:
     )
 
 
-def encode(z: ZSet) -> Batch | None:
-    """A Z-set as a batch of int64 rows, or None when a value is NULL."""
-    n, width = len(z), len(z.types)
-    if n == 0:
-        return Batch(width)
-    rows = np.empty((n, width), dtype=np.int64)
-    for j in range(width):
-        column = z.frame.get_column(col_name(j))
+class Codec:
+    """Columns to int64 and back, with the scope's string dictionary: a string's code is
+    only ever compared for equality (joins, distinct), and the compiled loop orders
+    nothing by value, so codes in order of first sight serve."""
+
+    def __init__(self) -> None:
+        self.strings = iterscope.Dictionary()
+
+    def column(self, column: pl.Series, t: SqlType) -> np.ndarray | None:
+        """A column's int64 values, or None when it holds a NULL."""
         if column.null_count():
             return None
-        rows[:, j] = column.to_physical().to_numpy()
-    weights = np.ascontiguousarray(z.frame.get_column(WEIGHT).to_numpy(), dtype=np.int64)
-    return iterscope.batch(rows, weights)
+        if t.kind == "STRING":
+            array = column.to_arrow()
+            if isinstance(array, pa.ChunkedArray):
+                array = array.combine_chunks()
+            if not (pa.types.is_large_string(array.type) or pa.types.is_string(array.type)):
+                array = array.cast(pa.large_string())
+            buffers = array.buffers()
+            data = buffers[2] if buffers[2] is not None else b""
+            wide = pa.types.is_large_string(array.type)
+            return self.strings.encode(buffers[1], data, wide, array.offset, len(array))
+        if t.kind == "BOOLEAN":
+            return column.cast(pl.Int64).to_numpy()
+        values: np.ndarray = column.to_physical().to_numpy()
+        return values
 
+    def encode(self, z: ZSet) -> Batch | None:
+        """A Z-set as a batch of int64 rows, or None when a value is NULL."""
+        n, width = len(z), len(z.types)
+        if n == 0:
+            return Batch(width)
+        rows = np.empty((n, width), dtype=np.int64)
+        for j, t in enumerate(z.types):
+            values = self.column(z.frame.get_column(col_name(j)), t)
+            if values is None:
+                return None
+            rows[:, j] = values
+        weights = np.ascontiguousarray(z.frame.get_column(WEIGHT).to_numpy(), dtype=np.int64)
+        return iterscope.batch(rows, weights)
 
-def decode(b: Batch, types: tuple[SqlType, ...]) -> ZSet:
-    rows, weights = iterscope.arrays(b)
-    columns = [pl.Series(col_name(j), rows[:, j]).cast(polars_dtype(t)) for j, t in enumerate(types)]
-    return ZSet(frame_of([*columns, pl.Series(WEIGHT, weights)]), types)
+    def series(self, name: str, values: np.ndarray, t: SqlType) -> pl.Series:
+        if t.kind == "STRING":
+            offsets, data = self.strings.decode(values)
+            array = pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
+            return pl.Series(name, array).cast(pl.String)
+        return pl.Series(name, values).cast(polars_dtype(t))
+
+    def frame(self, rows: np.ndarray, types: tuple[SqlType, ...], *tail: pl.Series) -> pl.DataFrame:
+        """The frame of int64 `rows` in their SQL types, then the `tail` columns."""
+        return frame_of([*(self.series(col_name(j), rows[:, j], t) for j, t in enumerate(types)), *tail])
+
+    def decode(self, b: Batch, types: tuple[SqlType, ...]) -> ZSet:
+        rows, weights = iterscope.arrays(b)
+        return ZSet(self.frame(rows, types, pl.Series(WEIGHT, weights)), types)
 
 
 Kernel = iterscope.Join | iterscope.Distinct
-# Where a commit hands each nested operator input's step: (operator, input, rows, their
-# iterations, weights), to the scope's IterationTraces.
-Record = Callable[[int, int, np.ndarray, np.ndarray, np.ndarray], None]
+# Where a commit hands each nested operator input's step, (operator, input, its rows with
+# their iteration column and weights as a frame, the deepest iteration), to the scope's
+# IterationTraces.
+Record = Callable[[int, int, pl.DataFrame, int], None]
 
 
 class IntegerScope:
@@ -115,6 +158,7 @@ class IntegerScope:
             n: iterscope.Distinct(widths[n]) for n, o in enumerate(body) if isinstance(o, op.DistinctNested)
         }
         self.kernels = {**self.joins, **self.distincts}
+        self.codec = Codec()  # the indexes hold its codes
 
     def load(self, snapshots: dict[tuple[int, int], ZSet]) -> bool:
         """Fill the indexes from the iteration traces' rows (after a restore), or False
@@ -122,7 +166,7 @@ class IntegerScope:
         self._fresh_kernels()
         for (n, side), z in snapshots.items():
             width = len(z.types) - 1  # the iteration is the last column
-            tagged = encode(z)
+            tagged = self.codec.encode(z)
             if tagged is None:
                 return False
             rows, weights = iterscope.arrays(tagged)
@@ -144,7 +188,7 @@ class IntegerScope:
         zero and no stored iteration after this one can meet this step's changes."""
         for k in self.kernels.values():
             k.begin()  # a step that raised leaves its running sums behind
-        encoded = [encode(z) for z in inputs]
+        encoded = [self.codec.encode(z) for z in inputs]
         if any(b is None for b in encoded):
             return None
         body = self.scope.body
@@ -173,14 +217,18 @@ class IntegerScope:
                 raise diverged()
             previous = values
         results = [
-            decode(iterscope.consolidated(iterscope.concat(p, self.widths[r])), body[r].types)
+            self.codec.decode(iterscope.consolidated(iterscope.concat(p, self.widths[r])), body[r].types)
             for p, r in zip(parts, self.scope.results, strict=True)
         ]
 
         def commit(record: Record) -> None:
             for n, k in self.kernels.items():
-                for side in range(len(body[n].inputs)):
-                    record(n, side, *k.taken(side))
+                for side, source in enumerate(body[n].inputs):
+                    rows, iterations, weights = k.taken(side)
+                    if len(weights):
+                        it = pl.Series(col_name(self.widths[source]), iterations, dtype=pl.Int32)
+                        frame = self.codec.frame(rows, body[source].types, it, pl.Series(WEIGHT, weights))
+                        record(n, side, frame, int(iterations.max()))
                 k.commit()
 
         return results, commit, i + 1
@@ -210,8 +258,8 @@ class IntegerScope:
     def _through_frames(self, o: op.Operator, args: list[Batch]) -> Batch | None:
         """A lifted operator of the executor's table, on frames (an expression, a filter)."""
         types = [self.scope.body[s].types for s in o.inputs]
-        frames = [decode(a, t) for a, t in zip(args, types, strict=True)]
-        return encode(as_zset(evaluate_stateless(o, list(frames), self.what)).consolidate())
+        frames = [self.codec.decode(a, t) for a, t in zip(args, types, strict=True)]
+        return self.codec.encode(as_zset(evaluate_stateless(o, list(frames), self.what)).consolidate())
 
 
 _Here = Callable[[IntegerScope, int, op.Operator, int, list[Batch]], Batch]

@@ -278,13 +278,19 @@ def _without(p: Pipeline, views: tuple[str, ...]) -> Pipeline:
     return Pipeline.from_sql(text)
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "interpreted"])
 @pytest.mark.parametrize("values", [1, 7])
 @pytest.mark.parametrize("path", CASES[:4], ids=[p.stem for p in CASES[:4]])
-def test_distinct_grouping_is_exact_when_every_hash_collides(path: Path, values: int) -> None:
+def test_distinct_grouping_is_exact_when_every_hash_collides(
+    path: Path, values: int, compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Rows are grouped by a row hash (runtime/zset.py group_rows); when two different
     rows share one it groups with polars instead. With one hash for every row, the
     outputs must be the same as with real hashes; with 7 hashes the nested distinct
-    meets its first collision part way through a step, and goes on exactly."""
+    meets its first collision part way through a step, and goes on exactly. Both loops:
+    runtime/nested.py's, and the compiled one's chains (runtime/native/iterscope.h)."""
+    if not compiled:
+        monkeypatch.setattr(nested, "supports_integers", lambda scope: False)
     text = path.read_text()
     fast = run_script(text)
     with colliding_hashes(values):

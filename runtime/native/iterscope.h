@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace dbspc_iter {
@@ -441,6 +443,20 @@ struct NestedDistinct {
     void commit() {
         for (int64_t x = 0; x < in.n(); x++) s.add(in.row(x), in_it[x], in.wt[x]);
         begin();
+    }
+};
+
+/* A scope's strings, each with a code: equal strings get equal codes, so joins and
+   distinct compare strings by their codes. Codes are given in order of first sight and
+   kept for the scope's life (the dictionary only grows). */
+struct Strings {
+    std::unordered_map<std::string, int64_t> codes;
+    std::vector<const std::string*> values;  // by code (the map's nodes do not move)
+
+    int64_t code(const char* p, int64_t n) {
+        auto found = codes.try_emplace(std::string(p, (size_t)n), (int64_t)values.size());
+        if (found.second) values.push_back(&found.first->first);
+        return found.first->second;
     }
 };
 

@@ -9,8 +9,9 @@ iteration of a nested join or distinct is one call. The C++ is iterscope.h.
 
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy
+from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 cdef extern from "iterscope.h" namespace "dbspc_iter":
@@ -50,6 +51,10 @@ cdef extern from "iterscope.h" namespace "dbspc_iter":
         void commit()
 
     void consolidate(const Rows& r, Rows& out)
+
+    cdef cppclass Strings:
+        int64_t code(const char* p, int64_t n)
+        vector[const string*] values
     uint64_t collide
 
 
@@ -221,3 +226,47 @@ cdef class Distinct:
 
     def load(self, int side, const int64_t[:, ::1] rows, const int32_t[::1] iterations, const int64_t[::1] weights):
         _load(&self.d.s, rows, iterations, weights)
+
+
+cdef class Dictionary:
+    """Codes for a scope's strings (iterscope.h: Strings)."""
+
+    cdef Strings s
+
+    def __len__(self):
+        return self.s.values.size()
+
+    def encode(self, const int8_t[::1] offsets, const int8_t[::1] data, bint wide, Py_ssize_t offset, Py_ssize_t n):
+        """The code of each of n Arrow strings (offsets int64 when `wide`, else int32;
+        starting at row `offset`), no NULLs among them."""
+        codes = np.empty(n, dtype=np.int64)
+        cdef int64_t[::1] out = codes
+        cdef Py_ssize_t i
+        cdef int64_t start, end
+        cdef const char* p = <const char*> &data[0] if data.shape[0] else NULL
+        cdef const char* o = <const char*> &offsets[0]
+        for i in range(n):
+            if wide:
+                start = (<const int64_t*> o)[i + offset]
+                end = (<const int64_t*> o)[i + offset + 1]
+            else:
+                start = (<const int32_t*> o)[i + offset]
+                end = (<const int32_t*> o)[i + offset + 1]
+            out[i] = self.s.code(p + start, end - start)
+        return codes
+
+    def decode(self, const int64_t[:] codes):
+        """(offsets int64, data) of the strings of `codes`, as an Arrow large_string's buffers."""
+        cdef Py_ssize_t n = codes.shape[0], i, total = 0
+        offsets = np.empty(n + 1, dtype=np.int64)
+        cdef int64_t[::1] o = offsets
+        o[0] = 0
+        for i in range(n):
+            total += self.s.values[codes[i]].size()
+            o[i + 1] = total
+        data = np.empty(total, dtype=np.uint8)
+        cdef unsigned char[::1] d = data
+        for i in range(n):
+            if o[i + 1] > o[i]:
+                memcpy(&d[o[i]], self.s.values[codes[i]].data(), o[i + 1] - o[i])
+        return offsets, data
