@@ -29,8 +29,8 @@ from dbspc.compiler.types import INT, SqlType
 from dbspc.runtime.kernels.aggregate import aggregate
 from dbspc.runtime.kernels.join import drop_null_keys, join, join_pairs
 from dbspc.runtime.kernels.linear import plus
-from dbspc.runtime.nested_ints import IntegerScope
-from dbspc.runtime.nested_ints import supports as supports_integers
+from dbspc.runtime.nested_compiled import CompiledScope
+from dbspc.runtime.nested_compiled import supports as supports_compiled
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluate_stateless, evaluates
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import (
@@ -141,7 +141,7 @@ class IterationTrace:
         self.types = types
         self._trace = Trace((*types, INT), key)
         self.depth = -1  # deepest iteration stored
-        # steps recorded by a compiled scope (runtime/nested_ints.py), which probes its
+        # steps recorded by a compiled scope (runtime/nested_compiled.py), which probes its
         # own index: inserted into the trace when it is read, or when they grow large,
         # so a step does not pay a trace insert per operator input
         self._pending: list[pl.DataFrame] = []
@@ -157,7 +157,7 @@ class IterationTrace:
 
     def add_frame(self, frame: pl.DataFrame, deepest: int) -> None:
         """Store one outer step's inputs (their rows, iteration column and weights), as
-        runtime/nested_ints.py gives them; `deepest` is their largest iteration."""
+        runtime/nested_compiled.py gives them; `deepest` is their largest iteration."""
         self.depth = max(self.depth, deepest)
         self._pending.append(frame)
         self._pending_rows += frame.height
@@ -421,8 +421,8 @@ class IncrementalScope:
                 types = scope.body[o.inputs[side]].types
                 self.states[(n, side)] = IterationTrace(types, tuple(range(len(types))) if key is None else key)
         self.last_iterations = 0
-        # the loop in compiled code when every value is an integer (runtime/nested_ints.py)
-        self.compiled = IntegerScope(scope, what) if supports_integers(scope) else None
+        # the loop in compiled code when every value is an integer (runtime/nested_compiled.py)
+        self.compiled = CompiledScope(scope, what) if supports_compiled(scope) else None
         # outputs read as Z-sets by the loop itself (fed back, whose emptiness ends it, or
         # results): the others' readers consolidate what they need themselves
         self.read_by_loop = {o.inputs[0] for o in scope.body if isinstance(o, op.Delay)} | set(scope.results)
@@ -462,7 +462,9 @@ class IncrementalScope:
         return sum(len(s.trace) for s in self.states.values())
 
     def state_bytes(self) -> int:
-        return sum(s.trace.nbytes() for s in self.states.values())
+        # the compiled loop's indexes hold the same rows again, as int64
+        held = sum(k.nbytes() for k in self.compiled.kernels.values()) if self.compiled is not None else 0
+        return sum(s.trace.nbytes() for s in self.states.values()) + held
 
     def step(self, inputs: list[ZSet]) -> tuple[list[ZSet], Callable[[], None]]:
         if self.compiled is not None:

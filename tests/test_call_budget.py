@@ -22,7 +22,7 @@ from bench.calls_per_step import counted, join_groupby, recursion
         # 1k-row changes (half deletes) to the join + GROUP BY view over 20,000 orders: 3,021 and 761
         ("join_groupby", 3_600, 900),
         # the transitive closure over 2,000 nodes: 1,781 and 233 since its loop is compiled
-        # (runtime/nested_ints.py; 21,186 and 6,475 before)
+        # (runtime/nested_compiled.py; 21,186 and 6,475 before)
         ("closure", 2_200, 300),
     ],
 )

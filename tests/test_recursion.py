@@ -290,7 +290,7 @@ def test_distinct_grouping_is_exact_when_every_hash_collides(
     meets its first collision part way through a step, and goes on exactly. Both loops:
     runtime/nested.py's, and the compiled one's chains (runtime/native/iterscope.h)."""
     if not compiled:
-        monkeypatch.setattr(nested, "supports_integers", lambda scope: False)
+        monkeypatch.setattr(nested, "supports_compiled", lambda scope: False)
     text = path.read_text()
     fast = run_script(text)
     with colliding_hashes(values):

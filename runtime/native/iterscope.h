@@ -137,6 +137,10 @@ struct IterIndex {
     int32_t it_of(int64_t e) const { return es[e].it; }
     int64_t wt_of(int64_t e) const { return es[e].wt; }
     bool moving() const { return !kold.empty(); }
+    int64_t bytes() const {
+        return n() * (int64_t)(sizeof(int64_t) * w + sizeof(Entry) + sizeof(RowLink)) +
+               (int64_t)(khead.size() + rhead.size() + kold.size() + rold.size()) * (int64_t)sizeof(int64_t);
+    }
 
     void move_buckets(uint64_t count) {
         for (; count && moving(); count--) {
@@ -446,20 +450,6 @@ struct NestedDistinct {
     }
 };
 
-/* A scope's strings, each with a code: equal strings get equal codes, so joins and
-   distinct compare strings by their codes. Codes are given in order of first sight and
-   kept for the scope's life (the dictionary only grows). */
-struct Strings {
-    std::unordered_map<std::string, int64_t> codes;
-    std::vector<const std::string*> values;  // by code (the map's nodes do not move)
-
-    int64_t code(const char* p, int64_t n) {
-        auto found = codes.try_emplace(std::string(p, (size_t)n), (int64_t)values.size());
-        if (found.second) values.push_back(&found.first->first);
-        return found.first->second;
-    }
-};
-
 /* Sum the weights of equal rows, drop zeros; rows keep the order of their first copy. */
 static void consolidate(const Rows& r, Rows& out) {
     const int w = r.w;
@@ -495,5 +485,180 @@ static void consolidate(const Rows& r, Rows& out) {
     for (size_t g = 0; g < first.size(); g++)
         if (sum[g] != 0) out.push(r.row(first[g]), sum[g]);
 }
+
+/* One nested GROUP BY of COUNT(*), COUNT, MIN and MAX: the four corners of each group
+   changed at iteration i, aggregated,
+   Agg(X[t][i]) − Agg(X[t-1][i]) − Agg(X[t][i-1]) + Agg(X[t-1][i-1]) for its rows
+   (runtime/nested.py: IncrementalScope._aggregate). As for the distinct, only a group in
+   the iteration's input or stored at iteration i can change there. */
+enum AggKind { AGG_COUNT = 0, AGG_MIN = 1, AGG_MAX = 2 };
+
+struct NestedAggregate {
+    IterIndex s;                     // stored inputs, keyed by the group columns
+    std::vector<int> group;
+    std::vector<int> kinds, args;    // per aggregate: AggKind, input column (COUNT: unused)
+    Rows keys;                       // the touched groups' key values, each once
+    std::vector<uint64_t> key_h;
+    std::vector<int64_t> head, next;
+    uint64_t mask = 0;
+    std::vector<int64_t> s_start, s_entry;          // per group, its stored entries
+    std::vector<std::vector<int64_t>> c_rows;       // per group, its rows in `in`
+    std::vector<std::vector<int64_t>> at;           // per iteration j, groups stored at j
+    std::vector<int32_t> mark;
+    std::vector<int64_t> visit;
+    Rows in;                         // this step's inputs, for the commit
+    std::vector<int32_t> in_it;
+    std::vector<int> key_cols;       // 0..|group|-1, the columns of `keys`
+
+    void init(int w, const std::vector<int>& g, const std::vector<int>& k, const std::vector<int>& a) {
+        group = g;
+        kinds = k;
+        args = a;
+        s.init(w, g);
+        in.w = w;
+        keys.w = (int)g.size();
+        key_cols.resize(g.size());
+        for (size_t j = 0; j < g.size(); j++) key_cols[j] = (int)j;
+        begin();
+    }
+    void begin() {
+        keys.clear(); key_h.clear(); s_entry.clear(); c_rows.clear(); at.clear(); mark.clear();
+        in.clear(); in_it.clear();
+        s_start.assign(1, 0);
+        head.assign(16, -1);
+        next.clear();
+        mask = 15;
+    }
+
+    int64_t find_or_add(const int64_t* r) {
+        const int k = keys.w;
+        uint64_t h = hash_cols(r, group.data(), k);
+        for (int64_t g = head[h & mask]; g >= 0; g = next[g])
+            if (key_h[g] == h && same_cols(keys.row(g), key_cols.data(), r, group.data(), k)) return g;
+        int64_t g = keys.n();
+        std::vector<int64_t> key(k);
+        for (int j = 0; j < k; j++) key[j] = r[group[j]];
+        keys.push(key.data(), 0);
+        key_h.push_back(h);
+        c_rows.emplace_back();
+        mark.push_back(0);
+        s.probe(r, group.data(), 0, INT32_MAX, [&](int64_t e) {
+            s_entry.push_back(e);
+            int32_t j = s.it_of(e);
+            if ((size_t)j >= at.size()) at.resize(j + 1);
+            if (at[j].empty() || at[j].back() != g) at[j].push_back(g);
+        });
+        s_start.push_back((int64_t)s_entry.size());
+        if ((uint64_t)keys.n() > (mask + 1) / 2) {
+            uint64_t size = (mask + 1) * 2;
+            mask = size - 1;
+            head.assign(size, -1);
+            next.resize(keys.n());
+            for (int64_t u = 0; u < keys.n(); u++) {
+                next[u] = head[key_h[u] & mask];
+                head[key_h[u] & mask] = u;
+            }
+        } else {
+            next.push_back(head[h & mask]);
+            head[h & mask] = g;
+        }
+        return g;
+    }
+
+    struct Item { const int64_t* row; int64_t w[4]; };
+
+    /* The group's four corners, aggregated, into `out` with their signs. */
+    void corners(int64_t g, int32_t i, Rows& out) {
+        const int w = in.w;
+        std::vector<Item> items;
+        for (int64_t x = s_start[g]; x < s_start[g + 1]; x++) {
+            int64_t e = s_entry[x], wt = s.wt_of(e);
+            int32_t j = s.it_of(e);
+            if (wt == 0 || j > i) continue;
+            int64_t prev = j <= i - 1 ? wt : 0;
+            items.push_back(Item{s.row(e), {wt, wt, prev, prev}});
+        }
+        for (int64_t x : c_rows[g]) {
+            int64_t wt = in.wt[x];
+            items.push_back(Item{in.row(x), {wt, 0, in_it[x] <= i - 1 ? wt : 0, 0}});
+        }
+        std::sort(items.begin(), items.end(), [w](const Item& a, const Item& b) {
+            return std::memcmp(a.row, b.row, sizeof(int64_t) * w) < 0;
+        });
+        const size_t na = kinds.size();
+        std::vector<int64_t> row(keys.w + na);
+        for (int c = 0; c < 4; c++) {
+            int64_t count = 0;
+            std::vector<int64_t> value(na, 0);
+            std::vector<bool> seen(na, false);
+            for (size_t x = 0; x < items.size();) {
+                size_t y = x;
+                int64_t net = 0;
+                while (y < items.size() && std::memcmp(items[y].row, items[x].row, sizeof(int64_t) * w) == 0)
+                    net += items[y++].w[c];
+                if (net > 0) {
+                    count += net;
+                    for (size_t a = 0; a < na; a++) {
+                        if (kinds[a] == AGG_COUNT) continue;
+                        int64_t v = items[x].row[args[a]];
+                        if (!seen[a] || (kinds[a] == AGG_MIN ? v < value[a] : v > value[a])) value[a] = v;
+                        seen[a] = true;
+                    }
+                }
+                x = y;
+            }
+            if (count <= 0) continue;  // no rows: no group in this corner
+            for (int j = 0; j < keys.w; j++) row[j] = keys.row(g)[j];
+            for (size_t a = 0; a < na; a++) row[keys.w + a] = kinds[a] == AGG_COUNT ? count : value[a];
+            out.push(row.data(), c == 0 || c == 3 ? 1 : -1);
+        }
+    }
+
+    void step(const Rows& d, int32_t i, Rows& out) {
+        visit.clear();
+        for (int64_t x = 0; x < d.n(); x++) {
+            int64_t g = find_or_add(d.row(x));
+            in.push(d.row(x), d.wt[x]);
+            in_it.push_back(i);
+            c_rows[g].push_back(in.n() - 1);
+            if (mark[g] != i + 1) { mark[g] = i + 1; visit.push_back(g); }
+        }
+        if ((size_t)i < at.size())
+            for (int64_t g : at[i])
+                if (mark[g] != i + 1) { mark[g] = i + 1; visit.push_back(g); }
+        Rows all;
+        all.w = out.w;
+        for (int64_t g : visit) corners(g, i, all);
+        consolidate(all, out);
+    }
+
+    bool work_ahead(int32_t i) const {
+        for (int64_t g = 0; g < keys.n(); g++) {
+            if (c_rows[g].empty()) continue;
+            for (int64_t x = s_start[g]; x < s_start[g + 1]; x++)
+                if (s.it_of(s_entry[x]) > i && s.wt_of(s_entry[x]) != 0) return true;
+        }
+        return false;
+    }
+
+    void commit() {
+        for (int64_t x = 0; x < in.n(); x++) s.add(in.row(x), in_it[x], in.wt[x]);
+        begin();
+    }
+};
+
+/* A scope's strings, each with a code: equal strings get equal codes, so joins and
+   distinct compare strings by their codes. Codes are given in order of first sight and
+   kept for the scope's life (the dictionary only grows). */
+struct Strings {
+    std::unordered_map<std::string, int64_t> codes;
+    std::vector<const std::string*> values;  // by code (the map's nodes do not move)
+
+    int64_t code(const char* p, int64_t n) {
+        auto found = codes.try_emplace(std::string(p, (size_t)n), (int64_t)values.size());
+        if (found.second) values.push_back(&found.first->first);
+        return found.first->second;
+    }
+};
 
 }  // namespace dbspc_iter

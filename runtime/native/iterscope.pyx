@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
-"""Compiled iterations of a recursion scope over rows of integers (runtime/nested_ints.py).
+"""Compiled iterations of a recursion scope over rows of integers (runtime/nested_compiled.py).
 
 A `Batch` is a Z-set of fixed-width int64 rows held in C++; the scope's operators pass
 batches to each other without building an array or a frame in between, so one
@@ -24,6 +24,7 @@ cdef extern from "iterscope.h" namespace "dbspc_iter":
 
     cdef cppclass IterIndex:
         int64_t n()
+        int64_t bytes()
         void add(const int64_t* r, int32_t iteration, int64_t weight)
 
     cdef cppclass NestedJoin:
@@ -50,6 +51,17 @@ cdef extern from "iterscope.h" namespace "dbspc_iter":
         bint work_ahead(int32_t i)
         void commit()
 
+    cdef cppclass NestedAggregate:
+        IterIndex s
+        Rows keys
+        Rows in_ "in"
+        vector[int32_t] in_it
+        void init(int w, const vector[int]& g, const vector[int]& k, const vector[int]& a)
+        void begin()
+        void step(const Rows& d, int32_t i, Rows& out)
+        bint work_ahead(int32_t i)
+        void commit()
+
     void consolidate(const Rows& r, Rows& out)
 
     cdef cppclass Strings:
@@ -62,6 +74,10 @@ def set_collisions(uint64_t values):
     """Reduce every hash modulo `values` (0: hashes as they are); for tests."""
     global collide
     collide = values
+
+
+# the aggregate kinds of iterscope.h's NestedAggregate
+AGG_COUNT, AGG_MIN, AGG_MAX = 0, 1, 2
 
 
 cdef class Batch:
@@ -198,6 +214,10 @@ cdef class Join:
         """Add stored rows to one side's iteration trace (a restore)."""
         _load(&self.j.sa if side == 0 else &self.j.sb, rows, iterations, weights)
 
+    def nbytes(self):
+        """Bytes of both sides' compiled iteration traces."""
+        return self.j.sa.bytes() + self.j.sb.bytes()
+
 
 cdef class Distinct:
     """A nested distinct's iteration trace and the rows touched in this step."""
@@ -226,6 +246,44 @@ cdef class Distinct:
 
     def load(self, int side, const int64_t[:, ::1] rows, const int32_t[::1] iterations, const int64_t[::1] weights):
         _load(&self.d.s, rows, iterations, weights)
+
+    def nbytes(self):
+        return self.d.s.bytes()
+
+
+cdef class Aggregate:
+    """A nested GROUP BY of COUNT, MIN and MAX: its iteration trace and this step's groups."""
+
+    cdef NestedAggregate a
+    cdef int width
+
+    def __init__(self, int width, list group, list kinds, list args, int out_width):
+        self.a.init(width, group, kinds, args)
+        self.width = out_width
+
+    def begin(self):
+        self.a.begin()
+
+    def step(self, Batch d, int i):
+        """The groups' change at iteration i (consolidated)."""
+        cdef Batch out = Batch(self.width)
+        self.a.step(d.r, i, out.r)
+        return out
+
+    def work_ahead(self, int i):
+        return self.a.work_ahead(i)
+
+    def taken(self, int side):
+        return _tagged(self.a.in_, self.a.in_it)
+
+    def commit(self):
+        self.a.commit()
+
+    def load(self, int side, const int64_t[:, ::1] rows, const int32_t[::1] iterations, const int64_t[::1] weights):
+        _load(&self.a.s, rows, iterations, weights)
+
+    def nbytes(self):
+        return self.a.s.bytes()
 
 
 cdef class Dictionary:

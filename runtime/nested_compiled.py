@@ -5,16 +5,15 @@ calls per operator and per iteration, and a recursive view's step runs ~10 itera
 their fixed cost, not the rows, is most of the step. When every column of the scope is
 an integer, a BOOLEAN, a DATE, a TIMESTAMP (held as int64 by their physical value) or a
 STRING (held as its code in the scope's dictionary), rows are fixed-width int64 arrays
-and the scope runs here instead: each nested join and distinct
-iteration is one call into runtime/native/iterscope.h, projections, sums and negations
-stay in C++ too, and the rows become a frame only at the scope's edges. The formulas
-are the ones of runtime/nested.py, term for term.
+and the scope runs here instead: each iteration of a nested join, distinct or aggregate
+(COUNT, MIN, MAX) is one call into runtime/native/iterscope.h, projections, sums and
+negations stay in C++ too, and the rows become a frame only at the scope's edges. The
+formulas are the ones of runtime/nested.py, term for term.
 
 Other lifted operators in the body (a Map computing an expression, a Filter) run through
 the executor's own table on a frame and come back as integer rows. A step whose rows
-hold a NULL is not started here: the scope hands it,
-and every later step, to runtime/nested.py (`IntegerScope.step` returns None before it
-changes anything).
+hold a NULL is not started here: the scope hands it, and every later step, to
+runtime/nested.py (`CompiledScope.step` returns None before it changes anything).
 
 State. Each nested operator keeps its iteration traces twice: the compiled index it
 probes, and the scope's `IterationTrace`s, which remain the state of record for
@@ -46,19 +45,36 @@ from dbspc.runtime.zset import WEIGHT, ZSet, col_name, frame_of, polars_dtype
 ENCODED_KINDS = frozenset((*INTEGER_KINDS, *TEMPORAL_KINDS, "BOOLEAN", "STRING"))
 
 
+# The nested aggregates the compiled loop computes: over int64 rows without NULLs, COUNT
+# and COUNT(x) count rows, and MIN/MAX compare values, which a string's code cannot.
+_AGG_KINDS = {"count_star": iterscope.AGG_COUNT, "count": iterscope.AGG_COUNT, "min": iterscope.AGG_MIN,
+              "max": iterscope.AGG_MAX}
+
+
+def _aggregate_here(o: op.AggregateNested, input_types: tuple[SqlType, ...]) -> bool:
+    return not o.is_global and all(
+        a.fn in _AGG_KINDS
+        and not a.distinct
+        and (a.fn not in ("min", "max") or (a.arg is not None and input_types[a.arg].kind != "STRING"))
+        for a in o.aggs
+    )
+
+
 def supports(scope: op.ScopeIncremental) -> bool:
     """Whether every value of the scope can be an int64 and every operator run here: the
-    scope's structure, the operators of `_HERE`, and stateless ones of the executor's
-    table (a nested aggregate, say, is neither, and keeps its scope in runtime/nested.py)."""
+    scope's structure, the operators of `_HERE` (a nested aggregate of COUNT, MIN and
+    MAX), and stateless ones of the executor's table."""
+    body = scope.body
     return all(
         o.types
         and all(t.kind in ENCODED_KINDS for t in o.types)
         and (
             isinstance(o, (op.ScopeInput, op.Delay))
-            or type(o) in _HERE
+            or (isinstance(o, op.AggregateNested) and _aggregate_here(o, body[o.inputs[0]].types))
+            or (type(o) in _HERE and not isinstance(o, op.AggregateNested))
             or (type(o) in EVALUATORS and EVALUATORS[type(o)].state is None)
         )
-        for o in scope.body
+        for o in body
     )
 
 
@@ -119,14 +135,14 @@ class Codec:
         return ZSet(self.frame(rows, types, pl.Series(WEIGHT, weights)), types)
 
 
-Kernel = iterscope.Join | iterscope.Distinct
+Kernel = iterscope.Join | iterscope.Distinct | iterscope.Aggregate
 # Where a commit hands each nested operator input's step, (operator, input, its rows with
 # their iteration column and weights as a frame, the deepest iteration), to the scope's
 # IterationTraces.
 Record = Callable[[int, int, pl.DataFrame, int], None]
 
 
-class IntegerScope:
+class CompiledScope:
     """The compiled loop of one `ScopeIncremental`, with its nested operators' indexes."""
 
     def __init__(self, scope: op.ScopeIncremental, what: str) -> None:
@@ -144,6 +160,7 @@ class IntegerScope:
         }
         self.joins: dict[int, iterscope.Join] = {}
         self.distincts: dict[int, iterscope.Distinct] = {}
+        self.aggregates: dict[int, iterscope.Aggregate] = {}
         self.kernels: dict[int, Kernel] = {}
         self._fresh_kernels()
 
@@ -157,7 +174,18 @@ class IntegerScope:
         self.distincts = {
             n: iterscope.Distinct(widths[n]) for n, o in enumerate(body) if isinstance(o, op.DistinctNested)
         }
-        self.kernels = {**self.joins, **self.distincts}
+        self.aggregates = {
+            n: iterscope.Aggregate(
+                widths[o.inputs[0]],
+                list(o.group),
+                [_AGG_KINDS[a.fn] for a in o.aggs],
+                [-1 if a.arg is None else a.arg for a in o.aggs],
+                widths[n],
+            )
+            for n, o in enumerate(body)
+            if isinstance(o, op.AggregateNested)
+        }
+        self.kernels = {**self.joins, **self.distincts, **self.aggregates}
         self.codec = Codec()  # the indexes hold its codes
 
     def load(self, snapshots: dict[tuple[int, int], ZSet]) -> bool:
@@ -253,7 +281,8 @@ class IntegerScope:
         if run is None or (isinstance(o, op.Map) and n not in self.projections):
             return self._through_frames(o, args)
         out = run(self, n, o, i, args)
-        return iterscope.consolidated(out) if n in self.read_by_loop and not isinstance(o, op.DistinctNested) else out
+        consolidated = isinstance(o, (op.DistinctNested, op.AggregateNested))
+        return iterscope.consolidated(out) if n in self.read_by_loop and not consolidated else out
 
     def _through_frames(self, o: op.Operator, args: list[Batch]) -> Batch | None:
         """A lifted operator of the executor's table, on frames (an expression, a filter)."""
@@ -262,13 +291,15 @@ class IntegerScope:
         return self.codec.encode(as_zset(evaluate_stateless(o, list(frames), self.what)).consolidate())
 
 
-_Here = Callable[[IntegerScope, int, op.Operator, int, list[Batch]], Batch]
+_Here = Callable[[CompiledScope, int, op.Operator, int, list[Batch]], Batch]
 
 # How the compiled loop evaluates each operator class it runs itself (a nested distinct's
-# output holds each row once already; the others' are consolidated when the loop reads them).
+# and aggregate's output holds each row once already; the others' are consolidated when
+# the loop reads them).
 _HERE: dict[type[op.Operator], _Here] = {
     op.JoinNested: lambda s, n, o, i, args: s.joins[n].step(args[0], args[1], i),
     op.DistinctNested: lambda s, n, o, i, args: s.distincts[n].step(args[0], i),
+    op.AggregateNested: lambda s, n, o, i, args: s.aggregates[n].step(args[0], i),
     op.Map: lambda s, n, o, i, args: iterscope.project(args[0], s.projections[n]),
     op.Plus: lambda s, n, o, i, args: iterscope.concat(args, s.widths[n]),
     op.Negate: lambda s, n, o, i, args: iterscope.negate(args[0]),
