@@ -152,7 +152,7 @@ class CompiledScope:
         self.widths = [len(o.types) for o in scope.body]
         self.fed = sorted({o.inputs[0] for o in scope.body if isinstance(o, op.Delay)})
         self.read_by_loop = set(self.fed) | set(scope.results)
-        # a Map of columns only is a projection of the integer rows
+        # a Map of columns only is a projection of the int64 rows
         self.projections = {
             n: [e.index for e in o.exprs if isinstance(e, Col)]
             for n, o in enumerate(scope.body)
@@ -209,8 +209,8 @@ class CompiledScope:
     def step(
         self, inputs: list[ZSet], deepest: int, limit: int, diverged: Callable[[], Exception]
     ) -> tuple[list[ZSet], Callable[[Record], None], int] | None:
-        """One outer step: (results, commit, iterations), or None when a value cannot be
-        held as an integer (nothing changed; runtime/nested.py takes the step).
+        """One outer step: (results, commit, iterations), or None when a value is NULL
+        (nothing changed; runtime/nested.py takes the step).
 
         The loop and its end are IncrementalScope.step's: until every fed-back value is
         zero and no stored iteration after this one can meet this step's changes."""
