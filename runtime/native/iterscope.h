@@ -325,6 +325,60 @@ struct NestedJoin {
     }
 };
 
+/* Rows (of `w` columns) kept once each and found by hash: the rows a nested distinct, or
+   the group keys a nested aggregate, touched in this outer step. */
+struct RowSet {
+    Rows rows;
+    std::vector<int> cols;  // 0..w-1
+    std::vector<uint64_t> h;
+    std::vector<int64_t> head, next;
+    uint64_t mask = 15;
+
+    void init(int w) {
+        rows.w = w;
+        cols.resize(w);
+        for (int j = 0; j < w; j++) cols[j] = j;
+        clear();
+    }
+    void clear() {
+        rows.clear(); h.clear(); next.clear();
+        head.assign(16, -1);
+        mask = 15;
+    }
+    int64_t n() const { return rows.n(); }
+    const int64_t* row(int64_t t) const { return rows.row(t); }
+
+    /* The set's index of columns `rc` of row r, or -1; `hash` is hash_cols(r, rc, w). */
+    int64_t find(const int64_t* r, const int* rc, uint64_t hash) const {
+        for (int64_t t = head[hash & mask]; t >= 0; t = next[t])
+            if (h[t] == hash && same_cols(rows.row(t), cols.data(), r, rc, rows.w)) return t;
+        return -1;
+    }
+
+    /* Add columns `rc` of row r (not in the set) with their hash; returns its index. */
+    int64_t add(const int64_t* r, const int* rc, uint64_t hash) {
+        const int w = rows.w;
+        std::vector<int64_t> key(w);
+        for (int j = 0; j < w; j++) key[j] = r[rc[j]];
+        int64_t t = rows.n();
+        rows.push(key.data(), 0);
+        h.push_back(hash);
+        if ((uint64_t)rows.n() > (mask + 1) / 2) {
+            mask = mask * 2 + 1;
+            head.assign(mask + 1, -1);
+            next.resize(rows.n());
+            for (int64_t u = 0; u < rows.n(); u++) {
+                next[u] = head[h[u] & mask];
+                head[h[u] & mask] = u;
+            }
+        } else {
+            next.push_back(head[hash & mask]);
+            head[hash & mask] = t;
+        }
+        return t;
+    }
+};
+
 /* One nested distinct: per row touched in this outer step, its running sum C[≤i] and its
    stored weights per iteration, so each iteration applies
    distinct(X[t][i]) − distinct(X[t-1][i]) − distinct(X[t][i-1]) + distinct(X[t-1][i-1])
@@ -335,10 +389,7 @@ struct NestedJoin {
 struct NestedDistinct {
     IterIndex s;
     std::vector<int> all;
-    Rows seen;                       // the touched rows, each once (weights unused)
-    std::vector<uint64_t> seen_h;
-    std::vector<int64_t> head, next;  // hash chains over `seen`
-    uint64_t mask = 0;
+    RowSet seen;                     // the touched rows, each once
     std::vector<int64_t> now;        // C[≤i] per touched row
     std::vector<int64_t> was;        // C[≤i-1] per touched row, for the rows of this iteration
     std::vector<int64_t> s_start;    // per touched row, its stored entries in s_it/s_w
@@ -354,27 +405,21 @@ struct NestedDistinct {
         all.resize(w);
         for (int j = 0; j < w; j++) all[j] = j;
         s.init(w, all);
-        seen.w = w;
+        seen.init(w);
         in.w = w;
         begin();
     }
     void begin() {
-        seen.clear(); seen_h.clear(); now.clear(); was.clear(); s_it.clear(); s_w.clear(); in.clear();
+        seen.clear(); now.clear(); was.clear(); s_it.clear(); s_w.clear(); in.clear();
         in_it.clear(); at.clear(); mark.clear();
         s_start.assign(1, 0);
-        head.assign(16, -1);
-        next.clear();
-        mask = 15;
     }
 
     int64_t find_or_add(const int64_t* r) {
-        const int w = seen.w;
-        uint64_t h = hash_row(r, w);
-        for (int64_t t = head[h & mask]; t >= 0; t = next[t])
-            if (seen_h[t] == h && std::memcmp(seen.row(t), r, sizeof(int64_t) * w) == 0) return t;
-        int64_t t = seen.n();
-        seen.push(r, 0);
-        seen_h.push_back(h);
+        uint64_t h = hash_cols(r, all.data(), (int)all.size());
+        int64_t t = seen.find(r, all.data(), h);
+        if (t >= 0) return t;
+        t = seen.add(r, all.data(), h);
         now.push_back(0);
         was.push_back(0);
         mark.push_back(0);
@@ -386,19 +431,6 @@ struct NestedDistinct {
             if (at[j].empty() || at[j].back() != t) at[j].push_back(t);
         });
         s_start.push_back((int64_t)s_it.size());
-        if ((uint64_t)seen.n() > (mask + 1) / 2) {
-            uint64_t size = (mask + 1) * 2;
-            mask = size - 1;
-            head.assign(size, -1);
-            next.resize(seen.n());
-            for (int64_t u = 0; u < seen.n(); u++) {
-                next[u] = head[seen_h[u] & mask];
-                head[seen_h[u] & mask] = u;
-            }
-        } else {
-            next.push_back(head[h & mask]);
-            head[h & mask] = t;
-        }
         return t;
     }
 
@@ -497,10 +529,7 @@ struct NestedAggregate {
     IterIndex s;                     // stored inputs, keyed by the group columns
     std::vector<int> group;
     std::vector<int> kinds, args;    // per aggregate: AggKind, input column (COUNT: unused)
-    Rows keys;                       // the touched groups' key values, each once
-    std::vector<uint64_t> key_h;
-    std::vector<int64_t> head, next;
-    uint64_t mask = 0;
+    RowSet keys;                     // the touched groups' key values, each once
     std::vector<int64_t> s_start, s_entry;          // per group, its stored entries
     std::vector<std::vector<int64_t>> c_rows;       // per group, its rows in `in`
     std::vector<std::vector<int64_t>> at;           // per iteration j, groups stored at j
@@ -508,7 +537,6 @@ struct NestedAggregate {
     std::vector<int64_t> visit;
     Rows in;                         // this step's inputs, for the commit
     std::vector<int32_t> in_it;
-    std::vector<int> key_cols;       // 0..|group|-1, the columns of `keys`
 
     void init(int w, const std::vector<int>& g, const std::vector<int>& k, const std::vector<int>& a) {
         group = g;
@@ -516,30 +544,20 @@ struct NestedAggregate {
         args = a;
         s.init(w, g);
         in.w = w;
-        keys.w = (int)g.size();
-        key_cols.resize(g.size());
-        for (size_t j = 0; j < g.size(); j++) key_cols[j] = (int)j;
+        keys.init((int)g.size());
         begin();
     }
     void begin() {
-        keys.clear(); key_h.clear(); s_entry.clear(); c_rows.clear(); at.clear(); mark.clear();
+        keys.clear(); s_entry.clear(); c_rows.clear(); at.clear(); mark.clear();
         in.clear(); in_it.clear();
         s_start.assign(1, 0);
-        head.assign(16, -1);
-        next.clear();
-        mask = 15;
     }
 
     int64_t find_or_add(const int64_t* r) {
-        const int k = keys.w;
-        uint64_t h = hash_cols(r, group.data(), k);
-        for (int64_t g = head[h & mask]; g >= 0; g = next[g])
-            if (key_h[g] == h && same_cols(keys.row(g), key_cols.data(), r, group.data(), k)) return g;
-        int64_t g = keys.n();
-        std::vector<int64_t> key(k);
-        for (int j = 0; j < k; j++) key[j] = r[group[j]];
-        keys.push(key.data(), 0);
-        key_h.push_back(h);
+        uint64_t h = hash_cols(r, group.data(), (int)group.size());
+        int64_t g = keys.find(r, group.data(), h);
+        if (g >= 0) return g;
+        g = keys.add(r, group.data(), h);
         c_rows.emplace_back();
         mark.push_back(0);
         s.probe(r, group.data(), 0, INT32_MAX, [&](int64_t e) {
@@ -549,19 +567,6 @@ struct NestedAggregate {
             if (at[j].empty() || at[j].back() != g) at[j].push_back(g);
         });
         s_start.push_back((int64_t)s_entry.size());
-        if ((uint64_t)keys.n() > (mask + 1) / 2) {
-            uint64_t size = (mask + 1) * 2;
-            mask = size - 1;
-            head.assign(size, -1);
-            next.resize(keys.n());
-            for (int64_t u = 0; u < keys.n(); u++) {
-                next[u] = head[key_h[u] & mask];
-                head[key_h[u] & mask] = u;
-            }
-        } else {
-            next.push_back(head[h & mask]);
-            head[h & mask] = g;
-        }
         return g;
     }
 
@@ -586,7 +591,7 @@ struct NestedAggregate {
             return std::memcmp(a.row, b.row, sizeof(int64_t) * w) < 0;
         });
         const size_t na = kinds.size();
-        std::vector<int64_t> row(keys.w + na);
+        std::vector<int64_t> row(keys.rows.w + na);
         for (int c = 0; c < 4; c++) {
             int64_t count = 0;
             std::vector<int64_t> value(na, 0);
@@ -608,8 +613,9 @@ struct NestedAggregate {
                 x = y;
             }
             if (count <= 0) continue;  // no rows: no group in this corner
-            for (int j = 0; j < keys.w; j++) row[j] = keys.row(g)[j];
-            for (size_t a = 0; a < na; a++) row[keys.w + a] = kinds[a] == AGG_COUNT ? count : value[a];
+            const int k = keys.rows.w;
+            for (int j = 0; j < k; j++) row[j] = keys.row(g)[j];
+            for (size_t a = 0; a < na; a++) row[k + a] = kinds[a] == AGG_COUNT ? count : value[a];
             out.push(row.data(), c == 0 || c == 3 ? 1 : -1);
         }
     }

@@ -40,9 +40,12 @@ cdef extern from "iterscope.h" namespace "dbspc_iter":
         bint work_ahead(int32_t i)
         void commit()
 
+    cdef cppclass RowSet:
+        Rows rows
+
     cdef cppclass NestedDistinct:
         IterIndex s
-        Rows seen
+        RowSet seen
         Rows in_ "in"
         vector[int32_t] in_it
         void init(int w)
@@ -53,7 +56,7 @@ cdef extern from "iterscope.h" namespace "dbspc_iter":
 
     cdef cppclass NestedAggregate:
         IterIndex s
-        Rows keys
+        RowSet keys
         Rows in_ "in"
         vector[int32_t] in_it
         void init(int w, const vector[int]& g, const vector[int]& k, const vector[int]& a)
@@ -231,7 +234,7 @@ cdef class Distinct:
         self.d.begin()
 
     def step(self, Batch d, int i):
-        cdef Batch out = Batch(self.d.seen.w)
+        cdef Batch out = Batch(self.d.seen.rows.w)
         self.d.step(d.r, i, out.r)
         return out
 
