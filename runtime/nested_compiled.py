@@ -31,50 +31,34 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from dbspc.compiler.circuit import compiled_loop
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import body_order
 from dbspc.compiler.logical.scalar import Col
-from dbspc.compiler.types import INTEGER_KINDS, TEMPORAL_KINDS, SqlType
+from dbspc.compiler.types import SqlType
 from dbspc.runtime.native import iterscope
 from dbspc.runtime.native.iterscope import Batch
 from dbspc.runtime.registry import EVALUATORS, as_zset, evaluate_stateless
 from dbspc.runtime.zset import WEIGHT, ZSet, col_name, frame_of, polars_dtype
 
-# SQL kinds held as one int64 each: integers and BOOLEAN as themselves, DATE as days,
-# TIMESTAMPs as microseconds, STRING by its code in the scope's dictionary
-ENCODED_KINDS = frozenset((*INTEGER_KINDS, *TEMPORAL_KINDS, "BOOLEAN", "STRING"))
-
-
-# The nested aggregates the compiled loop computes: over int64 rows without NULLs, COUNT
-# and COUNT(x) count rows, and MIN/MAX compare values, which a string's code cannot.
-_AGG_KINDS = {"count_star": iterscope.AGG_COUNT, "count": iterscope.AGG_COUNT, "min": iterscope.AGG_MIN,
-              "max": iterscope.AGG_MAX}
-
-
-def _aggregate_here(o: op.AggregateNested, input_types: tuple[SqlType, ...]) -> bool:
-    return not o.is_global and all(
-        a.fn in _AGG_KINDS
-        and not a.distinct
-        and (a.fn not in ("min", "max") or (a.arg is not None and input_types[a.arg].kind != "STRING"))
-        for a in o.aggs
-    )
+# iterscope.h's aggregate kind of each SQL aggregate the loop computes
+_AGG_KINDS = {
+    "count_star": iterscope.AGG_COUNT,
+    "count": iterscope.AGG_COUNT,
+    "min": iterscope.AGG_MIN,
+    "max": iterscope.AGG_MAX,
+}
 
 
 def supports(scope: op.ScopeIncremental) -> bool:
-    """Whether every value of the scope can be an int64 and every operator run here: the
-    scope's structure, the operators of `_HERE` (a nested aggregate of COUNT, MIN and
-    MAX), and stateless ones of the executor's table."""
-    body = scope.body
-    return all(
-        o.types
-        and all(t.kind in ENCODED_KINDS for t in o.types)
-        and (
-            isinstance(o, (op.ScopeInput, op.Delay))
-            or (isinstance(o, op.AggregateNested) and _aggregate_here(o, body[o.inputs[0]].types))
-            or (type(o) in _HERE and not isinstance(o, op.AggregateNested))
-            or (type(o) in EVALUATORS and EVALUATORS[type(o)].state is None)
-        )
-        for o in body
+    """Whether the scope runs here: nothing blocks it (compiler/circuit/compiled_loop.py,
+    which the incrementality report asks too), and every operator is the scope's
+    structure, one of `_HERE`, or a stateless one of the executor's table."""
+    return compiled_loop.blocker(scope) is None and all(
+        isinstance(o, (op.ScopeInput, op.Delay))
+        or type(o) in _HERE
+        or (type(o) in EVALUATORS and EVALUATORS[type(o)].state is None)
+        for o in scope.body
     )
 
 

@@ -223,3 +223,33 @@ def test_rows_stored_deeper_than_this_steps_changes_are_revisited(seed: int) -> 
         for view in got:
             assert got[view].to_rows() == want[view].to_rows(), f"{view} step {step}"
     assert all(s.compiled is not None for s in _scopes(fast))
+
+
+@pytest.mark.parametrize(
+    ("columns", "recursive_select", "report"),
+    [
+        ("a INT, b INT", "SELECT t.a, r.y FROM t JOIN r ON t.b = r.x", "inner loop compiled"),
+        ("a STRING, b STRING", "SELECT t.a, r.y FROM t JOIN r ON t.b = r.x", "inner loop compiled"),
+        ("a DOUBLE, b DOUBLE", "SELECT t.a, r.y FROM t JOIN r ON t.b = r.x", "interpreted (a DOUBLE column)"),
+        ("a INT, b DECIMAL(10,2)", "SELECT t.a, r.y FROM t JOIN r ON t.a = r.x", "(a DECIMAL(10,2) column)"),
+        ("a INT, b INT", "SELECT t.a, MIN(r.y) FROM t JOIN r ON t.b = r.x GROUP BY t.a", "inner loop compiled"),
+        ("a INT, b INT", "SELECT t.a, SUM(r.y) FROM t JOIN r ON t.b = r.x GROUP BY t.a", "interpreted (SUM inside"),
+        ("a INT, b STRING", "SELECT t.a, MAX(r.y) FROM t JOIN r ON t.a = r.x GROUP BY t.a", "(MAX of a STRING"),
+    ],
+)
+def test_the_report_says_which_loop_a_scope_runs(columns: str, recursive_select: str, report: str) -> None:
+    """`dbspc compile`'s incrementality report names the loop each scope will run, and the
+    reason when it is the interpreted one; the runtime takes the same decision."""
+    from dbspc.compiler.circuit.report import to_report
+    from dbspc.compiler.compile import compile_sql
+
+    sql = (
+        f"CREATE TABLE t ({columns}); CREATE VIEW v AS WITH RECURSIVE r(x, y) AS "
+        f"(SELECT a, b FROM t UNION {recursive_select}) SELECT x, y FROM r;"
+    )
+    compiled = compile_sql(sql)
+    text = to_report(compiled.circuit)
+    assert report in text
+    p = Pipeline(compiled)
+    (scope,) = _scopes(p)
+    assert (scope.compiled is not None) == ("inner loop compiled" in text)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import ClassVar, Protocol
 
+from dbspc.compiler.circuit import compiled_loop
 from dbspc.compiler.logical.aggregate import COLLECTS, AggCall, is_running_sum
 from dbspc.compiler.logical.plan import OrderKey, WindowCall
 from dbspc.compiler.logical.scalar import Scalar
@@ -495,9 +496,11 @@ class ScopeIncremental(Operator):
     def cost(self, ctx: CostContext) -> Cost:
         inner = [b.kind for b in self.body if b.stateful]
         counts = ", ".join(f"{inner.count(k)} {k}" for k in sorted(set(inner)))
+        why = compiled_loop.blocker(self)
+        loop = "inner loop compiled" if why is None else f"inner loop interpreted ({why})"
         return Cost(
             f"per-iteration traces of every earlier step ({counts}), indexed by key",
-            "O(iterations × C log R): each inner iteration touches only the step's changes",
+            f"O(iterations × C log R): each inner iteration touches only the step's changes; {loop}",
         )
 
 
