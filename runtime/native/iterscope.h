@@ -357,11 +357,9 @@ struct RowSet {
 
     /* Add columns `rc` of row r (not in the set) with their hash; returns its index. */
     int64_t add(const int64_t* r, const int* rc, uint64_t hash) {
-        const int w = rows.w;
-        std::vector<int64_t> key(w);
-        for (int j = 0; j < w; j++) key[j] = r[rc[j]];
         int64_t t = rows.n();
-        rows.push(key.data(), 0);
+        for (int j = 0; j < rows.w; j++) rows.v.push_back(r[rc[j]]);
+        rows.wt.push_back(0);
         h.push_back(hash);
         if ((uint64_t)rows.n() > (mask + 1) / 2) {
             mask = mask * 2 + 1;
@@ -484,38 +482,22 @@ struct NestedDistinct {
 
 /* Sum the weights of equal rows, drop zeros; rows keep the order of their first copy. */
 static void consolidate(const Rows& r, Rows& out) {
-    const int w = r.w;
-    SmallHash sh;
-    std::vector<int> cols(w);
-    for (int j = 0; j < w; j++) cols[j] = j;
-    uint64_t size = 16;
-    while (size < (uint64_t)r.n() * 2) size *= 2;
-    std::vector<int64_t> head(size, -1), next(r.n(), -1), first;
-    std::vector<uint64_t> h(r.n());
+    RowSet set;
+    set.init(r.w);
     std::vector<int64_t> sum;
-    std::vector<int64_t> group(r.n());
     for (int64_t i = 0; i < r.n(); i++) {
-        h[i] = hash_row(r.row(i), w);
-        int64_t g = -1;
-        for (int64_t j = head[h[i] & (size - 1)]; j >= 0; j = next[j]) {
-            if (h[j] == h[i] && std::memcmp(r.row(j), r.row(i), sizeof(int64_t) * w) == 0) {
-                g = group[j];
-                break;
-            }
-        }
+        const int64_t* row = r.row(i);
+        uint64_t h = hash_cols(row, set.cols.data(), r.w);
+        int64_t g = set.find(row, set.cols.data(), h);
         if (g < 0) {
-            g = (int64_t)first.size();
-            first.push_back(i);
+            g = set.add(row, set.cols.data(), h);
             sum.push_back(0);
-            next[i] = head[h[i] & (size - 1)];
-            head[h[i] & (size - 1)] = i;
         }
-        group[i] = g;
         sum[g] += r.wt[i];
     }
-    out.w = w;
-    for (size_t g = 0; g < first.size(); g++)
-        if (sum[g] != 0) out.push(r.row(first[g]), sum[g]);
+    out.w = r.w;
+    for (int64_t g = 0; g < set.n(); g++)
+        if (sum[g] != 0) out.push(set.row(g), sum[g]);
 }
 
 /* One nested GROUP BY of COUNT(*), COUNT, MIN and MAX: the four corners of each group
