@@ -421,7 +421,7 @@ class IncrementalScope:
                 types = scope.body[o.inputs[side]].types
                 self.states[(n, side)] = IterationTrace(types, tuple(range(len(types))) if key is None else key)
         self.last_iterations = 0
-        # the loop in compiled code when every value is an integer (runtime/nested_compiled.py)
+        # the loop in compiled code when every value fits an int64 (runtime/nested_compiled.py)
         self.compiled = CompiledScope(scope, what) if supports_compiled(scope) else None
         # outputs read as Z-sets by the loop itself (fed back, whose emptiness ends it, or
         # results): the others' readers consolidate what they need themselves
@@ -445,14 +445,14 @@ class IncrementalScope:
         return None
 
     def restored(self, meta: object = None) -> None:
-        """Recompute the stored depth after traces were refilled from a checkpoint."""
-        for s in self.states.values():
+        """Recompute the stored depth after traces were refilled from a checkpoint, and
+        the compiled loop's indexes from the same snapshots."""
+        snapshots = {key: s.trace.snapshot() for key, s in self.states.items()}
+        for key, s in self.states.items():
+            frame = snapshots[key].frame
             it = col_name(len(s.types))
-            frame = s.trace.snapshot().frame
             s.depth = int(frame[it].max()) if frame.height else -1  # type: ignore[arg-type]
-        if self.compiled is not None and not self.compiled.load(
-            {key: s.trace.snapshot() for key, s in self.states.items()}
-        ):
+        if self.compiled is not None and not self.compiled.load(snapshots):
             self.compiled = None
 
     def depth(self) -> int:
