@@ -263,8 +263,11 @@ class CompiledScope:
         args = [values[s] for s in o.inputs]
         run = _HERE.get(type(o))
         if run is None or (isinstance(o, op.Map) and n not in self.projections):
-            return self._through_frames(o, args)
-        out = run(self, n, o, i, args)
+            out = self._through_frames(o, args)
+            if out is None:
+                return None
+        else:
+            out = run(self, n, o, i, args)
         consolidated = isinstance(o, (op.DistinctNested, op.AggregateNested))
         return iterscope.consolidated(out) if n in self.read_by_loop and not consolidated else out
 
@@ -272,7 +275,7 @@ class CompiledScope:
         """A lifted operator of the executor's table, on frames (an expression, a filter)."""
         types = [self.scope.body[s].types for s in o.inputs]
         frames = [self.codec.decode(a, t) for a, t in zip(args, types, strict=True)]
-        return self.codec.encode(as_zset(evaluate_stateless(o, list(frames), self.what)).consolidate())
+        return self.codec.encode(as_zset(evaluate_stateless(o, list(frames), self.what)))
 
 
 _Here = Callable[[CompiledScope, int, op.Operator, int, list[Batch]], Batch]
