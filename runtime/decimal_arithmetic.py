@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 
 from dbspc.compiler.types import DECIMAL_CONTEXT, SqlType
-from dbspc.runtime.zset import polars_dtype
+from dbspc.runtime.zset import arrow_of, polars_dtype
 
 _WORD = 1 << 64
 
@@ -41,9 +41,7 @@ _HALF_UP: str = "half_away_from_zero"
 
 def _unscaled(s: pl.Series) -> np.ndarray:
     """The unscaled integers of a Decimal series (anything where NULL), as Python ints."""
-    arr = s.to_arrow()
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+    arr = arrow_of(s)
     words = np.frombuffer(arr.buffers()[1], dtype=np.uint64, count=2 * len(arr), offset=16 * arr.offset)
     words = words.reshape(-1, 2)
     return words[:, 1].view(np.int64).astype(object) * _WORD + words[:, 0].astype(object)

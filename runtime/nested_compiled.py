@@ -39,7 +39,7 @@ from dbspc.compiler.types import SqlType
 from dbspc.runtime.native import iterscope
 from dbspc.runtime.native.iterscope import Batch
 from dbspc.runtime.registry import EVALUATORS, as_zset, evaluate_stateless
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, frame_of, polars_dtype
+from dbspc.runtime.zset import WEIGHT, ZSet, arrow_of, col_name, frame_of, polars_dtype
 
 # iterscope.h's aggregate kind of each SQL aggregate the loop computes
 _AGG_KINDS = {
@@ -75,9 +75,7 @@ class Codec:
         if column.null_count():
             return None
         if t.kind == "STRING":
-            array = column.to_arrow()
-            if isinstance(array, pa.ChunkedArray):
-                array = array.combine_chunks()
+            array = arrow_of(column)
             if not (pa.types.is_large_string(array.type) or pa.types.is_string(array.type)):
                 array = array.cast(pa.large_string())
             buffers = array.buffers()

@@ -347,7 +347,7 @@ def take_pair_beside(a: pl.DataFrame, b: pl.DataFrame, rows: np.ndarray) -> pl.D
     indices: pa.Array | None = None
     out = []
     for sa, sb in zip(a.get_columns(), b.get_columns(), strict=True):
-        xa, xb = _one_chunk(sa.to_arrow()), _one_chunk(sb.to_arrow())
+        xa, xb = arrow_of(sa), arrow_of(sb)
         width = xa.type.bit_width // 8 if _fixed_width(xa.type) else 0
         if width in _WIDTH_DTYPES and xa.type == xb.type:
             values = np.empty((len(rows), 2) if width == 16 else len(rows), dtype=_WIDTH_DTYPES[width])
@@ -369,7 +369,9 @@ def take_pair_beside(a: pl.DataFrame, b: pl.DataFrame, rows: np.ndarray) -> pl.D
     return frame_of(out)
 
 
-def _one_chunk(array: pa.Array | pa.ChunkedArray) -> pa.Array:
+def arrow_of(column: pl.Series) -> pa.Array:
+    """The column as one Arrow array (its chunks combined), to read its buffers."""
+    array = column.to_arrow()
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
@@ -430,9 +432,7 @@ def _mix_column(h: np.ndarray, column: pl.Series, seed: int) -> None:
         else:
             rowhash.mix_fixed(h, raw, view.itemsize, view.dtype.kind == "i", 0, None)
         return
-    array = column.to_arrow()
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
+    array = arrow_of(column)
     t, offset = array.type, array.offset
     buffers = array.buffers()
     validity = buffers[0] if array.null_count else None
@@ -600,9 +600,7 @@ def rows_equal(
 def decimal_words(column: pl.Series) -> tuple[np.ndarray, np.ndarray | None] | None:
     """A DECIMAL column's decimal128 slots as (n, 2) int64 words, viewed in its Arrow
     buffer (no copy), and its validity (None: no NULLs); None if Arrow holds it otherwise."""
-    array = column.to_arrow()
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
+    array = arrow_of(column)
     if not pa.types.is_decimal128(array.type):
         return None
     words = np.frombuffer(array.buffers()[1], dtype=np.int64).reshape(-1, 2)[array.offset : array.offset + len(array)]
