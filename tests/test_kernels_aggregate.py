@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from dbspc.compiler.errors import RuntimeSqlError
 from dbspc.compiler.logical.aggregate import AggCall
-from dbspc.compiler.types import BIGINT, DOUBLE, INT, STRING, SqlType, array_of, decimal
+from dbspc.compiler.types import BIGINT, DATE, DOUBLE, INT, STRING, TIMESTAMP, SqlType, array_of, decimal
 from dbspc.runtime.kernels.aggregate import IncrementalAggregate, aggregate
 from dbspc.runtime.zset import ZSet
 from tests.collisions import colliding_hashes
@@ -368,7 +369,7 @@ def test_counts_and_sums_finalize_in_numpy_as_in_polars(rows: list[tuple[Any, in
     batch = ZSet.from_rows([r for r, _ in rows], TYPES, [w for _, w in rows])
     fast = aggregate(batch, group, SUMS, out_types, shape == "global")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(module, "_finalize_sums", lambda *a: None)
+        mp.setattr(module, "_finalize_directly", lambda *a: None)
         slow = aggregate(batch, group, SUMS, out_types, shape == "global")
     assert fast.frame.dtypes == slow.frame.dtypes
     assert norm(fast) == norm(slow)
@@ -567,3 +568,60 @@ def test_percentile_incrementally_equals_spark_formula(rows: list[tuple[int, flo
             expected.add((g, repr(_spark_percentile(values, fraction))))
         assert {k for k, w in view.items() if w} == expected
         assert all(w in (0, 1) for w in view.values())
+
+
+# MIN/MAX over integers, dates and timestamps by group: the extremes in numpy
+# (`_extremes`), the group join by hash (`_rows_of_groups`) and the copying finalize,
+# against polars' group-by, join and finalize query.
+DATED: list[SqlType] = [STRING, BIGINT, DATE, TIMESTAMP]
+DATED_AGGS = [
+    AggCall("min", 1, BIGINT),
+    AggCall("max", 2, DATE),
+    AggCall("min", 2, DATE),
+    AggCall("max", 3, TIMESTAMP),
+    AggCall("count_star", None, BIGINT),
+]
+dated_row = st.tuples(
+    st.one_of(st.none(), st.sampled_from(["a", "b", "c"])),
+    st.one_of(st.none(), st.integers(-(2**62), 2**62)),
+    st.one_of(st.none(), st.dates(date(1, 1, 1), date(9999, 12, 31))),
+    st.one_of(st.none(), st.datetimes(datetime(1, 1, 1), datetime(9999, 12, 31))),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    steps=st.lists(st.lists(st.tuples(dated_row, st.sampled_from([1, 2, -1])), max_size=8), min_size=1, max_size=6),
+    group=st.sampled_from([[0], [0, 1], [2]]),
+    collide=st.booleans(),
+)
+def test_min_max_in_numpy_equal_polars(
+    steps: list[list[tuple[tuple[Any, ...], int]]], group: list[int], collide: bool
+) -> None:
+    import dbspc.runtime.kernels.aggregate as module
+
+    out_types = [DATED[c] for c in group] + [a.type for a in DATED_AGGS]
+    fast = IncrementalAggregate(DATED, group, DATED_AGGS, out_types, False)
+    slow = IncrementalAggregate(DATED, group, DATED_AGGS, out_types, False)
+    live: Counter[tuple[Any, ...]] = Counter()
+    for ops in steps:
+        change: Counter[tuple[Any, ...]] = Counter()
+        for r, w in ops:
+            change[r] += w if w > 0 else -min(1, (live + change)[r])  # never below zero
+        rows = [(r, w) for r, w in change.items() if w]
+        delta = ZSet.from_rows([r for r, _ in rows], DATED, [w for _, w in rows])
+        integrated = ZSet.from_rows(list((live + change).elements()), DATED)
+        with colliding_hashes(2 if collide else None):
+            a, commit_a = fast.step(delta)
+            full_fast = aggregate(integrated, group, DATED_AGGS, out_types, False)
+            with pytest.MonkeyPatch.context() as mp:
+                for name in ("_extremes", "_rows_of_groups", "_finalize_directly"):
+                    mp.setattr(module, name, lambda *args: None)
+                b, commit_b = slow.step(delta)
+                full_slow = aggregate(integrated, group, DATED_AGGS, out_types, False)
+            commit_a()
+            commit_b()
+        assert a.frame.dtypes == b.frame.dtypes == full_slow.frame.dtypes
+        assert sorted(a.to_rows(), key=repr) == sorted(b.to_rows(), key=repr)
+        assert sorted(full_fast.to_rows(), key=repr) == sorted(full_slow.to_rows(), key=repr)
+        live = +(live + change)

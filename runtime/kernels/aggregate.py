@@ -293,7 +293,41 @@ def _join_groups(left: pl.DataFrame, right: pl.DataFrame, keys: list[str]) -> pl
     """Attach per-group columns; NULL group keys are one group (null-safe)."""
     if not keys:
         return pl.concat([left, right], how="horizontal")
-    return left.join(right, on=keys, how="left", nulls_equal=True)
+    rows = _rows_of_groups(pick(right, keys).get_columns(), pick(left, keys).get_columns())
+    if rows is None:
+        return left.join(right, on=keys, how="left", nulls_equal=True)
+    # polars' join hands its work to the thread pool (~0.3-1 ms for a few rows); this
+    # gathers the right's columns in the calling thread
+    at, found = rows
+    attached = [c for c in right.get_columns() if c.name not in keys]
+    if not found.any():
+        return left.hstack([pl.Series(c.name, dtype=c.dtype).extend_constant(None, left.height) for c in attached])
+    if found.all():
+        return left.hstack([take_series(c, at) for c in attached])
+    index = pl.Series(at).scatter(np.flatnonzero(~found), None)  # a NULL index gathers NULL
+    return left.hstack([c.gather(index) for c in attached])
+
+
+def _rows_of_groups(
+    stored: Sequence[pl.Series], wanted: Sequence[pl.Series]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """For each row of `wanted`, the row of `stored` (whose rows are distinct) holding
+    the same key, found by row hash: (row, found) with row 0 where not found. None when
+    two stored keys share a hash, or a hash match is not an equal row (a collision):
+    the caller's exact path decides."""
+    n = len(wanted[0])
+    if len(stored[0]) == 0:
+        return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    stored_h, wanted_h = hash_rows(stored), hash_rows(wanted)
+    order = np.argsort(stored_h, kind="stable")
+    sorted_h = stored_h[order]
+    if bool((sorted_h[1:] == sorted_h[:-1]).any()):
+        return None
+    at = order[np.minimum(np.searchsorted(sorted_h, wanted_h), len(sorted_h) - 1)]
+    found = stored_h[at] == wanted_h
+    if not rows_equal(stored, at[found], wanted, np.flatnonzero(found)):
+        return None
+    return np.where(found, at, 0), found
 
 
 def _rescale(s: pl.Expr, num_pow: int, den: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
@@ -432,6 +466,9 @@ class _Plan:
                 exprs.append((v.nan_max() if a.is_float else v.max()).alias(a.m))
             else:  # DISTINCT count / sum / avg count every value once; float SUM/AVG, all copies
                 exprs += _sum_parts(a, v, pl.lit(1, dtype=pl.Int64) if a.call.distinct else pl.col(WEIGHT))
+        direct = _extremes(self, arg, mset)
+        if direct is not None:
+            return direct
         if mset.height == 0 and self.gnames:
             # polars cannot type some list expressions over no groups: one NULL row of
             # weight 0 gives the columns their types, then goes
@@ -445,7 +482,7 @@ class _Plan:
 
         Raises RuntimeSqlError on overflow of the result type (Spark ANSI).
         """
-        direct = _finalize_sums(self, state, sign)
+        direct = _finalize_directly(self, state, sign)
         if direct is not None:
             return direct
         outputs, checks = self._finalizers()
@@ -533,6 +570,31 @@ class _Plan:
         )
 
 
+# Kinds whose order is their physical integers' (MIN/MAX by np.minimum/maximum.reduceat).
+_ORDERED_AS_INTEGERS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.Date, pl.Datetime, pl.Duration, pl.Time)
+
+
+def _extremes(plan: _Plan, arg: int, mset: pl.DataFrame) -> pl.DataFrame | None:
+    """plan.mset_eval(arg, mset) for MIN/MAX alone over integers, dates or timestamps, in
+    numpy (polars' group-by costs ~0.5 ms a call, mostly its thread pool's): the
+    multiset's rows grouped by `group_rows` and each group's extreme by reduceat. None
+    (the caller's polars group-by) for other aggregates and kinds."""
+    aggs = plan.mset_aggs[arg]
+    if not plan.gnames or mset.height == 0 or any(a.call.fn not in ("min", "max") for a in aggs):
+        return None
+    values = mset.get_column(_v(arg))
+    if not isinstance(values.dtype, _ORDERED_AS_INTEGERS) or values.null_count():
+        return None
+    groups = group_rows(pick(mset, plan.gnames).get_columns())
+    ordered = values.to_physical().to_numpy()[groups.order]
+    columns = [take_series(mset.get_column(g), groups.reps) for g in plan.gnames]
+    for a in aggs:
+        reduce = np.minimum if a.call.fn == "min" else np.maximum
+        column = pl.Series(a.m, reduce.reduceat(ordered, groups.starts))
+        columns.append(column.cast(values.dtype))
+    return pl.DataFrame(columns)
+
+
 def _live(state: pl.DataFrame) -> pl.DataFrame:
     """The groups of `state` with rows (a gather, not a polars query)."""
     keep = state.get_column(_N).to_numpy() != 0
@@ -545,22 +607,11 @@ def _add_aligned(plan: _Plan, old: pl.DataFrame, delta: pl.DataFrame) -> pl.Data
     plus its old row, found by group hash. None (the caller groups) otherwise."""
     if old.height == 0:
         return delta
-    old_keys, new_keys = pick(old, plan.gnames), pick(delta, plan.gnames)
-    old_h = hash_rows(old_keys.get_columns())
-    new_h = hash_rows(new_keys.get_columns())
-    order = np.argsort(old_h, kind="stable")
-    sorted_h = old_h[order]
-    at = np.minimum(np.searchsorted(sorted_h, new_h), len(sorted_h) - 1)
-    found = sorted_h[at] == new_h
-    if len(np.unique(old_h)) < len(old_h) or int(found.sum()) != old.height:
+    matched = _rows_of_groups(pick(old, plan.gnames).get_columns(), pick(delta, plan.gnames).get_columns())
+    if matched is None or int(matched[1].sum()) != old.height:
         return None  # equal hashes or an old group not in delta
-    rows = order[at[found]]
-    delta_rows = np.flatnonzero(found)
-    if not rows_equal(old_keys.get_columns(), rows, new_keys.get_columns(), delta_rows):
-        return None
     # old row of each delta row, or the extra all-zero row appended at index old.height
-    which = np.full(delta.height, old.height, dtype=np.int64)
-    which[delta_rows] = rows
+    which = np.where(matched[1], matched[0], old.height)
     columns = [delta.get_column(g) for g in plan.gnames]
     for name, _ in plan.state_cols:
         before = old.get_column(name)
@@ -582,12 +633,17 @@ def _summable(a: _Agg) -> bool:
     return t.is_decimal and out.is_decimal and (out.scale or 0) == a.in_scale
 
 
-def _finalize_sums(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl.DataFrame | None:
-    """plan.finalize(state, sign) for COUNTs and scale-keeping SUMs, in numpy: a group's
-    row is its counts and sums as they are. None (the caller's polars query decides, and
+def _copied(a: _Agg) -> bool:
+    """MIN or MAX of its input's type: a finalize that copies the group's extreme."""
+    return a.call.fn in ("min", "max") and a.out_type == a.in_type
+
+
+def _finalize_directly(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl.DataFrame | None:
+    """plan.finalize(state, sign) for COUNTs, scale-keeping SUMs, MIN and MAX, in numpy: a
+    group's row is its counts, sums and extremes as they are. None (the caller's polars query decides, and
     raises the overflow error) for other aggregates, a sum outside int64, or a result
     out of its type's range."""
-    if not all(_summable(a) for a in plan.aggs):
+    if not all(_summable(a) or _copied(a) for a in plan.aggs):
         return None
     n = state.get_column(_N).to_numpy()
     rows = None if plan.is_global or bool(n.all()) else np.flatnonzero(n != 0)
@@ -602,6 +658,10 @@ def _finalize_sums(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl.Dat
         if a.call.fn == "count_star":
             columns.append(pl.Series(take(n), dtype=pl.Int64))
             continue
+        if _copied(a):
+            column = state.get_column(a.m)
+            columns.append(column if rows is None else take_series(column, rows))
+            continue
         k = take(state.get_column(a.k).fill_null(0).to_numpy())
         if a.call.fn == "count":
             columns.append(pl.Series(k, dtype=pl.Int64))
@@ -613,10 +673,10 @@ def _finalize_sums(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl.Dat
         sums = take(narrow.fill_null(0).to_numpy())
         some = k > 0
         out = a.out_type
-        column = _sum_column(sums, some, out)
-        if column is None:
+        summed = _sum_column(sums, some, out)
+        if summed is None:
             return None
-        columns.append(column)
+        columns.append(summed)
     weight = (
         pl.Series(np.ones(len(n) if rows is None else len(rows), dtype=np.int64))
         if sign is None
@@ -658,7 +718,11 @@ def _signed(state: pl.DataFrame, sign: int) -> pl.DataFrame:
 
 def _mset_of(plan: _Plan, arg: int, work: pl.DataFrame) -> pl.DataFrame:
     """The (group.., value, w) rows of `arg` that carry weight; NULL values never count."""
-    return work.filter(pl.col(_v(arg)).is_not_null()).select([*plan.gnames, _v(arg), WEIGHT])
+    rows = pick(work, [*plan.gnames, _v(arg), WEIGHT])
+    values = rows.get_column(_v(arg))
+    if not values.null_count():
+        return rows
+    return take(rows, np.flatnonzero(values.is_not_null().to_numpy()))
 
 
 def _renamed_mset(plan: _Plan, arg: int, stored: pl.DataFrame) -> pl.DataFrame:
