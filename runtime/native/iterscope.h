@@ -178,11 +178,53 @@ struct IterIndex {
         return moving() && (h & old_mask) >= cursor ? old[h & old_mask] : -1;
     }
 
+    uint64_t row_hash(const int64_t* r, int32_t iteration) const {
+        return reduced(mix(hash_row(r, w) ^ (uint64_t)(uint32_t)iteration));
+    }
+    uint64_t key_hash(const int64_t* r) const { return hash_cols(r, key.data(), (int)key.size()); }
+
+    /* An index much larger than the caches costs a miss for each chain head, entry and
+       row a probe or an add reads; the batch calls below ask for them a few rows ahead,
+       so the misses overlap instead of following one another. */
+    static const int64_t AHEAD = 16;
+    void prefetch_heads(uint64_t k, uint64_t h) const {
+        __builtin_prefetch(&khead[k & mask]);
+        if (h) __builtin_prefetch(&rhead[h & mask]);
+    }
+    void prefetch_entry(int64_t e) const {
+        if (e < 0) return;
+        __builtin_prefetch(es.at(e));
+        __builtin_prefetch(rows.at(e));
+    }
+
+    /* state[rows[x], its[x]] += rows.wt[x], for every x. */
+    void add_all(const Rows& r, const std::vector<int32_t>& its) {
+        const int64_t n = r.n();
+        std::vector<uint64_t> ks(n), hs(n);
+        for (int64_t x = 0; x < n; x++) {
+            ks[x] = key_hash(r.row(x));
+            hs[x] = row_hash(r.row(x), its[x]);
+        }
+        for (int64_t x = 0; x < n; x++) {
+            if (x + AHEAD < n) prefetch_heads(ks[x + AHEAD], hs[x + AHEAD]);
+            if (x + AHEAD / 2 < n) {
+                int64_t e = rhead[hs[x + AHEAD / 2] & mask];
+                if (e >= 0) __builtin_prefetch(rl.at(e));
+                prefetch_entry(e);
+            }
+            add_hashed(r.row(x), its[x], r.wt[x], ks[x], hs[x]);
+        }
+    }
+
     /* state[row, iteration] += weight */
     void add(const int64_t* r, int32_t iteration, int64_t weight) {
+        add_hashed(r, iteration, weight, key_hash(r), row_hash(r, iteration));
+    }
+
+    /* add, with the row's key_hash k and row_hash h */
+    void add_hashed(const int64_t* r, int32_t iteration, int64_t weight, uint64_t k, uint64_t h) {
         if (weight == 0) return;
         move_buckets(MOVES_PER_ADD);
-        uint64_t h = reduced(mix(hash_row(r, w) ^ (uint64_t)(uint32_t)iteration));
         for (int64_t start : {rhead[h & mask], old_head(rold, h)}) {
             for (int64_t e = start; e >= 0; e = rl[e].rnext) {
                 if (rl[e].rh == h && es[e].it == iteration && std::memcmp(row(e), r, sizeof(int64_t) * w) == 0) {
@@ -194,7 +236,6 @@ struct IterIndex {
         if ((uint64_t)n() + 1 > (mask + 1) / 2) grow();
         int64_t e = n();
         rows.push(r);
-        uint64_t k = hash_cols(r, key.data(), (int)key.size());
         Entry entry{k, khead[k & mask], weight, iteration};
         es.push(&entry);
         khead[k & mask] = e;
@@ -207,8 +248,13 @@ struct IterIndex {
        and whose iteration lies in [lo, hi]. */
     template <class F>
     void probe(const int64_t* p, const int* pk, int32_t lo, int32_t hi, F f) const {
+        probe_hashed(p, pk, hash_cols(p, pk, (int)key.size()), lo, hi, f);
+    }
+
+    /* probe, with k = hash_cols(p, pk, key size) */
+    template <class F>
+    void probe_hashed(const int64_t* p, const int* pk, uint64_t k, int32_t lo, int32_t hi, F f) const {
         if (lo > hi || n() == 0) return;
-        uint64_t k = hash_cols(p, pk, (int)key.size());
         for (int64_t start : {khead[k & mask], old_head(kold, k)}) {
             for (int64_t e = start; e >= 0; e = es[e].knext) {
                 const Entry& x = es[e];
@@ -218,6 +264,21 @@ struct IterIndex {
         }
     }
 };
+
+/* The key hashes of a batch's rows (columns `cols`), for probes of index `s`. */
+static void hashed(const IterIndex& s, const Rows& d, const std::vector<int>& cols, std::vector<uint64_t>& hs) {
+    hs.resize(d.n());
+    for (int64_t x = 0; x < d.n(); x++) hs[x] = hash_cols(d.row(x), cols.data(), (int)cols.size());
+    for (int64_t x = 0; x < std::min<int64_t>(d.n(), IterIndex::AHEAD); x++) s.prefetch_heads(hs[x], 0);
+}
+
+/* Before probing row x: the chain head of row x + AHEAD, and the first entry of row
+   x + AHEAD/2, whose head was asked for earlier. */
+static inline void ahead(const IterIndex& s, const std::vector<uint64_t>& hs, int64_t x) {
+    const int64_t n = (int64_t)hs.size();
+    if (x + IterIndex::AHEAD < n) s.prefetch_heads(hs[x + IterIndex::AHEAD], 0);
+    if (x + IterIndex::AHEAD / 2 < n) s.prefetch_entry(s.khead[hs[x + IterIndex::AHEAD / 2] & s.mask]);
+}
 
 /* A join's probe of `side`'s rows into an in-step hash of `other`'s rows (both small):
    calls f(i, j) for each pair whose keys agree. */
@@ -254,6 +315,21 @@ static void join_rows(const Rows& l, const int* lk, const Rows& r, const int* rk
     }
 }
 
+/* f(row, weight, entry) for each row of `probes` (key columns `cols`) and each entry of
+   `s` it meets in iterations [lo, hi], with the index's chains asked for ahead. */
+template <class F>
+static void probe_all(const IterIndex& s, const Rows& probes, const std::vector<int>& cols, int32_t lo, int32_t hi, F f) {
+    if (lo > hi || s.n() == 0 || probes.n() == 0) return;
+    std::vector<uint64_t> hs;
+    hashed(s, probes, cols, hs);
+    for (int64_t x = 0; x < probes.n(); x++) {
+        ahead(s, hs, x);
+        const int64_t* r = probes.row(x);
+        int64_t w = probes.wt[x];
+        s.probe_hashed(r, cols.data(), hs[x], lo, hi, [&](int64_t e) { f(r, w, e); });
+    }
+}
+
 /* One nested join a ⋈ b: the stored iteration traces of both sides, and this outer
    step's running sums C_a, C_b with each row's iteration. */
 struct NestedJoin {
@@ -278,31 +354,19 @@ struct NestedJoin {
     void step(const Rows& a, const Rows& b, int32_t i, Rows& out) {
         const int nk = (int)lk.size();
         const int wa = ca.w, wb = cb.w;
-        for (int64_t x = 0; x < a.n(); x++) {
-            const int64_t* ar = a.row(x);
-            int64_t w = a.wt[x];
-            sb.probe(ar, lk.data(), 0, i, [&](int64_t e) { out.push2(ar, wa, sb.row(e), wb, w * sb.wt_of(e)); });
-        }
+        probe_all(sb, a, lk, 0, i, [&](const int64_t* ar, int64_t w, int64_t e) {
+            out.push2(ar, wa, sb.row(e), wb, w * sb.wt_of(e));
+        });
         join_rows(a, lk.data(), cb, rk.data(), nk, out);
         join_rows(a, lk.data(), b, rk.data(), nk, out);
-        for (const Rows* side : {static_cast<const Rows*>(&cb), &b}) {
-            for (int64_t x = 0; x < side->n(); x++) {
-                const int64_t* br = side->row(x);
-                int64_t w = side->wt[x];
-                sa.probe(br, rk.data(), i, i, [&](int64_t e) { out.push2(sa.row(e), wa, br, wb, sa.wt_of(e) * w); });
-            }
-        }
-        for (int64_t x = 0; x < ca.n(); x++) {
-            const int64_t* ar = ca.row(x);
-            int64_t w = ca.wt[x];
-            sb.probe(ar, lk.data(), i, i, [&](int64_t e) { out.push2(ar, wa, sb.row(e), wb, w * sb.wt_of(e)); });
-        }
+        auto from_a = [&](const int64_t* br, int64_t w, int64_t e) { out.push2(sa.row(e), wa, br, wb, sa.wt_of(e) * w); };
+        probe_all(sa, cb, rk, i, i, from_a);
+        probe_all(sa, b, rk, i, i, from_a);
+        probe_all(sb, ca, lk, i, i, [&](const int64_t* ar, int64_t w, int64_t e) {
+            out.push2(ar, wa, sb.row(e), wb, w * sb.wt_of(e));
+        });
         join_rows(ca, lk.data(), b, rk.data(), nk, out);
-        for (int64_t x = 0; x < b.n(); x++) {
-            const int64_t* br = b.row(x);
-            int64_t w = b.wt[x];
-            sa.probe(br, rk.data(), 0, i - 1, [&](int64_t e) { out.push2(sa.row(e), wa, br, wb, sa.wt_of(e) * w); });
-        }
+        probe_all(sa, b, rk, 0, i - 1, from_a);
         for (int64_t x = 0; x < a.n(); x++) { ca.push(a.row(x), a.wt[x]); ca_it.push_back(i); }
         for (int64_t x = 0; x < b.n(); x++) { cb.push(b.row(x), b.wt[x]); cb_it.push_back(i); }
     }
@@ -319,8 +383,8 @@ struct NestedJoin {
     }
 
     void commit() {
-        for (int64_t x = 0; x < ca.n(); x++) sa.add(ca.row(x), ca_it[x], ca.wt[x]);
-        for (int64_t x = 0; x < cb.n(); x++) sb.add(cb.row(x), cb_it[x], cb.wt[x]);
+        sa.add_all(ca, ca_it);
+        sb.add_all(cb, cb_it);
         begin();
     }
 };
@@ -413,15 +477,15 @@ struct NestedDistinct {
         s_start.assign(1, 0);
     }
 
-    int64_t find_or_add(const int64_t* r) {
-        uint64_t h = hash_cols(r, all.data(), (int)all.size());
+    /* The touched row r (its hash h, as the set and the index's key chains hash it). */
+    int64_t find_or_add(const int64_t* r, uint64_t h) {
         int64_t t = seen.find(r, all.data(), h);
         if (t >= 0) return t;
         t = seen.add(r, all.data(), h);
         now.push_back(0);
         was.push_back(0);
         mark.push_back(0);
-        s.probe(r, all.data(), 0, INT32_MAX, [&](int64_t e) {
+        s.probe_hashed(r, all.data(), h, 0, INT32_MAX, [&](int64_t e) {
             int32_t j = s.it_of(e);
             s_it.push_back(j);
             s_w.push_back(s.wt_of(e));
@@ -432,10 +496,14 @@ struct NestedDistinct {
         return t;
     }
 
+    std::vector<uint64_t> hs;
+
     void step(const Rows& d, int32_t i, Rows& out) {
         visit.clear();
+        hashed(s, d, all, hs);
         for (int64_t x = 0; x < d.n(); x++) {
-            int64_t t = find_or_add(d.row(x));
+            ahead(s, hs, x);
+            int64_t t = find_or_add(d.row(x), hs[x]);
             if (mark[t] != i + 1) {
                 mark[t] = i + 1;
                 was[t] = now[t];
@@ -475,7 +543,7 @@ struct NestedDistinct {
     }
 
     void commit() {
-        for (int64_t x = 0; x < in.n(); x++) s.add(in.row(x), in_it[x], in.wt[x]);
+        s.add_all(in, in_it);
         begin();
     }
 };
@@ -535,14 +603,14 @@ struct NestedAggregate {
         s_start.assign(1, 0);
     }
 
-    int64_t find_or_add(const int64_t* r) {
-        uint64_t h = hash_cols(r, group.data(), (int)group.size());
+    /* The touched group of row r (h: the hash of its group columns). */
+    int64_t find_or_add(const int64_t* r, uint64_t h) {
         int64_t g = keys.find(r, group.data(), h);
         if (g >= 0) return g;
         g = keys.add(r, group.data(), h);
         c_rows.emplace_back();
         mark.push_back(0);
-        s.probe(r, group.data(), 0, INT32_MAX, [&](int64_t e) {
+        s.probe_hashed(r, group.data(), h, 0, INT32_MAX, [&](int64_t e) {
             s_entry.push_back(e);
             int32_t j = s.it_of(e);
             if ((size_t)j >= at.size()) at.resize(j + 1);
@@ -602,10 +670,14 @@ struct NestedAggregate {
         }
     }
 
+    std::vector<uint64_t> hs;
+
     void step(const Rows& d, int32_t i, Rows& out) {
         visit.clear();
+        hashed(s, d, group, hs);
         for (int64_t x = 0; x < d.n(); x++) {
-            int64_t g = find_or_add(d.row(x));
+            ahead(s, hs, x);
+            int64_t g = find_or_add(d.row(x), hs[x]);
             in.push(d.row(x), d.wt[x]);
             in_it.push_back(i);
             c_rows[g].push_back(in.n() - 1);
@@ -630,7 +702,7 @@ struct NestedAggregate {
     }
 
     void commit() {
-        for (int64_t x = 0; x < in.n(); x++) s.add(in.row(x), in_it[x], in.wt[x]);
+        s.add_all(in, in_it);
         begin();
     }
 };
