@@ -106,7 +106,10 @@ class Codec:
             offsets, data = self.strings.decode(values)
             array = pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
             return pl.Series(name, array).cast(pl.String)
-        return pl.Series(name, values).cast(polars_dtype(t))
+        column = pl.Series(name, values)
+        dtype = polars_dtype(t)
+        # (a cast, even to the same type, is a polars query: ~0.1 ms)
+        return column if dtype == pl.Int64 else column.cast(dtype)
 
     def frame(self, rows: np.ndarray, types: tuple[SqlType, ...], *tail: pl.Series) -> pl.DataFrame:
         """The frame of int64 `rows` in their SQL types, then the `tail` columns."""

@@ -570,8 +570,9 @@ class _Plan:
         )
 
 
-# Kinds whose order is their physical integers' (MIN/MAX by np.minimum/maximum.reduceat).
-_ORDERED_AS_INTEGERS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.Date, pl.Datetime, pl.Duration, pl.Time)
+# Kinds whose numpy values order as SQL orders them (MIN/MAX by reduceat): integers, and
+# dates and timestamps as datetime64.
+_ORDERED_IN_NUMPY = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.Date, pl.Datetime)
 
 
 def _extremes(plan: _Plan, arg: int, mset: pl.DataFrame) -> pl.DataFrame | None:
@@ -583,15 +584,18 @@ def _extremes(plan: _Plan, arg: int, mset: pl.DataFrame) -> pl.DataFrame | None:
     if not plan.gnames or mset.height == 0 or any(a.call.fn not in ("min", "max") for a in aggs):
         return None
     values = mset.get_column(_v(arg))
-    if not isinstance(values.dtype, _ORDERED_AS_INTEGERS) or values.null_count():
+    if not isinstance(values.dtype, _ORDERED_IN_NUMPY) or values.null_count():
         return None
     groups = group_rows(pick(mset, plan.gnames).get_columns())
-    ordered = values.to_physical().to_numpy()[groups.order]
+    ordered = values.to_numpy()[groups.order]
+    sizes = np.diff(np.append(groups.starts, len(ordered)))
     columns = [take_series(mset.get_column(g), groups.reps) for g in plan.gnames]
     for a in aggs:
-        reduce = np.minimum if a.call.fn == "min" else np.maximum
-        column = pl.Series(a.m, reduce.reduceat(ordered, groups.starts))
-        columns.append(column.cast(values.dtype))
+        extreme = (np.minimum if a.call.fn == "min" else np.maximum).reduceat(ordered, groups.starts)
+        # each group's first row holding its extreme, whose value is gathered as it is
+        hits = np.flatnonzero(ordered == np.repeat(extreme, sizes))
+        first = hits[np.unique(np.searchsorted(groups.starts, hits, side="right") - 1, return_index=True)[1]]
+        columns.append(take_series(values, groups.order[first]).alias(a.m))
     return pl.DataFrame(columns)
 
 
@@ -870,7 +874,8 @@ class IncrementalAggregate:
             old_state = p.linear_state(work.head(0))
         new_state = p.add_states([old_state, p.linear_state(work)])
 
-        merged, old_merged = new_state, old_state
+        # (a group left without rows has no output row, nor multiset values to attach)
+        merged, old_merged = (_live(new_state) if p.gnames else new_state), old_state
         old_out = self._fetch(self._out, keys) if self._out is not None else None
         mset_deltas: list[tuple[Trace, pl.DataFrame]] = []
         for arg, trace in self._msets.items():
@@ -934,11 +939,11 @@ class IncrementalAggregate:
         earlier: list[pl.Series] = []
         for a in p.mset_aggs[arg]:
             e = old_out.get_column(col_name(g + a.index))
-            keep = e.is_not_null()
+            keep = e.is_not_null().to_numpy() if e.null_count() else np.ones(len(e), dtype=bool)
             for other in earlier:
-                keep &= (e != other).fill_null(True)
+                keep &= (e != other).fill_null(True).to_numpy()
             earlier.append(e)
-            rows = np.flatnonzero(keep.to_numpy())
+            rows = np.flatnonzero(keep)
             anchors.append(take(pick(old_out, [*(col_name(i) for i in range(g)), e.name], names), rows))
         anchor = stack(anchors)
         counts = trace.weights_of(pick(anchor, names, [col_name(i) for i in range(g + 1)]))
