@@ -29,7 +29,7 @@ from dbspc.compiler.types import INT, SqlType
 from dbspc.runtime.kernels.aggregate import aggregate
 from dbspc.runtime.kernels.join import drop_null_keys, join, join_pairs
 from dbspc.runtime.kernels.linear import plus
-from dbspc.runtime.nested_compiled import CompiledScope
+from dbspc.runtime.nested_compiled import CompiledScope, Decode
 from dbspc.runtime.nested_compiled import supports as supports_compiled
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluate_stateless, evaluates
 from dbspc.runtime.trace import Trace
@@ -141,26 +141,30 @@ class IterationTrace:
         self.types = types
         self._trace = Trace((*types, INT), key)
         self.depth = -1  # deepest iteration stored
-        # steps recorded by a compiled scope (runtime/nested_compiled.py), which probes its
-        # own index: inserted into the trace when it is read, or when they grow large,
-        # so a step does not pay a trace insert per operator input
-        self._pending: list[pl.DataFrame] = []
+        # Steps recorded by a compiled scope (runtime/nested_compiled.py), which probes its
+        # own index: kept as its int64 rows, iterations and weights, and decoded and
+        # inserted in one batch when the trace is read or they grow large, so a step pays
+        # neither a frame nor a trace insert per operator input.
+        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._pending_rows = 0
+        self._decode: Decode | None = None
 
     @property
     def trace(self) -> Trace:
         if self._pending:
-            frame = concat_frames(self._pending) if len(self._pending) > 1 else self._pending[0]
+            assert self._decode is not None
+            rows, iterations, weights = (np.concatenate(part) for part in zip(*self._pending, strict=True))
             self._pending, self._pending_rows = [], 0
-            self._trace.insert(ZSet(frame, (*self.types, INT)))
+            self._trace.insert(ZSet(self._decode(rows, iterations, weights), (*self.types, INT)))
         return self._trace
 
-    def add_frame(self, frame: pl.DataFrame, deepest: int) -> None:
-        """Store one outer step's inputs (their rows, iteration column and weights), as
-        runtime/nested_compiled.py gives them; `deepest` is their largest iteration."""
-        self.depth = max(self.depth, deepest)
-        self._pending.append(frame)
-        self._pending_rows += frame.height
+    def add_rows(self, rows: np.ndarray, iterations: np.ndarray, weights: np.ndarray, decode: Decode) -> None:
+        """Store one outer step's inputs as a compiled scope gives them: int64 rows, their
+        iterations and weights, and how to decode them to a frame of the trace's rows."""
+        self.depth = max(self.depth, int(iterations.max()))
+        self._pending.append((rows, iterations, weights))
+        self._decode = decode
+        self._pending_rows += len(weights)
         if self._pending_rows >= _PENDING_ROWS:
             _ = self.trace
 
@@ -503,8 +507,10 @@ class IncrementalScope:
 
         return sums, commit
 
-    def _record(self, n: int, side: int, frame: pl.DataFrame, deepest: int) -> None:
-        self.states[(n, side)].add_frame(frame, deepest)
+    def _record(
+        self, n: int, side: int, rows: np.ndarray, iterations: np.ndarray, weights: np.ndarray, decode: Decode
+    ) -> None:
+        self.states[(n, side)].add_rows(rows, iterations, weights, decode)
 
     def _work_ahead(self, i: int, running: _RunningSums) -> bool:
         """Whether state stored after iteration i can still meet this step's changes.

@@ -18,7 +18,7 @@ runtime/nested.py (`CompiledScope.step` returns None before it changes anything)
 State. Each nested operator keeps its iteration traces twice: the compiled index it
 probes, and the scope's `IterationTrace`s, which remain the state of record for
 checkpoints, restores, the state report and runtime/nested.py should it take over (their
-inserts are batched, see IterationTrace.add_frame). The string dictionary only grows:
+inserts are batched, see IterationTrace.add_rows). The string dictionary only grows:
 it holds every string the scope has met, as the traces of a differential dataflow hold
 their keys.
 """
@@ -26,6 +26,7 @@ their keys.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import polars as pl
@@ -119,12 +120,20 @@ class Codec:
         rows, weights = iterscope.arrays(b)
         return ZSet(self.frame(rows, types, pl.Series(WEIGHT, weights)), types)
 
+    def tagged(
+        self, types: tuple[SqlType, ...], rows: np.ndarray, iterations: np.ndarray, weights: np.ndarray
+    ) -> pl.DataFrame:
+        """An iteration trace's frame: the rows, their iteration column, their weights."""
+        it = pl.Series(col_name(len(types)), iterations, dtype=pl.Int32)
+        return self.frame(rows, types, it, pl.Series(WEIGHT, weights))
+
 
 Kernel = iterscope.Join | iterscope.Distinct | iterscope.Aggregate
-# Where a commit hands each nested operator input's step, (operator, input, its rows with
-# their iteration column and weights as a frame, the deepest iteration), to the scope's
-# IterationTraces.
-Record = Callable[[int, int, pl.DataFrame, int], None]
+# An iteration trace's frame of int64 rows, their iterations and weights (Codec.tagged).
+Decode = Callable[[np.ndarray, np.ndarray, np.ndarray], pl.DataFrame]
+# Where a commit hands each nested operator input's step, (operator, input, its rows, their
+# iterations and weights, and their Decode), to the scope's IterationTraces.
+Record = Callable[[int, int, np.ndarray, np.ndarray, np.ndarray, Decode], None]
 
 
 class CompiledScope:
@@ -239,9 +248,8 @@ class CompiledScope:
                 for side, source in enumerate(body[n].inputs):
                     rows, iterations, weights = k.taken(side)
                     if len(weights):
-                        it = pl.Series(col_name(self.widths[source]), iterations, dtype=pl.Int32)
-                        frame = self.codec.frame(rows, body[source].types, it, pl.Series(WEIGHT, weights))
-                        record(n, side, frame, int(iterations.max()))
+                        # (the codec of this step's codes, should a restore replace it)
+                        record(n, side, rows, iterations, weights, partial(self.codec.tagged, body[source].types))
                 k.commit()
 
         return results, commit, i + 1
