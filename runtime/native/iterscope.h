@@ -110,6 +110,9 @@ struct IterIndex {
     };
     int w = 0;
     std::vector<int> key;  // key columns of a stored row
+    /* The key is the whole row (a distinct's index): a (row, iteration) is found on the
+       key's chain, so the row chains (rl, rhead) stay empty. */
+    bool whole = false;
     Blocks<int64_t> rows;
     Blocks<Entry> es;
     Blocks<RowLink> rl;
@@ -127,8 +130,10 @@ struct IterIndex {
         key = k;
         rows.clear(); es.clear(); rl.clear(); kold.clear(); rold.clear();
         rows.width = width;
+        whole = (int)k.size() == width;
+        for (int j = 0; whole && j < width; j++) whole = k[j] == j;
         khead.assign(16, -1);
-        rhead.assign(16, -1);
+        rhead.assign(whole ? 0 : 16, -1);
         mask = 15;
         old_mask = cursor = 0;
     }
@@ -138,7 +143,7 @@ struct IterIndex {
     int64_t wt_of(int64_t e) const { return es[e].wt; }
     bool moving() const { return !kold.empty(); }
     int64_t bytes() const {
-        return n() * (int64_t)(sizeof(int64_t) * w + sizeof(Entry) + sizeof(RowLink)) +
+        return n() * (int64_t)(sizeof(int64_t) * w + sizeof(Entry) + (whole ? 0 : sizeof(RowLink))) +
                (int64_t)(khead.size() + rhead.size() + kold.size() + rold.size()) * (int64_t)sizeof(int64_t);
     }
 
@@ -149,7 +154,7 @@ struct IterIndex {
                 es[e].knext = khead[es[e].kh & mask];
                 khead[es[e].kh & mask] = e;
             }
-            for (int64_t e = rold[cursor], next; e >= 0; e = next) {
+            for (int64_t e = whole ? -1 : rold[cursor], next; e >= 0; e = next) {
                 next = rl[e].rnext;
                 rl[e].rnext = rhead[rl[e].rh & mask];
                 rhead[rl[e].rh & mask] = e;
@@ -169,7 +174,7 @@ struct IterIndex {
         rold.swap(rhead);
         mask = mask * 2 + 1;
         khead.assign(mask + 1, -1);
-        rhead.assign(mask + 1, -1);
+        rhead.assign(whole ? 0 : mask + 1, -1);
     }
 
     /* The heads of the chains that may hold hash h: the new table's, and the old
@@ -189,7 +194,7 @@ struct IterIndex {
     static const int64_t AHEAD = 16;
     void prefetch_heads(uint64_t k, uint64_t h) const {
         __builtin_prefetch(&khead[k & mask]);
-        if (h) __builtin_prefetch(&rhead[h & mask]);
+        if (h && !whole) __builtin_prefetch(&rhead[h & mask]);
     }
     void prefetch_entry(int64_t e) const {
         if (e < 0) return;
@@ -203,13 +208,13 @@ struct IterIndex {
         std::vector<uint64_t> ks(n), hs(n);
         for (int64_t x = 0; x < n; x++) {
             ks[x] = key_hash(r.row(x));
-            hs[x] = row_hash(r.row(x), its[x]);
+            hs[x] = whole ? 0 : row_hash(r.row(x), its[x]);
         }
         for (int64_t x = 0; x < n; x++) {
             if (x + AHEAD < n) prefetch_heads(ks[x + AHEAD], hs[x + AHEAD]);
             if (x + AHEAD / 2 < n) {
-                int64_t e = rhead[hs[x + AHEAD / 2] & mask];
-                if (e >= 0) __builtin_prefetch(rl.at(e));
+                int64_t e = whole ? khead[ks[x + AHEAD / 2] & mask] : rhead[hs[x + AHEAD / 2] & mask];
+                if (e >= 0 && !whole) __builtin_prefetch(rl.at(e));
                 prefetch_entry(e);
             }
             add_hashed(r.row(x), its[x], r.wt[x], ks[x], hs[x]);
@@ -218,18 +223,29 @@ struct IterIndex {
 
     /* state[row, iteration] += weight */
     void add(const int64_t* r, int32_t iteration, int64_t weight) {
-        add_hashed(r, iteration, weight, key_hash(r), row_hash(r, iteration));
+        add_hashed(r, iteration, weight, key_hash(r), whole ? 0 : row_hash(r, iteration));
     }
 
-    /* add, with the row's key_hash k and row_hash h */
+    /* add, with the row's key_hash k and row_hash h (whole: unused) */
     void add_hashed(const int64_t* r, int32_t iteration, int64_t weight, uint64_t k, uint64_t h) {
         if (weight == 0) return;
         move_buckets(MOVES_PER_ADD);
-        for (int64_t start : {rhead[h & mask], old_head(rold, h)}) {
-            for (int64_t e = start; e >= 0; e = rl[e].rnext) {
-                if (rl[e].rh == h && es[e].it == iteration && std::memcmp(row(e), r, sizeof(int64_t) * w) == 0) {
-                    es[e].wt += weight;
-                    return;
+        if (whole) {
+            for (int64_t start : {khead[k & mask], old_head(kold, k)}) {
+                for (int64_t e = start; e >= 0; e = es[e].knext) {
+                    if (es[e].kh == k && es[e].it == iteration && std::memcmp(row(e), r, sizeof(int64_t) * w) == 0) {
+                        es[e].wt += weight;
+                        return;
+                    }
+                }
+            }
+        } else {
+            for (int64_t start : {rhead[h & mask], old_head(rold, h)}) {
+                for (int64_t e = start; e >= 0; e = rl[e].rnext) {
+                    if (rl[e].rh == h && es[e].it == iteration && std::memcmp(row(e), r, sizeof(int64_t) * w) == 0) {
+                        es[e].wt += weight;
+                        return;
+                    }
                 }
             }
         }
@@ -239,6 +255,7 @@ struct IterIndex {
         Entry entry{k, khead[k & mask], weight, iteration};
         es.push(&entry);
         khead[k & mask] = e;
+        if (whole) return;
         RowLink link{h, rhead[h & mask]};
         rl.push(&link);
         rhead[h & mask] = e;
