@@ -570,15 +570,17 @@ def test_percentile_incrementally_equals_spark_formula(rows: list[tuple[int, flo
         assert all(w in (0, 1) for w in view.values())
 
 
-# MIN/MAX over integers, dates and timestamps by group: the extremes in numpy
+# MIN/MAX over integers, dates, timestamps and decimals by group: the extremes in numpy
 # (`_extremes`), the group join by hash (`_rows_of_groups`) and the copying finalize,
 # against polars' group-by, join and finalize query.
-DATED: list[SqlType] = [STRING, BIGINT, DATE, TIMESTAMP]
+DATED: list[SqlType] = [STRING, BIGINT, DATE, TIMESTAMP, decimal(18, 3)]
 DATED_AGGS = [
     AggCall("min", 1, BIGINT),
     AggCall("max", 2, DATE),
     AggCall("min", 2, DATE),
     AggCall("max", 3, TIMESTAMP),
+    AggCall("min", 4, decimal(18, 3)),
+    AggCall("max", 4, decimal(18, 3)),
     AggCall("count_star", None, BIGINT),
 ]
 dated_row = st.tuples(
@@ -586,6 +588,7 @@ dated_row = st.tuples(
     st.one_of(st.none(), st.integers(-(2**62), 2**62)),
     st.one_of(st.none(), st.dates(date(1, 1, 1), date(9999, 12, 31))),
     st.one_of(st.none(), st.datetimes(datetime(1, 1, 1), datetime(9999, 12, 31))),
+    st.one_of(st.none(), st.decimals(-(10**15) + 1, 10**15 - 1, places=3)),
 )
 
 
