@@ -161,6 +161,8 @@ class IterationTrace:
     def add_rows(self, rows: np.ndarray, iterations: np.ndarray, weights: np.ndarray, decode: Decode) -> None:
         """Store one outer step's inputs as a compiled scope gives them: int64 rows, their
         iterations and weights, and how to decode them to a frame of the trace's rows."""
+        if self._pending and decode is not self._decode:
+            _ = self.trace  # rows of another codec (a scope rebuilt): theirs decodes them
         self.depth = max(self.depth, int(iterations.max()))
         self._pending.append((rows, iterations, weights))
         self._decode = decode

@@ -183,6 +183,10 @@ class CompiledScope:
         }
         self.kernels = {**self.joins, **self.distincts, **self.aggregates}
         self.codec = Codec()  # the indexes hold its codes
+        # per operator, how the iteration traces decode the rows a commit hands them
+        self.decoders: dict[int, Decode] = {
+            n: partial(self.codec.tagged, o.types) for n, o in enumerate(self.scope.body)
+        }
 
     def load(self, snapshots: dict[tuple[int, int], ZSet]) -> bool:
         """Fill the indexes from the iteration traces' rows (after a restore), or False
@@ -250,8 +254,7 @@ class CompiledScope:
                 for side, source in enumerate(body[n].inputs):
                     rows, iterations, weights = k.taken(side)
                     if len(weights):
-                        # (the codec of this step's codes, should a restore replace it)
-                        record(n, side, rows, iterations, weights, partial(self.codec.tagged, body[source].types))
+                        record(n, side, rows, iterations, weights, self.decoders[source])
                 k.commit()
 
         return results, commit, i + 1

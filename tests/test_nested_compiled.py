@@ -253,3 +253,23 @@ def test_the_report_says_which_loop_a_scope_runs(columns: str, recursive_select:
     p = Pipeline(compiled)
     (scope,) = _scopes(p)
     assert (scope.compiled is not None) == ("inner loop compiled" in text)
+
+
+def test_pending_rows_are_decoded_by_the_codec_that_encoded_them() -> None:
+    """An iteration trace holds a compiled scope's rows as codes until it inserts them; rows
+    coded by a scope's earlier codec (before a restore rebuilt it) keep that codec."""
+    from functools import partial
+
+    import numpy as np
+
+    from dbspc.compiler.types import STRING
+    from dbspc.runtime.nested_compiled import Codec
+
+    trace = nested.IterationTrace((STRING,), (0,))
+    for word in ("x", "y"):  # each codec gives its first string the code 0
+        codec = Codec()
+        rows = codec.column(ZSet.from_rows([(word,)], [STRING]).frame.get_column("c0"), STRING)
+        assert rows is not None and rows.tolist() == [0]
+        ones = np.ones(1, dtype=np.int64)
+        trace.add_rows(rows.reshape(1, 1), np.zeros(1, dtype=np.int32), ones, partial(codec.tagged, (STRING,)))
+    assert sorted(trace.trace.snapshot().to_rows()) == [(("x", 0), 1), (("y", 0), 1)]

@@ -443,6 +443,9 @@ class _Plan:
 
     def mset_eval(self, arg: int, mset: pl.DataFrame) -> pl.DataFrame:
         """Evaluate arg's multiset aggregates over (group.., value, w>0) rows."""
+        direct = _extremes(self, arg, mset)
+        if direct is not None:
+            return direct
         v = pl.col(_v(arg))
         exprs: list[pl.Expr] = []
         for a in self.mset_aggs[arg]:
@@ -466,9 +469,6 @@ class _Plan:
                 exprs.append((v.nan_max() if a.is_float else v.max()).alias(a.m))
             else:  # DISTINCT count / sum / avg count every value once; float SUM/AVG, all copies
                 exprs += _sum_parts(a, v, pl.lit(1, dtype=pl.Int64) if a.call.distinct else pl.col(WEIGHT))
-        direct = _extremes(self, arg, mset)
-        if direct is not None:
-            return direct
         if mset.height == 0 and self.gnames:
             # polars cannot type some list expressions over no groups: one NULL row of
             # weight 0 gives the columns their types, then goes
@@ -655,9 +655,9 @@ def _copied(a: _Agg) -> bool:
 
 def _finalize_directly(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl.DataFrame | None:
     """plan.finalize(state, sign) for COUNTs, scale-keeping SUMs, MIN and MAX, in numpy: a
-    group's row is its counts, sums and extremes as they are. None (the caller's polars query decides, and
-    raises the overflow error) for other aggregates, a sum outside int64, or a result
-    out of its type's range."""
+    group's row is its counts, sums and extremes as they are. None (the caller's polars
+    query decides, and raises the overflow error) for other aggregates, a sum outside
+    int64, or a result out of its type's range."""
     if not all(_summable(a) or _copied(a) for a in plan.aggs):
         return None
     n = state.get_column(_N).to_numpy()
