@@ -26,6 +26,7 @@ their keys.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -54,12 +55,9 @@ _AGG_KINDS = {
 def supports(scope: op.ScopeIncremental) -> bool:
     """Whether the scope runs here: nothing blocks it (compiler/circuit/compiled_loop.py,
     which the incrementality report asks too), and every operator is the scope's
-    structure, one of `_HERE`, or a stateless one of the executor's table."""
+    structure or one of `_HERE`, or a stateless one of the executor's table."""
     return compiled_loop.blocker(scope) is None and all(
-        isinstance(o, (op.ScopeInput, op.Delay))
-        or type(o) in _HERE
-        or (type(o) in EVALUATORS and EVALUATORS[type(o)].state is None)
-        for o in scope.body
+        type(o) in _HERE or (type(o) in EVALUATORS and EVALUATORS[type(o)].state is None) for o in scope.body
     )
 
 
@@ -154,6 +152,15 @@ class CompiledScope:
             for n, o in enumerate(scope.body)
             if isinstance(o, op.Map) and all(isinstance(e, Col) for e in o.exprs)
         }
+        # each node in evaluation order, how the loop evaluates it, and whether the loop
+        # consolidates its value (a value the loop reads: fed back, or a result)
+        self.plan: list[tuple[int, _Here, bool]] = []
+        for n in self.order:
+            o = scope.body[n]
+            here = _HERE.get(type(o))
+            if here is None or (type(o) is op.Map and n not in self.projections):
+                here = _THROUGH_FRAMES
+            self.plan.append((n, here, n in self.read_by_loop and not here.consolidated))
         self.joins: dict[int, iterscope.Join] = {}
         self.distincts: dict[int, iterscope.Distinct] = {}
         self.aggregates: dict[int, iterscope.Aggregate] = {}
@@ -225,13 +232,13 @@ class CompiledScope:
         i = 0
         while True:
             values: dict[int, Batch] = {}
-            for n in self.order:
-                value = self._evaluate(n, body[n], i, values, previous, encoded)
+            for n, here, consolidate in self.plan:
+                value = here.run(self, n, body[n], i, values, previous, encoded)
                 if value is None:
                     for k in self.kernels.values():
                         k.begin()
                     return None
-                values[n] = value
+                values[n] = iterscope.consolidated(value) if consolidate else value
             for part, r in zip(parts, self.scope.results, strict=True):
                 part.append(values[r])
             if all(len(values[f]) == 0 for f in self.fed) and (
@@ -259,49 +266,52 @@ class CompiledScope:
 
         return results, commit, i + 1
 
-    def _evaluate(
-        self,
-        n: int,
-        o: op.Operator,
-        i: int,
-        values: dict[int, Batch],
-        previous: dict[int, Batch],
-        inputs: list[Batch | None],
-    ) -> Batch | None:
-        if isinstance(o, op.ScopeInput):
-            # δ0: the outer change enters at inner time 0 only
-            b = inputs[o.index] if i == 0 else None
-            return b if b is not None else Batch(self.widths[n])
-        if isinstance(o, op.Delay):
-            return previous.get(o.inputs[0]) or Batch(self.widths[n])
-        args = [values[s] for s in o.inputs]
-        run = _HERE.get(type(o))
-        if run is None or (isinstance(o, op.Map) and n not in self.projections):
-            out = self._through_frames(o, args)
-            if out is None:
-                return None
-        else:
-            out = run(self, n, o, i, args)
-        consolidated = isinstance(o, (op.DistinctNested, op.AggregateNested))
-        return iterscope.consolidated(out) if n in self.read_by_loop and not consolidated else out
-
-    def _through_frames(self, o: op.Operator, args: list[Batch]) -> Batch | None:
-        """A lifted operator of the executor's table, on frames (an expression, a filter)."""
+    def through_frames(self, o: op.Operator, args: list[Batch]) -> Batch | None:
+        """A lifted operator of the executor's table, on frames (an expression, a filter);
+        None when its output holds a NULL."""
         types = [self.scope.body[s].types for s in o.inputs]
         frames = [self.codec.decode(a, t) for a, t in zip(args, types, strict=True)]
         return self.codec.encode(as_zset(evaluate_stateless(o, list(frames), self.what)))
 
 
-_Here = Callable[[CompiledScope, int, op.Operator, int, list[Batch]], Batch]
+# An operator's value at iteration i from (scope, node, operator, i, this iteration's
+# values, the previous iteration's, the scope's encoded inputs); None: a NULL, the step
+# goes back to runtime/nested.py.
+_Run = Callable[
+    [CompiledScope, int, op.Operator, int, dict[int, Batch], dict[int, Batch], list[Batch | None]], Batch | None
+]
 
-# How the compiled loop evaluates each operator class it runs itself (a nested distinct's
-# and aggregate's output holds each row once already; the others' are consolidated when
-# the loop reads them).
+
+@dataclass(frozen=True, slots=True)
+class _Here:
+    """How the compiled loop evaluates an operator class, and whether its output is
+    consolidated already (a nested distinct's and aggregate's hold each row once; the
+    others' are consolidated where the loop reads them)."""
+
+    run: _Run
+    consolidated: bool = False
+
+
+def _args(o: op.Operator, values: dict[int, Batch]) -> list[Batch]:
+    return [values[s] for s in o.inputs]
+
+
+def _scope_input(s: CompiledScope, n: int, o: op.Operator, i: int, inputs: list[Batch | None]) -> Batch:
+    """δ0: the outer change enters at inner time 0 only."""
+    assert isinstance(o, op.ScopeInput)
+    b = inputs[o.index] if i == 0 else None
+    return b if b is not None else Batch(s.widths[n])
+
+
 _HERE: dict[type[op.Operator], _Here] = {
-    op.JoinNested: lambda s, n, o, i, args: s.joins[n].step(args[0], args[1], i),
-    op.DistinctNested: lambda s, n, o, i, args: s.distincts[n].step(args[0], i),
-    op.AggregateNested: lambda s, n, o, i, args: s.aggregates[n].step(args[0], i),
-    op.Map: lambda s, n, o, i, args: iterscope.project(args[0], s.projections[n]),
-    op.Plus: lambda s, n, o, i, args: iterscope.concat(args, s.widths[n]),
-    op.Negate: lambda s, n, o, i, args: iterscope.negate(args[0]),
+    op.ScopeInput: _Here(lambda s, n, o, i, v, prev, inputs: _scope_input(s, n, o, i, inputs)),
+    op.Delay: _Here(lambda s, n, o, i, v, prev, inputs: prev.get(o.inputs[0]) or Batch(s.widths[n])),
+    op.JoinNested: _Here(lambda s, n, o, i, v, prev, inputs: s.joins[n].step(v[o.inputs[0]], v[o.inputs[1]], i)),
+    op.DistinctNested: _Here(lambda s, n, o, i, v, prev, inputs: s.distincts[n].step(v[o.inputs[0]], i), True),
+    op.AggregateNested: _Here(lambda s, n, o, i, v, prev, inputs: s.aggregates[n].step(v[o.inputs[0]], i), True),
+    op.Map: _Here(lambda s, n, o, i, v, prev, inputs: iterscope.project(v[o.inputs[0]], s.projections[n])),
+    op.Plus: _Here(lambda s, n, o, i, v, prev, inputs: iterscope.concat(_args(o, v), s.widths[n])),
+    op.Negate: _Here(lambda s, n, o, i, v, prev, inputs: iterscope.negate(v[o.inputs[0]])),
 }
+# Any other stateless operator (a Map computing an expression, a Filter): through frames.
+_THROUGH_FRAMES = _Here(lambda s, n, o, i, v, prev, inputs: s.through_frames(o, _args(o, v)))
