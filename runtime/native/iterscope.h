@@ -204,11 +204,15 @@ struct IterIndex {
 
     /* state[rows[x], its[x]] += rows.wt[x], for every x. */
     void add_all(const Rows& r, const std::vector<int32_t>& its) {
-        const int64_t n = r.n();
+        add_many(r.v.data(), its.data(), r.wt.data(), r.n());
+    }
+
+    /* add_all over n row-major rows of w columns, their iterations and weights. */
+    void add_many(const int64_t* rs, const int32_t* its, const int64_t* wts, int64_t n) {
         std::vector<uint64_t> ks(n), hs(n);
         for (int64_t x = 0; x < n; x++) {
-            ks[x] = key_hash(r.row(x));
-            hs[x] = whole ? 0 : row_hash(r.row(x), its[x]);
+            ks[x] = key_hash(rs + x * w);
+            hs[x] = whole ? 0 : row_hash(rs + x * w, its[x]);
         }
         for (int64_t x = 0; x < n; x++) {
             if (x + AHEAD < n) prefetch_heads(ks[x + AHEAD], hs[x + AHEAD]);
@@ -217,16 +221,12 @@ struct IterIndex {
                 if (e >= 0 && !whole) __builtin_prefetch(rl.at(e));
                 prefetch_entry(e);
             }
-            add_hashed(r.row(x), its[x], r.wt[x], ks[x], hs[x]);
+            add_hashed(rs + x * w, its[x], wts[x], ks[x], hs[x]);
         }
     }
 
-    /* state[row, iteration] += weight */
-    void add(const int64_t* r, int32_t iteration, int64_t weight) {
-        add_hashed(r, iteration, weight, key_hash(r), whole ? 0 : row_hash(r, iteration));
-    }
-
-    /* add, with the row's key_hash k and row_hash h (whole: unused) */
+    /* state[row, iteration] += weight, with the row's key_hash k and row_hash h (whole:
+       unused) */
     void add_hashed(const int64_t* r, int32_t iteration, int64_t weight, uint64_t k, uint64_t h) {
         if (weight == 0) return;
         move_buckets(MOVES_PER_ADD);

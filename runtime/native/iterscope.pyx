@@ -25,7 +25,7 @@ cdef extern from "iterscope.h" namespace "dbspc_iter":
     cdef cppclass IterIndex:
         int64_t n()
         int64_t bytes()
-        void add(const int64_t* r, int32_t iteration, int64_t weight)
+        void add_many(const int64_t* rows, const int32_t* its, const int64_t* wts, int64_t n)
 
     cdef cppclass NestedJoin:
         IterIndex sa
@@ -179,9 +179,9 @@ cdef tuple _tagged(const Rows& r, const vector[int32_t]& tags):
 
 
 cdef void _load(IterIndex* index, const int64_t[:, ::1] rows, const int32_t[::1] iterations, const int64_t[::1] weights):
-    cdef Py_ssize_t i
-    for i in range(rows.shape[0]):
-        index.add(&rows[i, 0], iterations[i], weights[i])
+    # (rows are the index's width: the callers slice off the iteration column)
+    if rows.shape[0]:
+        index.add_many(&rows[0, 0], &iterations[0], &weights[0], rows.shape[0])
 
 
 cdef class Join:
