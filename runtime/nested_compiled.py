@@ -142,7 +142,6 @@ class CompiledScope:
     def __init__(self, scope: op.ScopeIncremental, what: str) -> None:
         self.scope = scope
         self.what = what
-        self.order = body_order(scope.body)
         self.widths = [len(o.types) for o in scope.body]
         self.fed = sorted({o.inputs[0] for o in scope.body if isinstance(o, op.Delay)})
         self.read_by_loop = set(self.fed) | set(scope.results)
@@ -155,7 +154,7 @@ class CompiledScope:
         # each node in evaluation order, how the loop evaluates it, and whether the loop
         # consolidates its value (a value the loop reads: fed back, or a result)
         self.plan: list[tuple[int, _Here, bool]] = []
-        for n in self.order:
+        for n in body_order(scope.body):
             o = scope.body[n]
             here = _HERE.get(type(o))
             if here is None or (type(o) is op.Map and n not in self.projections):

@@ -300,8 +300,6 @@ def _join_groups(left: pl.DataFrame, right: pl.DataFrame, keys: list[str]) -> pl
     # gathers the right's columns in the calling thread
     at, found = rows
     attached = [c for c in right.get_columns() if c.name not in keys]
-    if not found.any():
-        return left.hstack([pl.Series(c.name, dtype=c.dtype).extend_constant(None, left.height) for c in attached])
     if found.all():
         return left.hstack([take_series(c, at) for c in attached])
     index = pl.Series(at).scatter(np.flatnonzero(~found), None)  # a NULL index gathers NULL

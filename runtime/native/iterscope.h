@@ -225,29 +225,28 @@ struct IterIndex {
         }
     }
 
+    /* The entry of (row r, iteration), or -1: on the row chains by its row_hash, or, in
+       a `whole` index, on the key chains by its key_hash. */
+    int64_t find_entry(const int64_t* r, int32_t iteration, uint64_t hash) const {
+        for (int64_t start : {(whole ? khead : rhead)[hash & mask], old_head(whole ? kold : rold, hash)}) {
+            for (int64_t e = start; e >= 0; e = whole ? es[e].knext : rl[e].rnext) {
+                if ((whole ? es[e].kh : rl[e].rh) == hash && es[e].it == iteration &&
+                    std::memcmp(row(e), r, sizeof(int64_t) * w) == 0)
+                    return e;
+            }
+        }
+        return -1;
+    }
+
     /* state[row, iteration] += weight, with the row's key_hash k and row_hash h (whole:
        unused) */
     void add_hashed(const int64_t* r, int32_t iteration, int64_t weight, uint64_t k, uint64_t h) {
         if (weight == 0) return;
         move_buckets(MOVES_PER_ADD);
-        if (whole) {
-            for (int64_t start : {khead[k & mask], old_head(kold, k)}) {
-                for (int64_t e = start; e >= 0; e = es[e].knext) {
-                    if (es[e].kh == k && es[e].it == iteration && std::memcmp(row(e), r, sizeof(int64_t) * w) == 0) {
-                        es[e].wt += weight;
-                        return;
-                    }
-                }
-            }
-        } else {
-            for (int64_t start : {rhead[h & mask], old_head(rold, h)}) {
-                for (int64_t e = start; e >= 0; e = rl[e].rnext) {
-                    if (rl[e].rh == h && es[e].it == iteration && std::memcmp(row(e), r, sizeof(int64_t) * w) == 0) {
-                        es[e].wt += weight;
-                        return;
-                    }
-                }
-            }
+        int64_t found = find_entry(r, iteration, whole ? k : h);
+        if (found >= 0) {
+            es[found].wt += weight;
+            return;
         }
         if ((uint64_t)n() + 1 > (mask + 1) / 2) grow();
         int64_t e = n();
