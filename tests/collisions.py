@@ -11,14 +11,15 @@ import polars as pl
 import pytest
 
 from dbspc.runtime import zset
-from dbspc.runtime.native import iterscope
+from dbspc.runtime.native import extrema, iterscope
 
 
 @contextmanager
 def colliding_hashes(values: int | None = 2) -> Iterator[None]:
     """Within the block, every row hash (runtime/zset.py `hash_rows`, polars' hash_rows
-    for the operators that still use it, and the compiled recursion's, runtime/native/
-    iterscope.h) takes one of `values` values (1: all equal; None: hashes as they are)."""
+    for the operators that still use it, the compiled recursion's, runtime/native/
+    iterscope.h, and the MIN/MAX index's, extrema.h) takes one of `values` values (1: all
+    equal; None: hashes as they are)."""
     if values is None:
         yield
         return
@@ -31,7 +32,9 @@ def colliding_hashes(values: int | None = 2) -> Iterator[None]:
         mp.setattr(pl.DataFrame, "hash_rows", reduced)
         mp.setattr(zset, "_collide", values)
         iterscope.set_collisions(values)
+        extrema.set_collisions(values)
         try:
             yield
         finally:
             iterscope.set_collisions(0)
+            extrema.set_collisions(0)

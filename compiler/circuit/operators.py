@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar, Protocol
 
 from dbspc.compiler.circuit import compiled_loop
-from dbspc.compiler.logical.aggregate import COLLECTS, AggCall, is_running_sum
+from dbspc.compiler.logical.aggregate import COLLECTS, AggCall, has_ordered_index, is_running_sum
 from dbspc.compiler.logical.plan import OrderKey, WindowCall
 from dbspc.compiler.logical.scalar import Scalar
 from dbspc.compiler.types import SqlType
@@ -413,7 +413,7 @@ class AggregateIncremental(Operator):
         return Aggregate.params(self)  # type: ignore[arg-type]
 
     def cost(self, ctx: CostContext) -> Cost:
-        return aggregate_cost(self.aggs, ctx.types_of(self.inputs[0]))
+        return aggregate_cost(self.aggs, ctx.types_of(self.inputs[0]), self.group)
 
 
 @dataclass(frozen=True, slots=True)
@@ -677,13 +677,16 @@ class TopKIncremental(Operator):
         )
 
 
-def aggregate_cost(aggs: tuple[AggCall, ...], in_types: tuple[SqlType, ...] | None = None) -> Cost:
-    """What runtime/kernels/aggregate.py keeps, given the input's types (`in_types`).
-    COUNT/SUM/AVG keep running sums (§7.2, `is_running_sum`). MIN/MAX keep a value
-    multiset and the emitted rows: a step reads the old extremes, and re-reads a group
-    only when one of them is deleted. The other aggregates over a multiset (DISTINCT
-    ones, float SUM/AVG, moments, collects) re-read each changed group. Without
-    `in_types` (the nested scopes' aggregate) every MIN/MAX re-reads its groups."""
+def aggregate_cost(
+    aggs: tuple[AggCall, ...], in_types: tuple[SqlType, ...] | None = None, group: tuple[int, ...] = ()
+) -> Cost:
+    """What runtime/kernels/aggregate.py keeps, given the input's types (`in_types`) and
+    group columns. COUNT/SUM/AVG keep running sums (§7.2, `is_running_sum`). MIN/MAX keep
+    a value multiset and the emitted rows: a step reads the old extremes, and re-reads a
+    group only when one of them is deleted, unless the values are also kept in order per
+    group (`has_ordered_index`: then never). The other aggregates over a multiset
+    (DISTINCT ones, float SUM/AVG, moments, collects) re-read each changed group.
+    Without `in_types` (the nested scopes' aggregate) every MIN/MAX re-reads its groups."""
 
     def in_type(a: AggCall) -> SqlType | None:
         return None if in_types is None or a.arg is None else in_types[a.arg]
@@ -699,6 +702,10 @@ def aggregate_cost(aggs: tuple[AggCall, ...], in_types: tuple[SqlType, ...] | No
     if not multiset:
         return Cost(", ".join(parts), "O(C log R)")
     if in_types is not None and all(a.fn in ("min", "max") for a in multiset):
+        group_types = [in_types[g] for g in group]
+        if all(has_ordered_index(group_types, in_type(a)) for a in multiset):
+            parts.append("value multiset, the values in order and emitted rows per group (MIN/MAX)")
+            return Cost(", ".join(parts), "O(C log R)")
         parts.append("value multiset and emitted rows per group (MIN/MAX)")
         return Cost(", ".join(parts), "O(C log R); a changed group's size when its MIN or MAX is deleted", "group")
     if any(a.fn not in COLLECTS for a in multiset):

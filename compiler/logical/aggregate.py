@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dbspc.compiler.types import SqlType
@@ -61,3 +62,23 @@ def is_running_sum(call: AggCall, in_type: SqlType | None) -> bool:
     if call.fn in ("sum", "avg") and in_type is not None and in_type.is_float:
         return False
     return call.fn in LINEAR_AGGREGATES and not call.distinct
+
+
+# Kinds whose values are int64s in their own order (DECIMAL: up to 18 digits, unscaled).
+_ORDERED_KINDS = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "BOOLEAN")
+
+
+def ordered_as_int64(t: SqlType) -> bool:
+    return t.kind in _ORDERED_KINDS or (t.kind == "DECIMAL" and (t.precision or 38) <= 18)
+
+
+def has_ordered_index(group_types: Sequence[SqlType], value_type: SqlType | None) -> bool:
+    """Whether an incremental MIN/MAX over `value_type`, grouped by `group_types`, keeps
+    its values ordered per group (runtime/kernels/extrema_index.py), so that deleting a
+    group's extreme costs O(log) and not the group: values ordered as int64, keys that
+    are such values or strings (compared only for equality)."""
+    return (
+        value_type is not None
+        and ordered_as_int64(value_type)
+        and all(ordered_as_int64(t) or t.kind == "STRING" for t in group_types)
+    )

@@ -9,9 +9,12 @@ a change touches. Two kinds of per-group state serve the aggregates:
   change is old state + the change's contribution, O(1) per touched group.
 * multiset: MIN/MAX and the DISTINCT variants need the group's values, so each group
   keeps its value multiset (group.., value) with weights, which survives deleting the
-  current minimum. MIN/MAX also keep the rows they emitted: a step reads a touched
-  group's old extremes from them and its multiset only when an extreme is deleted
-  (`_extremum_values`); the others re-evaluate touched groups from the multiset.
+  current minimum. MIN/MAX also keep the rows they emitted, and over values ordered as
+  int64 (integers, DECIMAL(p <= 18), dates, timestamps, booleans) each multiset again in
+  value order per group (extrema_index.py): a step finds its touched groups' new extremes
+  there in O(|Δ| log |group|). Over other kinds it reads a touched group's old extremes
+  from the emitted rows and its multiset only when an extreme is deleted
+  (`_extremum_values`); the other aggregates re-evaluate touched groups from the multiset.
   collect_list and collect_set (Spark) are the multiset itself as an ARRAY: a group's array is
   rebuilt from its multiset (each value `weight` times, or once for the set) and the
   old array retracted, so a change costs the elements of the groups it touches. Spark
@@ -39,6 +42,7 @@ from dbspc.compiler.errors import RuntimeSqlError
 from dbspc.compiler.logical.aggregate import COLLECTS, JOINS, MOMENTS, QUANTILES, AggCall, is_running_sum
 from dbspc.compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
 from dbspc.runtime.decimal_arithmetic import unscaled_to_decimal
+from dbspc.runtime.kernels.extrema_index import ExtremaIndex
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import (
@@ -62,6 +66,8 @@ from dbspc.runtime.zset import (
 )
 
 _N = "__n"  # rows in the group (Σ weights): COUNT(*) and group liveness
+# A multiset's change as an ExtremaIndex's rows: keys, values, weights.
+_IndexChange = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def _g(i: int) -> str:
@@ -811,6 +817,15 @@ class IncrementalAggregate:
         )
         keep_out = floating or self._extrema
         self._out: Trace | None = Trace(p.out_types, gkey, derived=self._extrema) if keep_out else None
+        # MIN/MAX alone over values ordered as int64: each multiset again, ordered by value
+        # (extrema_index.py), so deleting an extreme does not read its whole group. None
+        # until loaded from the trace, and for good once it cannot be kept.
+        self._indexes: dict[int, ExtremaIndex | None] = {}
+        self._indexed = {
+            arg
+            for arg in p.mset_aggs
+            if self._extrema and ExtremaIndex.supports(p.group_types, p.input_types[arg])
+        }
         self._started = False
         # COUNTs and scale-keeping SUMs by group: a step can run on int64 arrays (_step_linear)
         self._linear_only = bool(p.gnames) and not p.mset_aggs and all(_summable(a) for a in p.aggs)
@@ -820,7 +835,8 @@ class IncrementalAggregate:
         return len(self._state) + sum(len(t) for t in self._msets.values()) + out
 
     def state_bytes(self) -> int:
-        return sum(t.nbytes() for t in self.traces().values())
+        held = sum(i.nbytes() for i in self._indexes.values() if i is not None)
+        return sum(t.nbytes() for t in self.traces().values()) + held
 
     def traces(self) -> dict[str, Trace]:
         """Every piece of state, by a stable name (for checkpoints)."""
@@ -837,6 +853,7 @@ class IncrementalAggregate:
 
     def restored(self, meta: object) -> None:
         self._started = bool(meta)
+        self._indexes.clear()  # reloaded from the refilled traces at the next step
         p = self._plan
         if self._out is None or len(self._out) or not (len(self._state) or (p.is_global and self._started)):
             return
@@ -887,8 +904,15 @@ class IncrementalAggregate:
         merged, old_merged = (_live(new_state) if p.gnames else new_state), old_state
         old_out = self._fetch(self._out, keys) if self._out is not None else None
         mset_deltas: list[tuple[Trace, pl.DataFrame]] = []
+        index_changes: list[tuple[int, _IndexChange]] = []
         for arg, trace in self._msets.items():
             dm = _mset_of(p, arg, work)
+            indexed = self._indexed_extremes(arg, merged, dm) if arg in self._indexed else None
+            if indexed is not None:
+                merged, change = indexed
+                mset_deltas.append((trace, dm))
+                index_changes.append((arg, change))
+                continue
             values = None
             if self._extrema and old_out is not None:
                 values = self._extremum_values(arg, trace, dm, old_out)
@@ -921,9 +945,57 @@ class IncrementalAggregate:
                 trace.insert(ZSet(renamed, trace.types))
             if self._out is not None:
                 self._out.insert(out_delta)
+            for arg, change in index_changes:
+                index = self._indexes.get(arg)
+                if index is not None and not index.index.apply(*change):
+                    self._drop_index(arg)
             self._started = True
 
         return out_delta, commit
+
+    def _index(self, arg: int) -> ExtremaIndex | None:
+        """arg's ordered index, loaded from its multiset trace on first use."""
+        if arg in self._indexes:
+            return self._indexes[arg]
+        p = self._plan
+        index = ExtremaIndex(p.group_types, p.input_types[arg])
+        stored = self._msets[arg].snapshot().frame
+        g = len(p.gnames)
+        if stored.height and not index.load(
+            [stored.get_column(col_name(i)) for i in range(g)],
+            stored.get_column(col_name(g)),
+            stored.get_column(WEIGHT).to_numpy(),
+        ):
+            self._drop_index(arg)
+            return None
+        self._indexes[arg] = index
+        return index
+
+    def _drop_index(self, arg: int) -> None:
+        # the multiset trace stays the state of record: the step reads it instead
+        self._indexed.discard(arg)
+        self._indexes[arg] = None
+
+    def _indexed_extremes(
+        self, arg: int, merged: pl.DataFrame, dm: pl.DataFrame
+    ) -> tuple[pl.DataFrame, _IndexChange] | None:
+        """`merged` (the live touched groups) with arg's MIN/MAX columns attached, from
+        its ordered index and the change `dm` (group.., value, w), and the change as the
+        index's rows for the commit; None when the index cannot serve."""
+        index = self._index(arg)
+        if index is None:
+            return None
+        p = self._plan
+        keys = index.keys([dm.get_column(g) for g in p.gnames], dm.height)
+        values = index.values(dm.get_column(_v(arg)))
+        want = index.keys([merged.get_column(g) for g in p.gnames], merged.height)
+        if keys is None or values is None or want is None:
+            self._drop_index(arg)
+            return None
+        weights = np.ascontiguousarray(dm.get_column(WEIGHT).to_numpy(), dtype=np.int64)
+        has, lo, hi = index.index.extremes(want, keys, values, weights)
+        columns = [index.series(a.m, lo if a.call.fn == "min" else hi, has) for a in p.mset_aggs[arg]]
+        return merged.hstack(columns), (keys, values, weights)
 
     def _extremum_values(self, arg: int, trace: Trace, dm: pl.DataFrame, old_out: pl.DataFrame) -> pl.DataFrame | None:
         """Rows (group.., value) with the same MIN and MAX per touched group as the
