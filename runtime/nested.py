@@ -130,8 +130,10 @@ def evaluate_scope(
 # -- the incremental scope -------------------------------------------------------------------
 
 
-# Rows a compiled scope's iteration traces hold back before inserting them in one batch.
-_PENDING_ROWS = 1 << 16
+# Rows a compiled scope's iteration trace holds back before inserting them in one batch;
+# one trace inserts per step, the one holding most (unless one holds 4x this): the
+# batches of several traces do not fall on one step, which would make the p99.
+_PENDING_ROWS = 1 << 15
 
 
 class IterationTrace:
@@ -167,8 +169,11 @@ class IterationTrace:
         self._pending.append((rows, iterations, weights))
         self._decode = decode
         self._pending_rows += len(weights)
-        if self._pending_rows >= _PENDING_ROWS:
-            _ = self.trace
+
+    @property
+    def pending(self) -> int:
+        """Rows recorded and not inserted yet."""
+        return self._pending_rows
 
     def matching(self, probe: ZSet, probe_keys: tuple[int, ...], first: int, last: int) -> pl.DataFrame:
         """Stored rows (with their iteration column) whose key matches a row of `probe`
@@ -479,7 +484,12 @@ class IncrementalScope:
             )
             if done is not None:
                 sums, record, self.last_iterations = done
-                return sums, lambda: record(self._record)
+
+                def recorded() -> None:
+                    record(self._record)
+                    self._insert_pending()
+
+                return sums, recorded
             self.compiled = None  # a NULL: this step and every later one run below
         running: dict[tuple[int, int], _Running] = {k: _Running(s.types) for k, s in self.states.items()}
         fed = sorted({o.inputs[0] for o in self.scope.body if isinstance(o, op.Delay)})
@@ -513,6 +523,14 @@ class IncrementalScope:
         self, n: int, side: int, rows: np.ndarray, iterations: np.ndarray, weights: np.ndarray, decode: Decode
     ) -> None:
         self.states[(n, side)].add_rows(rows, iterations, weights, decode)
+
+    def _insert_pending(self) -> None:
+        """Insert the recorded rows of the trace holding most, once it holds _PENDING_ROWS,
+        and of any holding 4x that."""
+        largest = max(self.states.values(), key=lambda s: s.pending)
+        for s in self.states.values():
+            if (s is largest and s.pending >= _PENDING_ROWS) or s.pending >= 4 * _PENDING_ROWS:
+                _ = s.trace
 
     def _work_ahead(self, i: int, running: _RunningSums) -> bool:
         """Whether state stored after iteration i can still meet this step's changes.
