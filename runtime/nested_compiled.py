@@ -38,10 +38,11 @@ from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import body_order
 from dbspc.compiler.logical.scalar import Col
 from dbspc.compiler.types import SqlType
+from dbspc.runtime.int64_columns import int64_column
 from dbspc.runtime.native import iterscope
 from dbspc.runtime.native.iterscope import Batch
 from dbspc.runtime.registry import EVALUATORS, as_zset, evaluate_stateless
-from dbspc.runtime.zset import WEIGHT, ZSet, arrow_of, col_name, frame_of, polars_dtype
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, frame_of, polars_dtype
 
 # iterscope.h's aggregate kind of each SQL aggregate the loop computes
 _AGG_KINDS = {
@@ -71,22 +72,7 @@ class Codec:
 
     def column(self, column: pl.Series, t: SqlType) -> np.ndarray | None:
         """A column's int64 values, or None when it holds a NULL."""
-        if column.null_count():
-            return None
-        if t.kind == "STRING":
-            array = arrow_of(column)
-            if not (pa.types.is_large_string(array.type) or pa.types.is_string(array.type)):
-                array = array.cast(pa.large_string())
-            buffers = array.buffers()
-            data = buffers[2] if buffers[2] is not None else b""
-            wide = pa.types.is_large_string(array.type)
-            return self.strings.encode(buffers[1], data, wide, array.offset, len(array))
-        if t.kind == "BOOLEAN":
-            return column.cast(pl.Int64).to_numpy()
-        # a DATE's or TIMESTAMP's datetime64 holds its physical value (to_physical is a
-        # polars query, ~0.1 ms)
-        values: np.ndarray = column.to_numpy()
-        return values.view(np.int64) if values.dtype.kind == "M" else values
+        return None if column.null_count() else int64_column(column, t, self.strings)
 
     def encode(self, z: ZSet) -> Batch | None:
         """A Z-set as a batch of int64 rows, or None when a value is NULL."""

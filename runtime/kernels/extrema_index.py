@@ -25,8 +25,9 @@ import pyarrow as pa
 
 from dbspc.compiler.logical.aggregate import has_ordered_index
 from dbspc.compiler.types import SqlType
+from dbspc.runtime.int64_columns import int64_column
 from dbspc.runtime.native import extrema, iterscope
-from dbspc.runtime.zset import arrow_of, decimal_words, polars_dtype
+from dbspc.runtime.zset import polars_dtype
 
 
 class ExtremaIndex:
@@ -50,32 +51,19 @@ class ExtremaIndex:
         rows = np.empty((n, 2 * len(self.key_types)), dtype=np.int64)
         for j, (column, t) in enumerate(zip(columns, self.key_types, strict=True)):
             nulls = column.null_count()
-            if t.kind == "STRING":
-                values = self._codes(column.fill_null("") if nulls else column)
-            else:
-                read = _values(_filled(column, t) if nulls else column, t)
-                if read is None:
-                    return None
-                values = read
+            values = int64_column(_filled(column, t) if nulls else column, t, self.strings)
+            if values is None:
+                return None
             rows[:, 2 * j] = values
             rows[:, 2 * j + 1] = column.is_null().to_numpy() if nulls else 0
             if nulls:  # a NULL's slot may hold anything
                 rows[:, 2 * j] *= 1 - rows[:, 2 * j + 1]
         return rows
 
-    def _codes(self, column: pl.Series) -> np.ndarray:
-        array = arrow_of(column)
-        if not (pa.types.is_large_string(array.type) or pa.types.is_string(array.type)):
-            array = array.cast(pa.large_string())
-        buffers = array.buffers()
-        data = buffers[2] if buffers[2] is not None else b""
-        wide = pa.types.is_large_string(array.type)
-        codes: np.ndarray = self.strings.encode(buffers[1], data, wide, array.offset, len(array))
-        return codes
-
     def values(self, column: pl.Series) -> np.ndarray | None:
         """The int64 images of a column without NULLs."""
-        return _values(column, self.value_type)
+        values = int64_column(column, self.value_type, self.strings)
+        return None if values is None else np.ascontiguousarray(values, dtype=np.int64)
 
     def series(self, name: str, values: np.ndarray, present: np.ndarray) -> pl.Series:
         """The values of int64 images, NULL where not `present`."""
@@ -112,17 +100,8 @@ def _filled(column: pl.Series, t: SqlType) -> pl.Series:
         return column  # its words are read as they are, and a NULL's zeroed
     if t.kind == "BOOLEAN":
         return column.fill_null(False)
+    if t.kind == "STRING":
+        return column.fill_null("")
     return column.to_physical().fill_null(0)
 
 
-def _values(column: pl.Series, t: SqlType) -> np.ndarray | None:
-    if t.kind == "DECIMAL":
-        read = decimal_words(column)
-        # up to 18 digits the low word of the decimal128 is the unscaled value
-        return None if read is None else np.ascontiguousarray(read[0][:, 0])
-    if t.kind == "BOOLEAN":
-        return column.cast(pl.Int64).to_numpy()
-    values: np.ndarray = column.to_numpy()
-    # a DATE's or TIMESTAMP's datetime64 holds its physical value
-    values = values.view(np.int64) if values.dtype.kind == "M" else values
-    return np.ascontiguousarray(values, dtype=np.int64)
