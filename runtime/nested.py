@@ -527,6 +527,8 @@ class IncrementalScope:
     def _insert_pending(self) -> None:
         """Insert the recorded rows of the trace holding most, once it holds _PENDING_ROWS,
         and of any holding 4x that."""
+        if not self.states:  # a scope of linear operators only keeps nothing
+            return
         largest = max(self.states.values(), key=lambda s: s.pending)
         for s in self.states.values():
             if (s is largest and s.pending >= _PENDING_ROWS) or s.pending >= 4 * _PENDING_ROWS:
