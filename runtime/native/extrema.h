@@ -59,6 +59,13 @@ struct Ordered {
             return -1;
         }
         if (w < 0) return 2;
+        // grown by a quarter, not doubled: most groups are small, and their slack was
+        // most of the index's bytes
+        if (block.size() == block.capacity()) {
+            size_t at = (size_t)(it - block.begin());
+            block.reserve(block.size() + block.size() / 4 + 2);
+            it = block.begin() + (ptrdiff_t)at;
+        }
         block.insert(it, Entry(v, w));
         if (block.size() > 2 * HALF) {  // split in two halves
             std::vector<Entry> upper(block.begin() + HALF, block.end());
