@@ -145,8 +145,9 @@ class IterationTrace:
         self.depth = -1  # deepest iteration stored
         # Steps recorded by a compiled scope (runtime/nested_compiled.py), which probes its
         # own index: kept as its int64 rows, iterations and weights, and decoded and
-        # inserted in one batch when the trace is read or they grow large, so a step pays
-        # neither a frame nor a trace insert per operator input.
+        # inserted in one batch when the trace is read or the scope inserts them
+        # (IncrementalScope._insert_pending), so a step pays neither a frame nor a trace
+        # insert per operator input.
         self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._pending_rows = 0
         self._decode: Decode | None = None

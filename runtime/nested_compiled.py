@@ -18,7 +18,7 @@ runtime/nested.py (`CompiledScope.step` returns None before it changes anything)
 State. Each nested operator keeps its iteration traces twice: the compiled index it
 probes, and the scope's `IterationTrace`s, which remain the state of record for
 checkpoints, restores, the state report and runtime/nested.py should it take over (their
-inserts are batched, see IterationTrace.add_rows). The string dictionary only grows:
+inserts are batched, see IncrementalScope._insert_pending). The string dictionary only grows:
 it holds every string the scope has met, as the traces of a differential dataflow hold
 their keys.
 """
