@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from dbspc.compiler.logical.aggregate import ordered_as_int64
 from dbspc.compiler.types import SqlType
 from dbspc.runtime.native import iterscope
 from dbspc.runtime.zset import arrow_of, decimal_words
@@ -26,14 +27,14 @@ def int64_column(column: pl.Series, t: SqlType, strings: iterscope.Dictionary) -
         wide = pa.types.is_large_string(array.type)
         codes: np.ndarray = strings.encode(buffers[1], data, wide, array.offset, len(array))
         return codes
+    if not ordered_as_int64(t):
+        return None
     if t.kind == "DECIMAL":
-        read = decimal_words(column) if (t.precision or 38) <= 18 else None
+        read = decimal_words(column)
         # up to 18 digits the low word of the decimal128 is the unscaled value
         return None if read is None else np.ascontiguousarray(read[0][:, 0])
     if t.kind == "BOOLEAN":
         return column.cast(pl.Int64).to_numpy()
-    if t.is_float or t.kind not in ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIMESTAMP", "TIMESTAMP_NTZ"):
-        return None
     # a DATE's or TIMESTAMP's datetime64 holds its physical value (to_physical is a polars
     # query, ~0.1 ms)
     values: np.ndarray = column.to_numpy()

@@ -818,9 +818,9 @@ class IncrementalAggregate:
         keep_out = floating or self._extrema
         self._out: Trace | None = Trace(p.out_types, gkey, derived=self._extrema) if keep_out else None
         # MIN/MAX alone over values ordered as int64: each multiset again, ordered by value
-        # (extrema_index.py), so deleting an extreme does not read its whole group. None
-        # until loaded from the trace, and for good once it cannot be kept.
-        self._indexes: dict[int, ExtremaIndex | None] = {}
+        # (extrema_index.py), so deleting an extreme does not read its whole group; loaded
+        # from the trace at first use, for the args still in `_indexed`.
+        self._indexes: dict[int, ExtremaIndex] = {}
         self._indexed = {
             arg
             for arg in p.mset_aggs
@@ -835,7 +835,7 @@ class IncrementalAggregate:
         return len(self._state) + sum(len(t) for t in self._msets.values()) + out
 
     def state_bytes(self) -> int:
-        held = sum(i.nbytes() for i in self._indexes.values() if i is not None)
+        held = sum(i.nbytes() for i in self._indexes.values())
         return sum(t.nbytes() for t in self.traces().values()) + held
 
     def traces(self) -> dict[str, Trace]:
@@ -974,7 +974,7 @@ class IncrementalAggregate:
     def _drop_index(self, arg: int) -> None:
         # the multiset trace stays the state of record: the step reads it instead
         self._indexed.discard(arg)
-        self._indexes[arg] = None
+        self._indexes.pop(arg, None)
 
     def _indexed_extremes(
         self, arg: int, merged: pl.DataFrame, dm: pl.DataFrame

@@ -82,16 +82,20 @@ struct Ordered {
     }
 };
 
+/* (group, change row) pairs in order of group, then of the row's value: a change's rows
+   of one (group, value) become neighbours, to be summed. */
+static inline void by_group_and_value(std::vector<std::pair<int64_t, int64_t>>& by, const int64_t* vals) {
+    std::sort(by.begin(), by.end(), [vals](const std::pair<int64_t, int64_t>& a, const std::pair<int64_t, int64_t>& b) {
+        return a.first != b.first ? a.first < b.first : vals[a.second] < vals[b.second];
+    });
+}
+
 struct Extrema {
     RowSet groups;                // key columns, each group once
     std::vector<Ordered> values;  // per group
     int64_t entries = 0;
 
     void init(int w) { groups.init(w); }
-
-    int64_t find(const int64_t* key) const {
-        return groups.find(key, groups.cols.data(), hash_row(key, groups.rows.w));
-    }
 
     /* Add a change (n rows: key columns, value, weight) to the counts. False when a count
        would end below zero (a change that deletes what is not there): the caller then
@@ -112,9 +116,7 @@ struct Extrema {
             }
             by.emplace_back(g, x);
         }
-        std::sort(by.begin(), by.end(), [vals](const std::pair<int64_t, int64_t>& a, const std::pair<int64_t, int64_t>& b) {
-            return a.first != b.first ? a.first < b.first : vals[a.second] < vals[b.second];
-        });
+        by_group_and_value(by, vals);
         bool fine = true;
         for (size_t x = 0; x < by.size();) {
             int64_t g = by[x].first, v = vals[by[x].second], net = 0;
@@ -143,9 +145,7 @@ struct Extrema {
             int64_t t = asked.find(keys + x * w, asked.cols.data(), hash_row(keys + x * w, w));
             if (t >= 0) by.emplace_back(t, x);
         }
-        std::sort(by.begin(), by.end(), [vals](const std::pair<int64_t, int64_t>& a, const std::pair<int64_t, int64_t>& b) {
-            return a.first != b.first ? a.first < b.first : vals[a.second] < vals[b.second];
-        });
+        by_group_and_value(by, vals);
         std::vector<std::pair<int64_t, int64_t>> change;  // (value, net weight) of one group
         size_t at = 0;
         static const Ordered none;
@@ -156,7 +156,7 @@ struct Extrema {
                 if (!change.empty() && change.back().first == v) change.back().second += wt;
                 else change.emplace_back(v, wt);
             }
-            int64_t g = find(want + t * w);
+            int64_t g = groups.find(want + t * w, groups.cols.data(), asked.h[t]);  // hashed as `asked` hashed it
             const auto& blocks = (g >= 0 ? values[g] : none).blocks;
             has[t] = 0;
             lo[t] = hi[t] = 0;

@@ -28,10 +28,8 @@ cdef class Index:
     """Per group (`width` int64 key columns), its values in order with their counts."""
 
     cdef Extrema e
-    cdef int width
 
     def __init__(self, int width):
-        self.width = width
         self.e.init(width)
 
     def apply(self, const int64_t[:, ::1] keys, const int64_t[::1] values, const int64_t[::1] weights):
