@@ -57,7 +57,9 @@ def is_aggregate_call(node: exp.Expression) -> bool:
         return is_aggregate_call(node.this)
     if isinstance(node, exp.Anonymous):
         return node.name.lower() in _BOOLEAN_NAMES
-    return isinstance(node, AGGREGATE_NODES)
+    # by exact class: sqlglot subclasses some (ApproxQuantile is a Quantile) for functions
+    # that are not these aggregates
+    return type(node) in AGGREGATE_NODES
 
 
 def reduce_call(node: exp.Expression) -> tuple[str, exp.Expression | None, bool, exp.Expression]:

@@ -72,7 +72,7 @@ class ScalarScope:
 def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
     """Bind one expression; every SqlError names the construct and its position."""
     if scope.replacements:
-        hit = scope.replacements.get(node.sql())
+        hit = scope.replacements.get(_printed(node))
         if hit is not None:
             return hit
     return _refuse_arrays(_bind_node(node, scope), node, scope)
@@ -108,10 +108,10 @@ def _bind_node(node: exp.Expression, scope: ScalarScope) -> Scalar:
             if by_name is not None:
                 return by_name(node, scope)
             raise UnsupportedSql(f"function {node.name.upper()}() is unknown or not supported", span_of(node))
-        if isinstance(node, exp.Func) and not isinstance(node, AGGREGATE_NODES):
+        if isinstance(node, exp.Func) and type(node) not in AGGREGATE_NODES:
             name = written_name(node)
             raise UnsupportedSql(f"function {name}() is not supported yet", span_of(node))
-        if isinstance(node, AGGREGATE_NODES):
+        if type(node) in AGGREGATE_NODES:
             raise SqlError(f"aggregate {_unquoted(node, scope)} is not allowed in {scope.context}", span_of(node))
         if isinstance(node, exp.Interval):
             raise UnsupportedSql("INTERVAL values are not supported yet", span_of(node))
@@ -124,10 +124,19 @@ def _bind_node(node: exp.Expression, scope: ScalarScope) -> Scalar:
         raise SqlError(f"{e} in '{_short(node, scope)}'", span_of(node)) from None
 
 
+def _printed(node: exp.Expression, dialect: str | None = None) -> str:
+    """`node` as SQL; sqlglot cannot print some calls it read with arguments of the
+    wrong kind (`next_value_for(x, x)`), which are then shown by their name."""
+    try:
+        return node.sql(dialect)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+        return f"{written_name(node)}(...)"
+
+
 def _short(node: exp.Expression | exp.Binary, scope: ScalarScope) -> str:
     """The expression as the user wrote it, without the qualification qualify added."""
     plain = node.copy().transform(lambda n: exp.column(n.name) if isinstance(n, exp.Column) else n)
-    text = plain.sql(scope.dialect)
+    text = _printed(plain, scope.dialect)
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -440,7 +440,7 @@ def _has_agg(node: exp.Expression) -> bool:
 
 def _bare_columns(node: exp.Expression) -> bool:
     """Columns outside aggregate calls (not looking into subqueries)."""
-    if isinstance(node, AGGREGATE_NODES) or isinstance(node, (exp.Subquery, exp.Select)):
+    if type(node) in AGGREGATE_NODES or isinstance(node, (exp.Subquery, exp.Select)):
         return False
     if isinstance(node, exp.Column):
         return True
@@ -448,7 +448,7 @@ def _bare_columns(node: exp.Expression) -> bool:
 
 
 def _outer_outside_aggregates(node: exp.Expression) -> bool:
-    if isinstance(node, AGGREGATE_NODES) or isinstance(node, (exp.Subquery, exp.Select)):
+    if type(node) in AGGREGATE_NODES or isinstance(node, (exp.Subquery, exp.Select)):
         return False
     if isinstance(node, exp.Column):
         return True

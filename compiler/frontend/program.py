@@ -8,7 +8,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import sqlglot
 from sqlglot import exp
@@ -22,7 +22,7 @@ from dbspc.compiler.dialect import Semantics, semantics_of
 from dbspc.compiler.errors import Span, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.bind_query import QueryBinder
 from dbspc.compiler.frontend.ddl import table_schema
-from dbspc.compiler.frontend.positions import call_name, line_col, span_of
+from dbspc.compiler.frontend.positions import call_name, line_col, span_of, written_name
 from dbspc.compiler.frontend.shown_names import shown_names, spark_namer
 from dbspc.compiler.frontend.spark_names import pretty_name
 from dbspc.compiler.frontend.spark_names import unparen as _unparen
@@ -73,8 +73,15 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
         first = e.errors[0] if e.errors else {}
         _refuse_unknown_type(tokens, first.get("line"), first.get("col"))
         desc = str(first.get("description") or e).split(". Line")[0]
+        if missing := _REQUIRED_KEYWORD.match(desc):  # sqlglot's words for `coalesce()`
+            desc = f"too few arguments to {missing.group(1).upper()}()"
         raise SqlError(f"syntax error: {desc}", _span(first.get("line"), first.get("col"))) from None
+    except (IndexError, KeyError, TypeError, ValueError, AttributeError):
+        # sqlglot's builders fail this way on some calls with the wrong arguments: map(x)
+        name, at = _failing_call(text, tokens, dialect)
+        raise SqlError(f"wrong number or kind of arguments to {name}()", at) from None
     _record_source_names(text, tokens, statements)
+    _refuse_missing_arguments(statements)
     _attach_recursion_levels(statements, levels)
     _record_create_clauses(tokens, statements)
     starts = _statement_starts(tokens)
@@ -318,6 +325,9 @@ def _record_call_name(text: str, node: exp.Expression | exp.Func, owned: set[int
         return
     taken.add(m.start(1))
     node.meta["call_name"] = m.group(1)
+    # errors about the call point at its name, not at its first argument
+    line, col = line_col(text, m.end(1) - 1)
+    node.meta.update(line=line, col=col, start=m.start(1), end=m.end(1) - 1)
     if isinstance(node, exp.Quantile):  # sqlglot drops percentile's third argument (the frequency)
         node.meta["arguments"] = _argument_count(text, text.index("(", m.end(1)))
 
@@ -404,6 +414,78 @@ def _record_create_clauses(tokens: list[Token], statements: list[exp.Expression]
         stmt.meta["clauses"] = clauses
 
 
+_REQUIRED_KEYWORD = re.compile(r"Required keyword: '\w+' missing for <class '[\w.]*\.(\w+)'>")
+
+
+def _failing_call(text: str, tokens: list[Token], dialect: str) -> tuple[str, Span | None]:
+    """The name and position of the first call `name(...)` that sqlglot cannot read alone;
+    only asked after the whole text failed."""
+    for i, t in enumerate(tokens[:-1]):
+        if tokens[i + 1].token_type != TokenType.L_PAREN or t.token_type == TokenType.L_PAREN:
+            continue
+        depth, end = 0, None
+        for j in range(i + 1, len(tokens)):
+            kind = tokens[j].token_type
+            depth += kind == TokenType.L_PAREN
+            depth -= kind == TokenType.R_PAREN
+            if depth == 0:
+                end = tokens[j].end
+                break
+        if end is None:
+            break
+        try:
+            sqlglot.parse_one(f"SELECT {text[t.start : end + 1]}", read=dialect)
+        except ParseError:
+            continue
+        except Exception:
+            return t.text.upper(), Span(t.line, max(t.col - len(t.text) + 1, 1))
+    return "a function", None
+
+
+# Calls whose arguments sqlglot declares optional but Spark requires (WRONG_NUM_ARGS).
+_SPARK_REQUIRES: dict[type[exp.Expression], tuple[str, ...]] = {
+    exp.Nvl2: ("false",),
+    exp.Substring: ("start",),
+}
+
+
+def _refuse_missing_arguments(statements: list[exp.Expression]) -> None:
+    """A call written without an argument it needs (`ceil()`, `nvl2(a, b)`) is refused
+    at its name; sqlglot reads it without complaint."""
+    for stmt in statements:
+        for sub in stmt.walk():
+            node = cast(exp.Expression, sub)  # sqlglot's stubs type walk() as its base class
+            if not _is_call(node):
+                continue
+            needed = [k for k, required in type(node).arg_types.items() if required]
+            needed += _SPARK_REQUIRES.get(type(node), ())
+            if any(node.args.get(k) is None for k in needed):
+                # sqlglot may have added the node inside the call the user wrote: date_diff()
+                while call_name(node) is None and node.parent is not None and _is_call(node.parent):
+                    node = cast(exp.Expression, node.parent)
+                at, up = span_of(node), cast(exp.Expression | None, node.parent)
+                while at is None and up is not None:
+                    at, up = span_of(up), cast(exp.Expression | None, up.parent)
+                raise SqlError(f"too few arguments to {written_name(node)}()", at)
+
+
+def _is_call(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Func)  # no narrowing: sqlglot's stubs do not make a Func an Expression
+
+
+def _refuse_unprintable_calls(stmt: exp.Expression, dialect: str) -> None:
+    """After an internal error: a call sqlglot read but cannot print again, with arguments
+    of a kind it does not expect (`next_value_for(x, x)`), is the user's error, named at
+    its position; without one the error stays the bug it is."""
+    for sub in stmt.walk():
+        node = cast(exp.Expression, sub)
+        if _is_call(node):
+            try:
+                node.sql(dialect)
+            except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+                raise SqlError(f"wrong number or kind of arguments to {written_name(node)}()", span_of(node)) from None
+
+
 def _statement_starts(tokens: list[Token]) -> list[Span]:
     starts: list[Span] = []
     expect = True
@@ -464,7 +546,11 @@ def add_statement(program: Program, stmt: exp.Expression) -> None:
         program.tables[table.name] = table
         return
     if isinstance(stmt, exp.Create) and (stmt.args.get("kind") or "").upper() == "VIEW":
-        add_view(program, stmt)
+        try:
+            add_view(program, stmt)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+            _refuse_unprintable_calls(stmt, program.dialect)
+            raise
         return
     raise UnsupportedSql(
         f"statement '{stmt.sql(program.dialect)[:40]}' is not allowed here; "
