@@ -50,13 +50,20 @@ def sql_type(dtype: exp.DataType, semantics: Semantics) -> SqlType:
     """Map a parsed type to a SqlType, following the dialect's storage rules."""
     kind = dtype.this
     if kind == _T.DECIMAL:
-        params = [int(p.name) for p in dtype.expressions]
+        params = _integer_parameters(dtype, semantics)
         if not params:
             return decimal(10, 0)  # Spark's default DECIMAL is DECIMAL(10,0)
-        return decimal(params[0], params[1] if len(params) > 1 else 0)
+        precision, scale = params[0], params[1] if len(params) > 1 else 0
+        if precision > 38:  # Spark's words (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION)
+            raise SqlError(f"decimal precision {precision} exceeds max precision 38", span_of(dtype))
+        if scale > precision:
+            raise SqlError(f"decimal scale ({scale}) cannot be greater than precision ({precision})", span_of(dtype))
+        if precision == 0:  # a type Spark allows, whose only value is 0
+            raise UnsupportedSql("DECIMAL(0) is not supported", span_of(dtype))
+        return decimal(precision, scale)
     if kind in (_T.CHAR, _T.VARCHAR) and dtype.expressions and semantics.store_assignment == "ansi":
         # Spark: VARCHAR(n) checks the length on write; CHAR(n) also pads with spaces.
-        n = int(dtype.expressions[0].name)
+        n = _integer_parameters(dtype, semantics)[0]
         return SqlType("STRING", length=n, fixed=kind == _T.CHAR)
     if kind in _SIMPLE:
         t = _SIMPLE[kind]
@@ -69,6 +76,23 @@ def sql_type(dtype: exp.DataType, semantics: Semantics) -> SqlType:
     raise UnsupportedSql(f"column type {dtype.sql(semantics.dialect)} is not supported", span_of(dtype))
 
 
+def _integer_parameters(dtype: exp.DataType, semantics: Semantics) -> list[int]:
+    """DECIMAL(p, s)'s or VARCHAR(n)'s numbers, each a non-negative integer literal."""
+    texts = [p.name for p in dtype.expressions]
+    if not all(t.isdigit() for t in texts):
+        raise SqlError(f"the parameters of {dtype.sql(semantics.dialect)} must be integers", span_of(dtype))
+    return [int(t) for t in texts]
+
+
+_TABLE_CONSTRAINTS = (
+    exp.PrimaryKey,
+    exp.ForeignKey,
+    exp.Constraint,
+    exp.UniqueColumnConstraint,
+    exp.CheckColumnConstraint,
+)
+
+
 def table_schema(create: exp.Create, semantics: Semantics) -> TableSchema:
     """The schema of one CREATE TABLE statement (names lower-cased, as Spark resolves them)."""
     schema = create.this
@@ -78,8 +102,10 @@ def table_schema(create: exp.Create, semantics: Semantics) -> TableSchema:
     columns: list[Column] = []
     seen: set[str] = set()
     for coldef in schema.expressions:
-        if not isinstance(coldef, exp.ColumnDef):
+        if isinstance(coldef, _TABLE_CONSTRAINTS):
             continue  # table constraints (PRIMARY KEY (...)) carry no type information
+        if not isinstance(coldef, exp.ColumnDef):  # sqlglot reads `(k INT, '')`
+            raise SqlError(f"syntax error: {coldef.sql()} is not a column definition (table '{name}')", span_of(coldef))
         cname = coldef.name.lower()
         if cname in seen:
             raise SqlError(f"column '{cname}' appears twice in table '{name}'", span_of(coldef))
