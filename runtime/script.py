@@ -214,6 +214,8 @@ def _update(stmt: exp.Update, pipeline: Pipeline, table: str, current: ZSet) -> 
 
     exprs: list[Scalar] = [Col(c.type, i) for i, c in enumerate(schema.columns)]
     for assignment in stmt.expressions:
+        if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
+            raise SqlError("syntax error: UPDATE ... SET takes assignments `column = value`", span_of(assignment))
         name = assignment.this.name.lower()
         if name not in schema.names:
             raise SqlError(f"table '{table}' has no column '{name}'", span_of(assignment))

@@ -86,6 +86,8 @@ def reduce_call(node: exp.Expression) -> tuple[str, exp.Expression | None, bool,
             arg = arg.this  # WITHIN GROUP (ORDER BY ...): the binder reads the order from the call
         if isinstance(arg, exp.Distinct):
             distinct = True
+            if not arg.expressions:
+                raise SqlError(f"{fn.upper()}(DISTINCT) needs an argument", span_of(call))
             if len(arg.expressions) > 1 and fn != "count":
                 raise SqlError(f"{fn.upper()}(DISTINCT ...) takes one argument", span_of(call))
             arg = arg.expressions[0] if len(arg.expressions) == 1 else _tuple_key(arg.expressions)

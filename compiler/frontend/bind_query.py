@@ -114,6 +114,8 @@ class QueryBinder:
     # -- SELECT ----------------------------------------------------------------------------
 
     def _bind_select(self, sel: exp.Select, ctes: dict[str, lp.Relation]) -> lp.Relation:
+        if not sel.expressions:  # sqlglot reads `SELECT FROM t`
+            raise SqlError("syntax error: SELECT lists no columns", span_of(sel))
         self._refuse_unsupported_clauses(sel)
         items = self._from_items(sel, ctes)
         where = sel.args.get("where")

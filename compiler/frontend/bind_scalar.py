@@ -166,7 +166,10 @@ def _bind_literal(node: exp.Literal, scope: ScalarScope) -> Scalar:
     if node.is_string:
         return Lit(STRING, text)
     if any(c in text for c in "eE"):
-        return Lit(DOUBLE, float(text))
+        try:
+            return Lit(DOUBLE, float(text))
+        except ValueError:  # `1.5e`
+            raise SqlError(f"syntax error: '{text}' is not a number", span_of(node)) from None
     if "." in text:
         if scope.semantics.sqlite_storage:
             return Lit(DOUBLE, float(text))
@@ -174,13 +177,23 @@ def _bind_literal(node: exp.Literal, scope: ScalarScope) -> Scalar:
         digits = value.as_tuple()
         scale = max(-int(digits.exponent), 0)
         precision = max(len(digits.digits), scale)
-        return Lit(decimal(precision, scale), value)
+        return Lit(decimal(_literal_precision(precision, node), scale), value)
     value_int = int(text)
     if -(2**31) <= value_int < 2**31 and not scope.semantics.sqlite_storage:
         return Lit(INT, value_int)
     if -(2**63) <= value_int < 2**63:
         return Lit(BIGINT, value_int)
-    return Lit(decimal(min(len(text), 38), 0), dec.Decimal(text))
+    if scope.semantics.sqlite_storage:
+        return Lit(decimal(min(len(text), 38), 0), dec.Decimal(text))
+    return Lit(decimal(_literal_precision(len(text.lstrip("0")), node), 0), dec.Decimal(text))
+
+
+def _literal_precision(precision: int, node: exp.Literal) -> int:
+    """A decimal literal of more than 38 digits is an error in Spark, not a value rounded
+    to fit (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION)."""
+    if precision > 38:
+        raise SqlError(f"decimal precision {precision} exceeds max precision 38", span_of(node))
+    return precision
 
 
 def _bind_null(node: exp.Null, scope: ScalarScope) -> Scalar:

@@ -17,6 +17,7 @@ LAG/LEAD's default is cast to the argument's type.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 from sqlglot import exp
@@ -339,12 +340,13 @@ def _bound(spec: exp.Expression, which: str, rows: bool, order_types: list[SqlTy
     if not rows:
         n = _range_offset(spec, value, order_types)
         return -n if side == "PRECEDING" else n
-    if not isinstance(value, exp.Literal) or value.is_string:
+    if not isinstance(value, exp.Literal) or value.is_string or not value.this.isdigit():
         raise UnsupportedSql("a ROWS frame bound must be an integer literal", span_of(spec))
     n = int(value.this)
     return -n if side == "PRECEDING" else n
 
 
+_NUMBER = re.compile(r"\d+(\.\d*)?([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?")  # as sqlglot reads a number
 _MICROS = {"DAY": 86_400_000_000, "HOUR": 3_600_000_000, "MINUTE": 60_000_000, "SECOND": 1_000_000}
 
 
@@ -378,7 +380,7 @@ def _range_offset(spec: exp.Expression, value: object, order_types: list[SqlType
         raise SqlError(
             f"a RANGE frame INTERVAL offset needs a DATE or TIMESTAMP ORDER BY key, not {key}", span_of(spec)
         )
-    if not isinstance(value, exp.Literal) or value.is_string:
+    if not isinstance(value, exp.Literal) or value.is_string or not _NUMBER.fullmatch(value.name):
         raise UnsupportedSql("a RANGE frame offset must be a non-negative number or INTERVAL literal", span_of(spec))
     if key.is_temporal:
         raise UnsupportedSql(

@@ -13,13 +13,13 @@ from typing import Any, cast
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import OptimizeError, ParseError, TokenError
+from sqlglot.errors import OptimizeError, ParseError, SchemaError, TokenError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.tokens import Token, TokenType
 
 from dbspc.compiler.catalog import Catalog, Column, TableSchema
 from dbspc.compiler.dialect import Semantics, semantics_of
-from dbspc.compiler.errors import Span, SqlError, UnsupportedSql
+from dbspc.compiler.errors import DbspcError, Span, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.bind_query import QueryBinder
 from dbspc.compiler.frontend.ddl import table_schema
 from dbspc.compiler.frontend.positions import call_name, line_col, span_of, written_name
@@ -69,6 +69,9 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
         parsed = sqlglot.parse(text, read=dialect)
         # a comment after the last `;` of a line is a Semicolon statement of its own
         statements = [s for s in parsed if isinstance(s, exp.Expression) and not isinstance(s, exp.Semicolon)]
+    except TokenError:  # the text as rewritten for Spark's doubled quotes
+        line, col = _unterminated_quote(text)
+        raise SqlError("syntax error: unterminated string or quoted identifier", Span(line, col)) from None
     except ParseError as e:
         first = e.errors[0] if e.errors else {}
         _refuse_unknown_type(tokens, first.get("line"), first.get("col"))
@@ -408,7 +411,7 @@ def _record_create_clauses(tokens: list[Token], statements: list[exp.Expression]
         for t in group:
             if t.token_type == TokenType.ALIAS:
                 break
-            word = t.text.upper().split()[0]
+            word = (t.text.upper().split() or [""])[0]  # '' has no words
             if word in _CLAUSE_WORDS and word not in clauses:
                 clauses[word] = Span(t.line, max(t.col - len(t.text) + 1, 1))
         stmt.meta["clauses"] = clauses
@@ -473,15 +476,17 @@ def _is_call(node: exp.Expr) -> bool:
     return isinstance(node, exp.Func)  # no narrowing: sqlglot's stubs do not make a Func an Expression
 
 
-def _refuse_unprintable_calls(stmt: exp.Expression, dialect: str) -> None:
+def _refuse_unprintable_calls(query: exp.Expression, dialect: str) -> None:
     """After an internal error: a call sqlglot read but cannot print again, with arguments
     of a kind it does not expect (`next_value_for(x, x)`), is the user's error, named at
-    its position; without one the error stays the bug it is."""
-    for sub in stmt.walk():
+    its position; without one the error stays the bug it is. Innermost calls first, so the
+    one named is the one at fault."""
+    for sub in reversed(list(query.walk())):
         node = cast(exp.Expression, sub)
         if _is_call(node):
             try:
                 node.sql(dialect)
+                node.sql()  # the binder prints calls as keys, in sqlglot's own dialect
             except (TypeError, ValueError, AttributeError, KeyError, IndexError):
                 raise SqlError(f"wrong number or kind of arguments to {written_name(node)}()", span_of(node)) from None
 
@@ -540,17 +545,22 @@ def compile_program(text: str, dialect: str = "spark", base: Program | None = No
 
 
 def add_statement(program: Program, stmt: exp.Expression) -> None:
+    try:
+        _add_statement(program, stmt)
+    except DbspcError as e:
+        if e.span is None:  # an error inside a construct sqlglot placed nowhere: at least the statement
+            e.span = span_of(stmt)
+        raise
+
+
+def _add_statement(program: Program, stmt: exp.Expression) -> None:
     if isinstance(stmt, exp.Create) and (stmt.args.get("kind") or "").upper() == "TABLE":
         table = table_schema(stmt, program.semantics)
         program.catalog.add(table, span_of(stmt.this))
         program.tables[table.name] = table
         return
     if isinstance(stmt, exp.Create) and (stmt.args.get("kind") or "").upper() == "VIEW":
-        try:
-            add_view(program, stmt)
-        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
-            _refuse_unprintable_calls(stmt, program.dialect)
-            raise
+        add_view(program, stmt)
         return
     raise UnsupportedSql(
         f"statement '{stmt.sql(program.dialect)[:40]}' is not allowed here; "
@@ -573,7 +583,11 @@ def add_view(program: Program, stmt: exp.Create) -> None:
             raise SqlError(f"view '{name}' cannot be replaced by a query that reads '{name}'", span_of(stmt.this))
     qualified = qualify_query(query, program)
     binder = QueryBinder(program.catalog, program.semantics, {n: v.plan for n, v in program.views.items()})
-    rel = binder.bind(qualified, {})
+    try:
+        rel = binder.bind(qualified, {})
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+        _refuse_unprintable_calls(qualified, program.dialect)
+        raise
     names = [f.name for f in rel.fields]
     columns = list(header.columns)
     if columns:
@@ -746,7 +760,11 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
             validate_qualify_columns=True,
         )
         return _semi_anti_joins_to_exists(_join_stars_in_spark_order(_join_columns_resolved(qualified), schema))
-    except OptimizeError as e:
+    except OverflowError:  # sqlglot reads ORDER BY 99999999999999999999 as a position
+        raise UnsupportedSql("an ORDER BY or GROUP BY position beyond the select list's", span_of(query)) from None
+    except AssertionError as e:  # sqlglot's checks: a position naming a `t.*` it could not expand
+        raise SqlError(f"cannot resolve the query's columns ({e})", span_of(query)) from None
+    except (OptimizeError, SchemaError) as e:
         message = str(e)
         m = _POSITION.search(message)
         text = _POSITION.sub("", message).strip().rstrip(".")
