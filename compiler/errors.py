@@ -128,3 +128,13 @@ class UsageError(DbspcError):
 
 class InternalCompilerError(Exception):
     """A broken invariant inside dbspc; never the user's fault."""
+
+
+def source_text(data: bytes) -> str:
+    """A SQL file's bytes as text; not UTF-8 is an error at the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise InputError(f"the file is not valid UTF-8 (byte 0x{data[e.start]:02x})", Span(line, col)) from None

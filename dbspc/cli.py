@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from dbspc.compiler.deep_stack import deep
-from dbspc.compiler.errors import DbspcError, Span, SparkExtension, collecting_extensions
+from dbspc.compiler.errors import DbspcError, InputError, Span, SparkExtension, collecting_extensions, source_text
 
 T = TypeVar("T")
 DIALECT = click.option("--dialect", default="spark", show_default=True, help="SQL dialect of the input (sqlglot name).")
@@ -24,11 +24,9 @@ def _read(path: str) -> str:
     except OSError as e:
         raise click.ClickException(f"cannot read {path}: {e.strerror}") from None
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        click.echo(f"{path}:{line}:{col}: error: the file is not valid UTF-8 (byte 0x{data[e.start]:02x})", err=True)
+        return source_text(data)
+    except InputError as e:
+        click.echo(e.located(path), err=True)
         sys.exit(1)
 
 
@@ -372,7 +370,11 @@ def slt(
     On a terminal a progress line (files done, rate, ETA) stays at the bottom; --quiet,
     or output that is not a terminal, drops it."""
     from dbspc.slt.incremental import Limits
+    from dbspc.slt.records import find_test_files
     from dbspc.slt.runner import run_paths
+
+    for path in find_test_files(paths):  # a missing or unreadable file stops the run before it starts
+        _read(path)
 
     if in_process and jobs not in (None, 1):
         raise click.UsageError("--jobs runs files in their own processes: it cannot be used with --in-process")

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dbspc.compiler.circuit.dump import to_text
-from dbspc.compiler.errors import DbspcError
+from dbspc.compiler.errors import DbspcError, source_text
 from dbspc.runtime.render import jsonl_lines
 from dbspc.runtime.script import ScriptRun, run_script
 from dbspc.runtime.zset import ZSet
@@ -91,7 +91,7 @@ def check(
 ) -> Outcome:
     """Run one golden script and compare (or, with `update`, rewrite) its goldens."""
     try:
-        run = run_script(path.read_text(), dialect, keep_tables=update)
+        run = run_script(source_text(path.read_bytes()), dialect, keep_tables=update)
     except DbspcError as e:
         return Outcome(path, False, e.located(str(path)))
     actual = {".out": jsonl_text(run), ".circuit": to_text(run.pipeline.circuit)}

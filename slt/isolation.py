@@ -49,7 +49,7 @@ def run_isolated(path: str, take: Take, limit: int | None, shard: tuple[int, int
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     while True:
         params = {
-            "path": path,
+            "path": os.path.abspath(path),  # the child runs in the repository's folder
             "start": start,
             "skip": crashed,
             "limit": None if limit is None else limit - queries,

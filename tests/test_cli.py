@@ -531,13 +531,25 @@ def test_input_error_location_is_one_line() -> None:
     assert "x=NULL" in located
 
 
-@pytest.mark.parametrize("command", ["compile", "run"])
+@pytest.mark.parametrize("command", ["compile", "run", "test"])
 def test_a_file_that_is_not_utf8_is_a_positioned_error(tmp_path: Path, command: str) -> None:
     path = tmp_path / "x.sql"
     path.write_bytes(b"CREATE TABLE t (a INT);\n-- \x82\xff\n")
-    result = invoke([command, str(path)])
+    result = invoke([command, str(tmp_path if command == "test" else path)])  # `test` takes a folder too
     assert result.exit_code == 1, result.output
-    check_one_error_line(result.stderr, str(path), 2, 4, "UTF-8")
+    if command == "test":  # a golden run reports each script's failure on its standard output
+        assert f"{path}:2:4: error: the file is not valid UTF-8" in result.output
+    else:
+        check_one_error_line(result.stderr, str(path), 2, 4, "UTF-8")
+
+
+@pytest.mark.parametrize("text", ["", "-- only a comment\n", "CREATE TABLE t (a INT);\n"])
+def test_a_file_without_views_compiles_to_an_empty_circuit(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "x.sql"
+    path.write_text(text)
+    result = invoke(["compile", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "0 stateful operator(s)" in result.output
 
 
 def test_deep_nesting_compiles_and_runs(tmp_path: Path) -> None:
@@ -631,3 +643,35 @@ def test_run_writes_csv_and_parquet_files(tmp_path: Path) -> None:
         )
         assert frame.columns == ["step", "weight", "name", "id", "amount"] and frame.height > 0
         assert set(frame["weight"].to_list()) <= {1, -1}
+
+
+SLT_FILE = """statement ok
+CREATE TABLE t1(a INTEGER, b INTEGER)
+
+statement ok
+INSERT INTO t1 VALUES(1, 2)
+
+query I nosort
+SELECT a + b FROM t1
+----
+3
+"""
+
+
+def test_slt_reads_a_path_relative_to_where_it_is_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each file runs in a child process started in the repository's folder; a relative
+    path named a file there, or none."""
+    (tmp_path / "one.test").write_text(SLT_FILE)
+    monkeypatch.chdir(tmp_path)
+    result = invoke(["slt", "one.test", "-q"])
+    assert result.exit_code == 0, result.output
+    assert "1 passed, 0 failed" in result.output
+
+
+def test_slt_refuses_a_file_that_is_not_utf8_before_it_starts(tmp_path: Path) -> None:
+    good, bad = tmp_path / "a.test", tmp_path / "b.test"
+    good.write_text(SLT_FILE)
+    bad.write_bytes(b"statement ok\nCREATE TABLE t(a INT) -- \xff\n")
+    result = invoke(["slt", str(tmp_path), "-q"])
+    assert result.exit_code == 1, result.output
+    check_one_error_line(result.stderr, str(bad), 2, 26, "UTF-8")

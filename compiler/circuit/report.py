@@ -49,7 +49,7 @@ def to_report(c: Circuit) -> str:
     for n, i in sorted(num.items(), key=lambda kv: kv[1]):
         cost = c[n].cost(where)
         rows.append((f"%{i}", c[n].kind, cost.state, cost.time))
-    widths = [max(len(r[k]) for r in rows) for k in range(3)]
+    widths = [max((len(r[k]) for r in rows), default=0) for k in range(3)]
     lines = ["-- incrementality report: state kept and cost per change (C = change size, R = state size)"]
     for r in rows:
         lines.append(f"-- {r[0].ljust(widths[0])}  {r[1].ljust(widths[1])}  {r[2].ljust(widths[2])}  {r[3]}")
