@@ -79,6 +79,9 @@ CONSTRUCTS: list[tuple[str, str]] = [
     ("PIVOT", "SELECT * FROM t PIVOT (SUM(x) FOR g IN ('a', 'b'))"),
     ("LATERAL VIEW explode", "SELECT id, e FROM t LATERAL VIEW explode(array(x, x)) AS e"),
     ("non-deterministic functions (rand, now)", "SELECT id, rand() AS r FROM t"),
+    ("approximate aggregates", "SELECT g, percentile_approx(x, 0.5) AS p FROM t GROUP BY g"),
+    ("DECIMAL of more than 38 digits", "SELECT id, CAST(x AS DECIMAL(50, 2)) AS w FROM t"),
+    ("a call without an argument it needs", "SELECT id, nvl2(x, 1) AS n FROM t"),
 ]
 
 
