@@ -35,6 +35,9 @@ VIEWS = [
     ("SELECT id, 1234567890123456789012345678901234567890 AS n FROM t",
      "decimal precision 40 exceeds max precision 38"),
     ("SELECT id, CAST(x AS DECIMAL(50, 2)) AS n FROM t", "decimal precision 50 exceeds max precision 38"),
+    # sqlglot's "Required keyword: 'expression' missing for <class '...And'>", in the user's words
+    ("SELECT id FROM t WHERE x = 1 AND", "AND is missing an operand"),
+    ("SELECT id, x + AS n FROM t", "an operator is missing an operand"),
 ]  # fmt: skip
 
 TABLES = [

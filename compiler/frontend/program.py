@@ -76,8 +76,8 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
         first = e.errors[0] if e.errors else {}
         _refuse_unknown_type(tokens, first.get("line"), first.get("col"))
         desc = str(first.get("description") or e).split(". Line")[0]
-        if missing := _REQUIRED_KEYWORD.match(desc):  # sqlglot's words for `coalesce()`
-            desc = f"too few arguments to {missing.group(1).upper()}()"
+        if missing := _REQUIRED_KEYWORD.match(desc):  # sqlglot's words for `coalesce()` or `a AND`
+            desc = _missing_part(missing.group(1))
         raise SqlError(f"syntax error: {desc}", _span(first.get("line"), first.get("col"))) from None
     except (IndexError, KeyError, TypeError, ValueError, AttributeError):
         # sqlglot's builders fail this way on some calls with the wrong arguments: map(x)
@@ -418,6 +418,20 @@ def _record_create_clauses(tokens: list[Token], statements: list[exp.Expression]
 
 
 _REQUIRED_KEYWORD = re.compile(r"Required keyword: '\w+' missing for <class '[\w.]*\.(\w+)'>")
+
+
+def _missing_part(name: str) -> str:
+    """sqlglot's "Required keyword: 'x' missing for <class Y>" in the user's words."""
+    cls = getattr(exp, name, None)
+    if not isinstance(cls, type):
+        return f"{name.upper()} is incomplete"
+    if issubclass(cls, exp.Connector):  # AND / OR
+        return f"{name.upper()} is missing an operand"
+    if issubclass(cls, exp.Func):
+        return f"too few arguments to {name.upper()}()"
+    if issubclass(cls, exp.Binary):
+        return "an operator is missing an operand"
+    return f"{name.upper()} is incomplete"
 
 
 def _failing_call(text: str, tokens: list[Token], dialect: str) -> tuple[str, Span | None]:
