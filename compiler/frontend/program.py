@@ -81,8 +81,10 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
         raise SqlError(f"syntax error: {desc}", _span(first.get("line"), first.get("col"))) from None
     except (IndexError, KeyError, TypeError, ValueError, AttributeError):
         # sqlglot's builders fail this way on some calls with the wrong arguments: map(x)
-        name, at = _failing_call(text, tokens, dialect)
-        raise SqlError(f"wrong number or kind of arguments to {name}()", at) from None
+        failing = _failing_call(text, tokens, dialect)
+        if failing is None:
+            raise SqlError("syntax error: this text cannot be read as SQL", None) from None
+        raise SqlError(f"wrong number or kind of arguments to {failing[0]}()", failing[1]) from None
     _record_source_names(text, tokens, statements)
     _refuse_missing_arguments(statements)
     _attach_recursion_levels(statements, levels)
@@ -434,9 +436,9 @@ def _missing_part(name: str) -> str:
     return f"{name.upper()} is incomplete"
 
 
-def _failing_call(text: str, tokens: list[Token], dialect: str) -> tuple[str, Span | None]:
-    """The name and position of the first call `name(...)` that sqlglot cannot read alone;
-    only asked after the whole text failed."""
+def _failing_call(text: str, tokens: list[Token], dialect: str) -> tuple[str, Span] | None:
+    """The name and position of the first call `name(...)` that sqlglot cannot read alone
+    (None if each one can); only asked after the whole text failed."""
     for i, t in enumerate(tokens[:-1]):
         if tokens[i + 1].token_type != TokenType.L_PAREN or t.token_type == TokenType.L_PAREN:
             continue
@@ -456,7 +458,7 @@ def _failing_call(text: str, tokens: list[Token], dialect: str) -> tuple[str, Sp
             continue
         except Exception:
             return t.text.upper(), Span(t.line, max(t.col - len(t.text) + 1, 1))
-    return "a function", None
+    return None
 
 
 # Calls whose arguments sqlglot declares optional but Spark requires (WRONG_NUM_ARGS).
@@ -775,9 +777,10 @@ def qualify_query(query: exp.Expression, program: Program) -> exp.Expression:
         )
         return _semi_anti_joins_to_exists(_join_stars_in_spark_order(_join_columns_resolved(qualified), schema))
     except OverflowError:  # sqlglot reads ORDER BY 99999999999999999999 as a position
-        raise UnsupportedSql("an ORDER BY or GROUP BY position beyond the select list's", span_of(query)) from None
-    except AssertionError as e:  # sqlglot's checks: a position naming a `t.*` it could not expand
-        raise SqlError(f"cannot resolve the query's columns ({e})", span_of(query)) from None
+        past = "an ORDER BY or GROUP BY position past the end of the select list"
+        raise UnsupportedSql(past, span_of(query)) from None
+    except AssertionError:  # sqlglot's own checks: a position naming a `t.*` it could not expand
+        raise SqlError("cannot resolve the query's columns", span_of(query)) from None
     except (OptimizeError, SchemaError) as e:
         message = str(e)
         m = _POSITION.search(message)
