@@ -131,3 +131,10 @@ def test_mutated_steps_run_or_fail_with_a_dbspc_error() -> None:
                 run_script(head + "-- step" + _mutated(steps, rng))
             except DbspcError:
                 pass
+
+
+def test_a_statement_that_is_no_create_is_quoted_as_written() -> None:
+    """sqlglot re-generates `this is not sql` as `NOT this IS sql`; the error quotes the text."""
+    with pytest.raises(DbspcError, match="statement 'this is not sql' is not allowed here") as caught:
+        compile_sql(DDL + "this is not sql;")
+    assert caught.value.span is not None and (caught.value.span.line, caught.value.span.col) == (2, 1)

@@ -88,7 +88,7 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
     _record_source_names(text, tokens, statements)
     _refuse_missing_arguments(statements)
     _attach_recursion_levels(statements, levels)
-    _record_create_clauses(tokens, statements)
+    _record_create_clauses(text, tokens, statements)
     starts = _statement_starts(tokens)
     for k, stmt in enumerate(statements):
         if isinstance(stmt, exp.Command):
@@ -394,9 +394,10 @@ def _infix_name(text: str, node: exp.Expression) -> str | None:
 _CLAUSE_WORDS = ("OR", "GLOBAL", "TBLPROPERTIES", "PARTITIONED", "WITH", "IF")
 
 
-def _record_create_clauses(tokens: list[Token], statements: list[exp.Expression]) -> None:
+def _record_create_clauses(text: str, tokens: list[Token], statements: list[exp.Expression]) -> None:
     """Where the clause keywords of each CREATE statement's head are (before its AS), for
-    errors about them: sqlglot keeps no position on the properties it parses."""
+    errors about them: sqlglot keeps no position on the properties it parses; and each
+    statement's text as written, for errors that quote it."""
     groups: list[list[Token]] = [[]]
     for t in tokens:
         if t.token_type == TokenType.SEMICOLON:
@@ -407,6 +408,7 @@ def _record_create_clauses(tokens: list[Token], statements: list[exp.Expression]
     if len(groups) != len(statements):
         return  # cannot pair them up: the errors fall back to the view's name
     for group, stmt in zip(groups, statements, strict=True):
+        stmt.meta["written"] = text[group[0].start : group[-1].end + 1]
         if not isinstance(stmt, exp.Create) or group[0].token_type != TokenType.CREATE:
             continue
         clauses: dict[str, Span] = {}
@@ -578,8 +580,9 @@ def _add_statement(program: Program, stmt: exp.Expression) -> None:
     if isinstance(stmt, exp.Create) and (stmt.args.get("kind") or "").upper() == "VIEW":
         add_view(program, stmt)
         return
+    written = " ".join(str(stmt.meta.get("written") or stmt.sql(program.dialect)).split())
     raise UnsupportedSql(
-        f"statement '{stmt.sql(program.dialect)[:40]}' is not allowed here; "
+        f"statement '{written[:40]}' is not allowed here; "
         "a program holds CREATE TABLE and CREATE VIEW statements",
         span_of(stmt),
     )
