@@ -27,8 +27,8 @@ from dbspc.compiler.frontend.bind_math import ANONYMOUS_RULES as MATH_ANONYMOUS
 from dbspc.compiler.frontend.bind_math import RULES as MATH_RULES
 from dbspc.compiler.frontend.bind_strings import ANONYMOUS_RULES as STRING_ANONYMOUS
 from dbspc.compiler.frontend.bind_strings import RULES as STRING_RULES
-from dbspc.compiler.frontend.ddl import sql_type
-from dbspc.compiler.frontend.positions import span_of, written_name
+from dbspc.compiler.frontend.ddl import checked_decimal, sql_type
+from dbspc.compiler.frontend.positions import SQLGLOT_FAILURES, span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, arithmetic_type, as_decimal, castable, coerce, common_type
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
 from dbspc.compiler.types import (
@@ -129,7 +129,7 @@ def _printed(node: exp.Expression, dialect: str | None = None) -> str:
     wrong kind (`next_value_for(x, x)`), which are then shown by their name."""
     try:
         return node.sql(dialect)
-    except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+    except SQLGLOT_FAILURES:
         return f"{written_name(node)}(...)"
 
 
@@ -177,7 +177,7 @@ def _bind_literal(node: exp.Literal, scope: ScalarScope) -> Scalar:
         digits = value.as_tuple()
         scale = max(-int(digits.exponent), 0)
         precision = max(len(digits.digits), scale)
-        return Lit(decimal(_literal_precision(precision, node), scale), value)
+        return Lit(checked_decimal(precision, scale, span_of(node)), value)
     value_int = int(text)
     if -(2**31) <= value_int < 2**31 and not scope.semantics.sqlite_storage:
         return Lit(INT, value_int)
@@ -185,15 +185,7 @@ def _bind_literal(node: exp.Literal, scope: ScalarScope) -> Scalar:
         return Lit(BIGINT, value_int)
     if scope.semantics.sqlite_storage:
         return Lit(decimal(min(len(text), 38), 0), dec.Decimal(text))
-    return Lit(decimal(_literal_precision(len(text.lstrip("0")), node), 0), dec.Decimal(text))
-
-
-def _literal_precision(precision: int, node: exp.Literal) -> int:
-    """A decimal literal of more than 38 digits is an error in Spark, not a value rounded
-    to fit (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION)."""
-    if precision > 38:
-        raise SqlError(f"decimal precision {precision} exceeds max precision 38", span_of(node))
-    return precision
+    return Lit(checked_decimal(len(text.lstrip("0")), 0, span_of(node)), dec.Decimal(text))
 
 
 def _bind_null(node: exp.Null, scope: ScalarScope) -> Scalar:

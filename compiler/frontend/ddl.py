@@ -6,7 +6,7 @@ from sqlglot import exp
 
 from dbspc.compiler.catalog import Column, TableSchema
 from dbspc.compiler.dialect import Semantics
-from dbspc.compiler.errors import SqlError, UnsupportedSql
+from dbspc.compiler.errors import Span, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.positions import span_of
 from dbspc.compiler.types import (
     BIGINT,
@@ -53,14 +53,7 @@ def sql_type(dtype: exp.DataType, semantics: Semantics) -> SqlType:
         params = _integer_parameters(dtype, semantics)
         if not params:
             return decimal(10, 0)  # Spark's default DECIMAL is DECIMAL(10,0)
-        precision, scale = params[0], params[1] if len(params) > 1 else 0
-        if precision > 38:  # Spark's words (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION)
-            raise SqlError(f"decimal precision {precision} exceeds max precision 38", span_of(dtype))
-        if scale > precision:
-            raise SqlError(f"decimal scale ({scale}) cannot be greater than precision ({precision})", span_of(dtype))
-        if precision == 0:  # a type Spark allows, whose only value is 0
-            raise UnsupportedSql("DECIMAL(0) is not supported", span_of(dtype))
-        return decimal(precision, scale)
+        return checked_decimal(params[0], params[1] if len(params) > 1 else 0, span_of(dtype))
     if kind in (_T.CHAR, _T.VARCHAR) and dtype.expressions and semantics.store_assignment == "ansi":
         # Spark: VARCHAR(n) checks the length on write; CHAR(n) also pads with spaces.
         n = _integer_parameters(dtype, semantics)[0]
@@ -74,6 +67,18 @@ def sql_type(dtype: exp.DataType, semantics: Semantics) -> SqlType:
             return DOUBLE
         return t
     raise UnsupportedSql(f"column type {dtype.sql(semantics.dialect)} is not supported", span_of(dtype))
+
+
+def checked_decimal(precision: int, scale: int, at: Span | None) -> SqlType:
+    """DECIMAL(precision, scale) as written by the user (a type or a literal's digits):
+    refused where Spark refuses it, not capped to fit as `decimal` caps computed types."""
+    if precision > 38:  # Spark's words (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION)
+        raise SqlError(f"decimal precision {precision} exceeds max precision 38", at)
+    if scale > precision:
+        raise SqlError(f"decimal scale ({scale}) cannot be greater than precision ({precision})", at)
+    if precision == 0:  # a type Spark allows, whose only value is 0
+        raise UnsupportedSql("DECIMAL(0) is not supported", at)
+    return decimal(precision, scale)
 
 
 def _integer_parameters(dtype: exp.DataType, semantics: Semantics) -> list[int]:

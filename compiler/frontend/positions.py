@@ -6,6 +6,10 @@ from sqlglot import exp
 
 from dbspc.compiler.errors import Span
 
+# How sqlglot fails, reading or printing a call it built from arguments of a kind it does
+# not expect (`map(x)`, `next_value_for(x, x)`): the user's error, not dbspc's.
+SQLGLOT_FAILURES = (TypeError, ValueError, AttributeError, KeyError, IndexError)
+
 
 def span_of(node: exp.Expression | exp.Binary | exp.Query | None) -> Span | None:
     """The earliest token position inside `node`, as a 1-based line and column.

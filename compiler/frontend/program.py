@@ -22,7 +22,7 @@ from dbspc.compiler.dialect import Semantics, semantics_of
 from dbspc.compiler.errors import DbspcError, Span, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.bind_query import QueryBinder
 from dbspc.compiler.frontend.ddl import table_schema
-from dbspc.compiler.frontend.positions import call_name, line_col, span_of, written_name
+from dbspc.compiler.frontend.positions import SQLGLOT_FAILURES, call_name, line_col, span_of, written_name
 from dbspc.compiler.frontend.shown_names import shown_names, spark_namer
 from dbspc.compiler.frontend.spark_names import pretty_name
 from dbspc.compiler.frontend.spark_names import unparen as _unparen
@@ -79,7 +79,7 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
         if missing := _REQUIRED_KEYWORD.match(desc):  # sqlglot's words for `coalesce()` or `a AND`
             desc = _missing_part(missing.group(1))
         raise SqlError(f"syntax error: {desc}", _span(first.get("line"), first.get("col"))) from None
-    except (IndexError, KeyError, TypeError, ValueError, AttributeError):
+    except SQLGLOT_FAILURES:
         # sqlglot's builders fail this way on some calls with the wrong arguments: map(x)
         failing = _failing_call(text, tokens, dialect)
         if failing is None:
@@ -505,7 +505,7 @@ def _refuse_unprintable_calls(query: exp.Expression, dialect: str) -> None:
             try:
                 node.sql(dialect)
                 node.sql()  # the binder prints calls as keys, in sqlglot's own dialect
-            except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+            except SQLGLOT_FAILURES:
                 raise SqlError(f"wrong number or kind of arguments to {written_name(node)}()", span_of(node)) from None
 
 
@@ -604,7 +604,7 @@ def add_view(program: Program, stmt: exp.Create) -> None:
     binder = QueryBinder(program.catalog, program.semantics, {n: v.plan for n, v in program.views.items()})
     try:
         rel = binder.bind(qualified, {})
-    except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+    except SQLGLOT_FAILURES:
         _refuse_unprintable_calls(qualified, program.dialect)
         raise
     names = [f.name for f in rel.fields]
