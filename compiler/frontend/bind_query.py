@@ -256,22 +256,23 @@ class QueryBinder:
                 raise SqlError(f"alias '{item.alias}' is used twice in FROM", None)
             seen.add(item.alias)
         pending = list(conjuncts)
+        memo: AliasMemo = {}
         filtered: list[_Item] = []
         for item in items:
-            rel, pending = self._apply_filters(item.relation, _columns_of(item), {item.alias}, pending)
+            rel, pending = self._apply_filters(item.relation, _columns_of(item), {item.alias}, pending, memo)
             filtered.append(_Item(rel, item.alias))
         remaining = filtered[1:]
         first = filtered[0]
         rel, columns, aliases = first.relation, _columns_of(first), {first.alias}
         while remaining:
-            item = next((r for r in remaining if _connects(pending, aliases, r.alias)), remaining[0])
+            item = next((r for r in remaining if _connects(pending, aliases, r.alias, memo)), remaining[0])
             remaining.remove(item)
             offset = len(rel.fields)
             right_cols = {k: (i + offset, t) for k, (i, t) in _columns_of(item).items()}
-            rel, pending = self._equi_join(rel, columns, aliases, item, right_cols, pending)
+            rel, pending = self._equi_join(rel, columns, aliases, item, right_cols, pending, memo)
             columns = {**columns, **right_cols}
             aliases = aliases | {item.alias}
-            rel, pending = self._apply_filters(rel, columns, aliases, pending)
+            rel, pending = self._apply_filters(rel, columns, aliases, pending, memo)
         if pending:
             raise SqlError(f"cannot resolve '{pending[0].sql(self.dialect)}'", span_of(pending[0]))
         return rel, columns
@@ -284,11 +285,12 @@ class QueryBinder:
         item: _Item,
         right_cols: dict[tuple[str, str], tuple[int, SqlType]],
         pending: list[exp.Expression],
+        memo: AliasMemo,
     ) -> tuple[lp.Relation, list[exp.Expression]]:
         right_local = _columns_of(item)
         left_keys: list[Scalar] = []
         right_keys: list[Scalar] = []
-        pairs, rest = key_pairs(pending, left_aliases, item.alias)  # the rest filters after the join
+        pairs, rest = key_pairs(pending, left_aliases, item.alias, memo)  # the rest filters after the join
         for c, left_side, right_side in pairs:
             lk = bind_scalar(left_side, ScalarScope(left_cols, self.semantics, context="ON"))
             rk = bind_scalar(right_side, ScalarScope(right_local, self.semantics, context="ON"))
@@ -315,13 +317,14 @@ class QueryBinder:
         columns: dict[tuple[str, str], tuple[int, SqlType]],
         aliases: set[str],
         pending: list[exp.Expression],
+        memo: AliasMemo,
     ) -> tuple[lp.Relation, list[exp.Expression]]:
-        ready = [c for c in pending if _aliases_of(c) <= aliases]
+        ready = [c for c in pending if _aliases_of(c, memo) <= aliases]
         if not ready:
             return rel, pending
         scope = ScalarScope(columns, self.semantics, context="WHERE")
         preds = [_predicate(bind_scalar(c, scope), c) for c in ready]
-        rest = [c for c in pending if not _aliases_of(c) <= aliases]
+        rest = [c for c in pending if not _aliases_of(c, memo) <= aliases]
         return lp.Filter(rel.fields, rel, conjunction(preds)), rest
 
     # -- GROUP BY --------------------------------------------------------------------------
@@ -585,15 +588,29 @@ def _split_and(node: exp.Expression) -> list[exp.Expression]:
     return [node]
 
 
-def _aliases_of(node: exp.Expression) -> set[str]:
-    return {c.table.lower() for c in node.find_all(exp.Column)}
+# id(node) -> (node, its table aliases): the join order asks of each conjunct once per
+# candidate item and step, and a FROM of eight tables under thirty conjuncts asks
+# thousands of times (the node is kept, so its id is not reused while the memo lives)
+AliasMemo = dict[int, tuple[exp.Expression, frozenset[str]]]
 
 
-def _equi_sides(c: exp.Expression, left: set[str], right: str) -> tuple[exp.Expression, exp.Expression] | None:
+def _aliases_of(node: exp.Expression, memo: AliasMemo | None = None) -> frozenset[str]:
+    hit = memo.get(id(node)) if memo is not None else None
+    if hit is not None:
+        return hit[1]
+    found = frozenset(c.table.lower() for c in node.find_all(exp.Column))
+    if memo is not None:
+        memo[id(node)] = (node, found)
+    return found
+
+
+def _equi_sides(
+    c: exp.Expression, left: set[str], right: str, memo: AliasMemo | None = None
+) -> tuple[exp.Expression, exp.Expression] | None:
     """(left side, right side) if `c` is an equality between the two join inputs."""
     if not isinstance(c, exp.EQ):
         return None
-    a, b = _aliases_of(c.this), _aliases_of(c.expression)
+    a, b = _aliases_of(c.this, memo), _aliases_of(c.expression, memo)
     if a and b and a <= left and b == {right}:
         return c.this, c.expression
     if a and b and b <= left and a == {right}:
@@ -602,7 +619,7 @@ def _equi_sides(c: exp.Expression, left: set[str], right: str) -> tuple[exp.Expr
 
 
 def key_pairs(
-    conjuncts: list[exp.Expression], left: set[str], right: str
+    conjuncts: list[exp.Expression], left: set[str], right: str, memo: AliasMemo | None = None
 ) -> tuple[list[tuple[exp.Expression, exp.Expression, exp.Expression]], list[exp.Expression]]:
     """The equalities between the join inputs that become keys, as (conjunct, left side,
     right side), and the other conjuncts. A key expression already paired (`a.x = b.x AND
@@ -612,7 +629,7 @@ def key_pairs(
     rest: list[exp.Expression] = []
     paired: tuple[set[str], set[str]] = (set(), set())
     for c in conjuncts:
-        sides = _equi_sides(c, left, right)
+        sides = _equi_sides(c, left, right, memo)
         if sides is None or sides[0].sql() in paired[0] or sides[1].sql() in paired[1]:
             rest.append(c)
             continue
@@ -622,9 +639,9 @@ def key_pairs(
     return pairs, rest
 
 
-def _connects(conjuncts: list[exp.Expression], left: set[str], right: str) -> bool:
+def _connects(conjuncts: list[exp.Expression], left: set[str], right: str, memo: AliasMemo) -> bool:
     """Whether some conjunct is an equality between the joined items and item `right`."""
-    return any(_equi_sides(c, left, right) is not None for c in conjuncts)
+    return any(_equi_sides(c, left, right, memo) is not None for c in conjuncts)
 
 
 def _predicate(expr: Scalar, node: exp.Expression) -> Scalar:
