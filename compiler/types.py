@@ -47,12 +47,23 @@ class SqlType:
     length: int | None = field(default=None, compare=False)
     fixed: bool = field(default=False, compare=False)
     element: SqlType | None = None
+    # Hashed once: a circuit hash-conses its operators, whose hash covers every column's
+    # type, and the runtime's caches are keyed by expressions that carry types.
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown SQL type kind {self.kind!r}")
         if (self.kind == "ARRAY") != (self.element is not None):
             raise ValueError("ARRAY, and only ARRAY, has an element type")
+        object.__setattr__(self, "_hash", hash((self.kind, self.precision, self.scale, self.element)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[SqlType], tuple[object, ...]]:
+        # rebuilt by the constructor: a string's hash differs between processes
+        return (SqlType, (self.kind, self.precision, self.scale, self.length, self.fixed, self.element))
 
     @property
     def is_integer(self) -> bool:

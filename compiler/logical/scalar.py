@@ -80,7 +80,7 @@ More strings (compiler/frontend/bind_strings.py):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dbspc.compiler.types import BOOLEAN, SqlType
@@ -147,10 +147,24 @@ class Call(Scalar):
 
     fn: str
     args: tuple[Scalar, ...]
+    # Hashed once: hashing a call hashes its whole tree, and the runtime's caches and the
+    # circuit's hash-consing hash the same expressions many times.
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.fn not in FUNCTIONS:
             raise ValueError(f"unknown scalar function {self.fn!r}")
+        try:
+            object.__setattr__(self, "_hash", hash((self.type, self.fn, self.args)))
+        except TypeError:  # an unhashable literal below: unhashable, as before
+            pass
+
+    def __hash__(self) -> int:
+        return self._hash if self._hash is not None else hash((self.type, self.fn, self.args))
+
+    def __reduce__(self) -> tuple[type[Call], tuple[object, ...]]:
+        # rebuilt by the constructor: a string's hash differs between processes
+        return (Call, (self.type, self.fn, self.args))
 
     def __str__(self) -> str:
         args = [str(a) for a in self.args]  # once: rendering each argument twice is exponential in depth
