@@ -15,7 +15,7 @@ from typing import Any
 
 import dbspc.runtime.kernels  # noqa: F401  (registers the kernels' evaluators)
 from dbspc.compiler.circuit import operators as op
-from dbspc.compiler.circuit.circuit import Circuit
+from dbspc.compiler.circuit.circuit import Circuit, consumers_of
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.registry import Context, OperatorState, Setup, Value, as_zset, evaluates, evaluator
 from dbspc.runtime.trace import Trace
@@ -24,6 +24,11 @@ from dbspc.runtime.zset import ZSet
 # Called with an operator and its input values just before it is evaluated; it may raise
 # to stop the step (nothing is committed then). Harnesses use it to bound intermediates.
 BeforeOperator = Callable[[op.Operator, list[Value]], None]
+
+# Readers that sum a batch's equal rows themselves: a sum consolidates its terms, an
+# integral's insert and a view's output consolidate what they get. An operator read by
+# these alone need not consolidate its output first (Context.loose).
+SUMMING_READERS: tuple[type[op.Operator], ...] = (op.Plus, op.Integrate, op.Output)
 
 
 class Executor:
@@ -39,6 +44,12 @@ class Executor:
         self.before_operator = before_operator
         live = circuit.live()
         self.order = [n for n in circuit.topological_order() if n in live]
+        readers = consumers_of(circuit.nodes)
+        self.loose = {
+            n
+            for n in self.order
+            if readers[n] and all(r not in live or type(circuit[r]) in SUMMING_READERS for r in readers[n])
+        }
         # what a runtime error names: the view an operator feeds
         self.names = names or {}
         self.max_iterations = max_iterations
@@ -74,7 +85,8 @@ class Executor:
         if self.before_operator is not None:
             self.before_operator(o, args)
         what = self.names.get(n, "view")
-        ctx = Context(n, what, self.states.get(n), commits, sources, self.max_iterations, self.iterations)
+        state = self.states.get(n)
+        ctx = Context(n, what, state, commits, sources, self.max_iterations, self.iterations, n in self.loose)
         return self.evaluators[n].evaluate(ctx, o, args)
 
     def traces(self) -> dict[str, Trace]:

@@ -71,6 +71,9 @@ class Context:
     max_iterations: int = 0  # of a recursion scope evaluated from scratch
     # inner iterations each recursion scope ran at this step
     iterations: dict[int, int] = field(default_factory=dict)
+    # every reader of the output sums equal rows itself (executor.SUMMING_READERS), so the
+    # operator may leave them apart instead of consolidating a batch twice
+    loose: bool = False
 
 
 Evaluate = Callable[[Context, Any, list[Value]], Value]

@@ -134,3 +134,37 @@ def test_batch_join_by_key_hashes_equals_pairs(
         out = join(a, b, [0], [1], OUT)
     assert dict(out.to_rows()) == {r: w for r, w in want.items() if w}
     assert len(out) == len(out.to_rows())  # each row once
+
+
+def test_join_read_only_by_summing_operators_leaves_equal_rows_to_them() -> None:
+    """An incremental join's Δ⋈I terms feed a sum, which consolidates: the executor marks
+    them loose, and the join leaves equal rows apart (a trace of two runs holds a row
+    twice); the view's output is still the consolidated join."""
+    from dbspc.compiler.circuit import operators as op
+    from dbspc.runtime.pipeline import Pipeline
+
+    p = Pipeline.from_sql(
+        "CREATE TABLE a (k INT, v INT); CREATE TABLE b (k INT, w INT);"
+        "CREATE VIEW j AS SELECT a.v, b.w FROM a JOIN b ON a.k = b.k;"
+    )
+    ex = p.executor
+    joins = [n for n in ex.order if isinstance(ex.circuit[n], op.Join)]
+    assert joins and set(joins) <= ex.loose
+    a_types, b_types = p.table_types("a"), p.table_types("b")
+    p.step({"a": ZSet.from_rows([(1, 10)], a_types), "b": ZSet.from_rows([(1, 5)], b_types)})
+    p.step({"a": ZSet.from_rows([(1, 10)], a_types, [-1])})  # b's trace: one run; a's: two
+    p.step({"a": ZSet.from_rows([(1, 10)], a_types)})
+    out = p.step({"b": ZSet.from_rows([(1, 5), (1, 6)], b_types, [1, 1])})["j"]
+    assert out.to_rows() == [((10, 5), 1), ((10, 6), 1)]
+
+
+def test_join_with_trace_unconsolidated_keeps_a_row_of_two_runs_twice() -> None:
+    trace = Trace(tuple(B_TYPES), (1,))
+    trace.insert(ZSet.from_rows([("p", 1, 0.5), *((f"o{i}", 9, 0.0) for i in range(5))], B_TYPES))
+    trace.insert(ZSet.from_rows([("p", 1, 0.5)], B_TYPES))  # the same row, a run 6x smaller: not merged
+    assert trace.run_count == 2
+    delta = ZSet.from_rows([(1, "x")], A_TYPES)
+    loose = join_with_trace(delta, [0], trace, True, OUT, consolidate=False)
+    assert len(loose) == 2 and not loose.consolidated
+    assert loose.consolidate().to_rows() == join_with_trace(delta, [0], trace, True, OUT).to_rows()
+    assert join_with_trace(delta, [0], trace, True, OUT).to_rows() == [((1, "x", "p", 1, 0.5), 2)]

@@ -191,8 +191,10 @@ def join_with_trace(
     trace: Trace,
     delta_is_left: bool,
     out_types: Sequence[SqlType],
+    consolidate: bool = True,
 ) -> ZSet:
-    """delta ⋈ (contents of `trace`), one Δ⋈I term of Thm 3.4.
+    """delta ⋈ (contents of `trace`), one Δ⋈I term of Thm 3.4; `consolidate=False`, as
+    for `join`, leaves equal rows of pairs found by hash apart.
 
     The trace's key columns are the other side's join keys, in the order of
     `delta_keys`. Columns: left side first, then right, whichever side `delta` is.
@@ -212,7 +214,7 @@ def join_with_trace(
     pairs = trace.matches(d_frame, d_names)
     if pairs is not None:
         if not distinct:
-            return join_pairs(d_frame, *pairs, delta_is_left, out_types)
+            return join_pairs(d_frame, *pairs, delta_is_left, out_types, consolidate)
         paired = join_pairs(d_frame, *pairs, delta_is_left, out_types, consolidate=False)
         return ZSet(paired.frame, paired.types, consolidated=True)
     stored = trace.lookup(d_frame, d_names)
@@ -255,10 +257,11 @@ def join_pairs(
 def _join(ctx: Context, o: op.Join, args: list[Value]) -> Value:
     """Δ⋈Δ, or one Δ⋈z⁻¹(I) term of Thm 3.4 when a side is an integral (a Trace)."""
     left, right = args
+    # (a join read only by readers that sum equal rows themselves leaves that to them)
     if isinstance(left, ZSet) and isinstance(right, ZSet):
-        return join(left, right, o.left_keys, o.right_keys, o.types)
+        return join(left, right, o.left_keys, o.right_keys, o.types, not ctx.loose)
     if isinstance(left, Trace) and isinstance(right, ZSet):
-        return join_with_trace(right, o.right_keys, left, False, o.types)
+        return join_with_trace(right, o.right_keys, left, False, o.types, not ctx.loose)
     if isinstance(left, ZSet) and isinstance(right, Trace):
-        return join_with_trace(left, o.left_keys, right, True, o.types)
+        return join_with_trace(left, o.left_keys, right, True, o.types, not ctx.loose)
     raise InternalCompilerError("a join of two integrals would recompute from scratch")
