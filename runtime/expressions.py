@@ -169,16 +169,20 @@ def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.Data
     """
     frame, exprs = _in_stages(frame, exprs, what)
     values, checks = compile_scalars(exprs)
-    run_checks(frame, checks, what)
     weight = [pl.col(WEIGHT)] if WEIGHT in frame.columns else []
     if frame.height < EAGER_ROWS:
         columns = [v.alias(col_name(i)) for i, v in enumerate(values)] + weight
+        fused = _select_checked(frame, columns, checks)
+        if fused is not None:
+            return fused
+        run_checks(frame, checks, what)
         try:
             out = _guarded(functools.partial(frame.select_seq, columns), what)
             if out.height == frame.height:  # (constants alone, without the weight, give one row)
                 return out
         except (pl.exceptions.ShapeError, pl.exceptions.InvalidOperationError):
             pass  # a constant computed by a Python function: only the optimized query broadcasts it
+    run_checks(frame, checks, what)
     # with_columns (not select) so that constant expressions broadcast to the
     # frame's height; all expressions see the input columns, not the new ones.
     query = (
@@ -189,10 +193,33 @@ def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.Data
     return _collect(query, what)
 
 
+def _select_checked(frame: pl.DataFrame, columns: list[pl.Expr], checks: Sequence[Check]) -> pl.DataFrame | None:
+    """`columns` of a small non-empty frame, with the checks' flags computed in the same
+    sequential select (one polars call instead of two). None, for the caller to run the
+    checks first and raise the right error, when a check fires or anything fails, and
+    when the columns do not have the frame's height (constants alone)."""
+    if not checks or frame.height == 0:
+        return None
+    flags = [ch.condition.any().alias(f"__check{i}") for i, ch in enumerate(checks)]
+    try:
+        out = frame.select_seq([*columns, *flags])
+    except Exception:  # a value's kernel failing where a check fires: the checks go first
+        return None
+    got = out.get_columns()
+    if out.height != frame.height or any(flag[0] for flag in got[len(columns) :]):
+        return None
+    return frame_of(got[: len(columns)])
+
+
 def evaluate_predicate(frame: pl.DataFrame, predicate: Scalar, what: str) -> pl.DataFrame:
     """The rows of `frame` where `predicate` is TRUE (NULL and FALSE drop)."""
     staged, (predicate,) = _in_stages(frame, [predicate], what)
     values, checks = compile_scalars([predicate])
+    if staged.height < EAGER_ROWS and checks:
+        mask = _select_checked(staged, [values[0].alias("__keep")], checks)
+        kept = None if mask is None else _filtered(staged, mask.to_series())
+        if kept is not None:
+            return kept if staged is frame else kept.select(frame.columns)
     run_checks(staged, checks, what)
     kept = _filter_eagerly(staged, values[0], what) if staged.height < EAGER_ROWS else None
     if kept is None:
@@ -210,6 +237,11 @@ def _filter_eagerly(frame: pl.DataFrame, predicate: pl.Expr, what: str) -> pl.Da
         mask = _guarded(functools.partial(frame.select_seq, predicate.alias("__keep")), what).to_series()
     except (pl.exceptions.ShapeError, pl.exceptions.InvalidOperationError):
         return None
+    return _filtered(frame, mask)
+
+
+def _filtered(frame: pl.DataFrame, mask: pl.Series) -> pl.DataFrame | None:
+    """The rows of `frame` where `mask` (one value per row, or one for all) is TRUE."""
     if mask.dtype != pl.Boolean:
         mask = mask.cast(pl.Boolean)
     if len(mask) == frame.height:
