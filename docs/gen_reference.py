@@ -80,6 +80,11 @@ CONSTRUCTS: list[tuple[str, str]] = [
     ("LATERAL VIEW explode", "SELECT id, e FROM t LATERAL VIEW explode(array(x, x)) AS e"),
     ("non-deterministic functions (rand, now)", "SELECT id, rand() AS r FROM t"),
     ("approximate aggregates", "SELECT g, percentile_approx(x, 0.5) AS p FROM t GROUP BY g"),
+    (
+        "mode, ties decided (the lowest, or the highest)",
+        "SELECT g, mode(x, true) AS lo, mode() WITHIN GROUP (ORDER BY x DESC) AS hi FROM t GROUP BY g",
+    ),
+    ("mode, any of the ties (Spark's default)", "SELECT g, mode(x) AS m FROM t GROUP BY g"),
     ("DECIMAL of more than 38 digits", "SELECT id, CAST(x AS DECIMAL(50, 2)) AS w FROM t"),
     ("a call without an argument it needs", "SELECT id, nvl2(x, 1) AS n FROM t"),
 ]

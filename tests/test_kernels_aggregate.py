@@ -287,6 +287,64 @@ def test_incremental_collect_equals_full(steps: list[list[tuple[str, Any, int]]]
     check_stream(steps, shape, COLLECTS)
 
 
+# mode(x, true) and WITHIN GROUP (ORDER BY x DESC) over ints, doubles (-0.0 is 0.0, NaN one
+# value), decimals and strings.
+MODE_AGGS = [
+    AggCall("mode", 2, INT),
+    AggCall("mode", 2, INT, descending=True),
+    AggCall("mode", 3, DOUBLE),
+    AggCall("mode", 4, decimal(6, 2), descending=True),
+    AggCall("mode", 5, STRING),
+    AggCall("count_star", None, BIGINT),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    steps=st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=6),
+    shape=st.sampled_from(["g", "gh", "global", "nogroup"]),
+    collide=st.booleans(),
+)
+def test_incremental_mode_equals_full(steps: list[list[tuple[str, Any, int]]], shape: str, collide: bool) -> None:
+    with colliding_hashes(2 if collide else None):
+        check_stream(steps, shape, MODE_AGGS)
+
+
+def _brute_mode(values: list[Any], descending: bool) -> Any:
+    """The most frequent non-NULL value, the lowest (highest) of those that tie."""
+    counts = Counter(v for v in values if v is not None)
+    if not counts:
+        return None
+    top = max(counts.values())
+    tied = [v for v, n in counts.items() if n == top]
+    return max(tied) if descending else min(tied)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.tuples(st.sampled_from(["a", "b"]), values_i, st.sampled_from(["x", "y", "é", None])), max_size=25)
+)
+def test_mode_is_the_most_frequent_value_lowest_or_highest_on_ties(rows: list[tuple[Any, Any, Any]]) -> None:
+    aggs = [AggCall("mode", 2, INT), AggCall("mode", 2, INT, descending=True), AggCall("mode", 5, STRING)]
+    got = run([row(g, i=i, s=text) for g, i, text in rows], [0], aggs, [STRING, INT, INT, STRING])
+    want = []
+    for g in sorted({g for g, _, _ in rows}):
+        ints, texts = [i for h, i, _ in rows if h == g], [t for h, _, t in rows if h == g]
+        # strings in UTF-8 byte order, as Spark and polars compare them
+        lowest_text = _brute_mode([t.encode() if t is not None else None for t in texts], False)
+        want.append(((g, _brute_mode(ints, False), _brute_mode(ints, True), lowest_text and lowest_text.decode()), 1))
+    assert got == want
+
+
+def test_mode_counts_minus_zero_as_zero_and_nan_as_one_value() -> None:
+    rows = [row("a", d=0.0), row("a", d=-0.0), row("a", d=-0.0), row("a", d=1.0), row("a", d=1.0)]
+    assert run(rows, [0], [AggCall("mode", 3, DOUBLE)], [STRING, DOUBLE]) == [(("a", 0.0), 1)]
+    nans = [row("a", d=float("nan")), row("a", d=float("nan")), row("a", d=2.0)]
+    assert norm(aggregate(ZSet.from_rows(nans, TYPES), [0], [AggCall("mode", 3, DOUBLE)], [STRING, DOUBLE], False)) == [
+        (("a", "NaN"), 1)
+    ]
+
+
 def test_collect_semantics() -> None:
     """NULLs skipped, duplicates kept by collect_list, [] for no values, sorted arrays."""
     rows = [row("a", i=3, s="y"), row("a", i=1, s="x"), row("a", i=None), row("b", i=None)]

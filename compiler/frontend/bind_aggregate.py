@@ -25,7 +25,7 @@ import itertools
 from sqlglot import exp
 
 from dbspc.compiler.errors import SqlError, UnsupportedSql
-from dbspc.compiler.frontend.positions import span_of
+from dbspc.compiler.frontend.positions import span_of, written_name
 
 # What the Aggregate node computes, by sqlglot class.
 CORE: dict[type[exp.Expression], str] = {
@@ -44,6 +44,7 @@ CORE: dict[type[exp.Expression], str] = {
     exp.Quantile: "percentile",  # Spark's percentile(x, p)
     exp.Median: "percentile",  # median(x) is percentile(x, 0.5)
     exp.GroupConcat: "listagg",  # listagg / string_agg ... WITHIN GROUP (ORDER BY x)
+    exp.Mode: "mode",  # mode(x, true); mode() WITHIN GROUP (ORDER BY x) is read below
 }
 # Spark's boolean aggregates: bool_and is MIN, bool_or is MAX (FALSE < TRUE).
 _BOOLEAN: dict[type[exp.Expression], str] = {exp.LogicalAnd: "min", exp.LogicalOr: "max"}
@@ -57,6 +58,8 @@ def is_aggregate_call(node: exp.Expression) -> bool:
         return is_aggregate_call(node.this)
     if isinstance(node, exp.Anonymous):
         return node.name.lower() in _BOOLEAN_NAMES
+    if isinstance(node, exp.WithinGroup):
+        return type(node.this) is exp.Mode
     # by exact class: sqlglot subclasses some (ApproxQuantile is a Quantile) for functions
     # that are not these aggregates
     return type(node) in AGGREGATE_NODES
@@ -80,12 +83,16 @@ def reduce_call(node: exp.Expression) -> tuple[str, exp.Expression | None, bool,
         fn, arg = _BOOLEAN_NAMES[call.name.lower()], _only_argument(call)
     elif type(call) in _BOOLEAN:
         fn, arg = _BOOLEAN[type(call)], call.this
+    elif isinstance(call, exp.WithinGroup):  # mode() WITHIN GROUP (ORDER BY x)
+        fn, arg = "mode", _mode_order(call).this
     else:
         fn, arg = CORE[type(call)], call.this
         if isinstance(call, exp.GroupConcat) and isinstance(arg, exp.Order):
             arg = arg.this  # WITHIN GROUP (ORDER BY ...): the binder reads the order from the call
         if isinstance(arg, exp.Distinct):
             distinct = True
+            if fn == "mode":  # Spark: INVALID_WITHIN_GROUP_EXPRESSION.DISTINCT_UNSUPPORTED
+                raise SqlError("MODE does not take DISTINCT", span_of(call))
             if not arg.expressions:
                 raise SqlError(f"{fn.upper()}(DISTINCT) needs an argument", span_of(call))
             if len(arg.expressions) > 1 and fn != "count":
@@ -115,6 +122,36 @@ def _tuple_key(items: list[exp.Expression]) -> exp.Expression:
 
 def _when(cond: exp.Expression, value: exp.Expression) -> exp.Expression:
     return exp.Case(ifs=[exp.If(this=cond.copy(), true=value.copy())])
+
+
+def _mode_order(call: exp.WithinGroup) -> exp.Ordered:
+    """The one ORDER BY key of mode() WITHIN GROUP (ORDER BY x [DESC])."""
+    order = call.expression
+    keys = order.expressions if isinstance(order, exp.Order) else []
+    if call.this.this is not None or len(keys) != 1 or not isinstance(keys[0], exp.Ordered):
+        raise SqlError("mode() WITHIN GROUP takes no argument and orders by one value", span_of(call))
+    key: exp.Ordered = keys[0]
+    return key
+
+
+def mode_descending(call: exp.Expression) -> bool:
+    """Whether mode `call` gives the highest of the values that tie (WITHIN GROUP (ORDER BY
+    x DESC)) rather than the lowest. Spark's mode(x) and mode(x, false) give any of them,
+    which no answer can match: refused, pointing at the forms that say which."""
+    if isinstance(call, exp.WithinGroup):
+        return bool(_mode_order(call).args.get("desc"))
+    assert isinstance(call, exp.Mode)
+    flag = call.args.get("deterministic")
+    if flag is not None and not isinstance(flag, exp.Boolean):
+        raise SqlError("the second argument of mode must be the literal TRUE or FALSE", span_of(flag))
+    if flag is None or not flag.this:
+        raise UnsupportedSql(
+            f"{written_name(call)}(x) without TRUE as its second argument gives any one of the most frequent "
+            "values when several tie (Spark); write mode(x, true) for the lowest of them, or "
+            "mode() WITHIN GROUP (ORDER BY x [DESC])",
+            span_of(call),
+        )
+    return False
 
 
 def _only_argument(call: exp.Anonymous) -> exp.Expression:

@@ -14,7 +14,7 @@ from sqlglot import exp
 from dbspc.compiler.catalog import Catalog
 from dbspc.compiler.dialect import Semantics
 from dbspc.compiler.errors import SqlError, UnsupportedSql
-from dbspc.compiler.frontend.bind_aggregate import CORE, grouping_sets, is_aggregate_call, reduce_call
+from dbspc.compiler.frontend.bind_aggregate import CORE, grouping_sets, is_aggregate_call, mode_descending, reduce_call
 from dbspc.compiler.frontend.bind_arrays import refuse_array
 from dbspc.compiler.frontend.bind_grouped_subquery import bind_grouped_subqueries, grouped_subqueries, outer_aggregates
 from dbspc.compiler.frontend.bind_outer_join import bind_outer_from, has_outer_join, join_side
@@ -25,7 +25,7 @@ from dbspc.compiler.frontend.bind_window import bind_top_k, bind_windows, refuse
 from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, moment_type, sum_type
 from dbspc.compiler.logical import plan as lp
-from dbspc.compiler.logical.aggregate import COLLECTS, JOINS, MOMENTS, QUANTILES, AggCall
+from dbspc.compiler.logical.aggregate import COLLECTS, JOINS, MODES, MOMENTS, QUANTILES, AggCall
 from dbspc.compiler.logical.projections import cast_to, renamed
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
 from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, STRING, TINYINT, SqlType, array_of
@@ -398,7 +398,7 @@ class QueryBinder:
         if self.semantics.sqlite_storage and arg.type == STRING and (fn in ("sum", "avg") or fn in MOMENTS):
             # SQLite sums a text as the number its prefix spells ('12abc' is 12, 'x' is 0)
             arg = Call(DOUBLE, "sqlite_real", (arg,))
-        boolean = not isinstance(call, (*CORE, exp.CountIf))  # bool_and, bool_or, every, some, any
+        boolean = not isinstance(call, (*CORE, exp.CountIf, exp.WithinGroup))  # bool_and, bool_or, every, some, any
         if boolean and arg.type.kind not in ("BOOLEAN", "NULL"):
             raise SqlError(f"{call.sql(self.dialect)} needs a BOOLEAN argument, not {arg.type}", span_of(node))
         if fn in COLLECTS:
@@ -421,6 +421,10 @@ class QueryBinder:
             arg, t = coerce(arg, BOOLEAN), BOOLEAN
         if fn in JOINS:
             return _listagg(call, arg_index, arg, distinct), arg
+        if fn in MODES:
+            if arg.type.kind == "NULL":
+                raise SqlError(f"{written_name(call)} of an untyped NULL", span_of(node))
+            return AggCall(fn, arg_index, t, descending=mode_descending(call)), arg
         if fn in QUANTILES:
             if not (arg.type.is_numeric or arg.type.kind == "NULL"):
                 raise SqlError(f"{written_name(call)} needs a number, not {arg.type}", span_of(node))

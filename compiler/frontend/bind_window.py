@@ -153,7 +153,8 @@ def _check_window(w: exp.Window) -> None:
     assert isinstance(fn, exp.Expression)
     if not isinstance(fn, (*_RANKING, *_DISTRIBUTION, *_VALUES, *_AGGREGATES, exp.Lag, exp.Lead)):
         raise UnsupportedSql(
-            f"window function {written_name(fn)} is not supported; supported: ROW_NUMBER, RANK, DENSE_RANK, "
+            f"window function {written_name(fn.this if isinstance(fn, exp.WithinGroup) else fn)} is not supported; "
+            "supported: ROW_NUMBER, RANK, DENSE_RANK, "
             "PERCENT_RANK, CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE, SUM, COUNT, AVG, MIN, MAX",
             span_of(w),
         )

@@ -16,7 +16,10 @@ COLLECTS = ("collect_list", "collect_set")
 QUANTILES = ("percentile",)
 # listagg(x, sep) WITHIN GROUP (ORDER BY x): the group's strings in order, joined.
 JOINS = ("listagg",)
-AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", *MOMENTS, *COLLECTS, *QUANTILES, *JOINS)
+# mode(x, true) and mode() WITHIN GROUP (ORDER BY x [DESC]): the group's most frequent
+# value, the lowest (highest) of those that tie, from the multiset too.
+MODES = ("mode",)
+AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", *MOMENTS, *COLLECTS, *QUANTILES, *JOINS, *MODES)
 # Aggregates whose value is a sum over rows, so a change touches a group in O(1):
 # DBSP §7.2 (a_SUM, a_COUNT are linear). MIN and MAX need the group's multiset.
 LINEAR_AGGREGATES = ("count_star", "count", "sum", "avg")
@@ -29,7 +32,8 @@ class AggCall:
     SQL semantics: COUNT(*) counts rows; COUNT(x) counts non-NULL x; SUM, AVG, MIN and
     MAX ignore NULLs and give NULL when no non-NULL value is left. `distinct` applies
     the aggregate to the distinct non-NULL values of the group. `fraction` is
-    percentile's constant percentage; `separator` and `descending` are listagg's.
+    percentile's constant percentage; `separator` is listagg's, `descending` listagg's
+    and mode's (the highest of the most frequent values).
     """
 
     fn: str
@@ -51,6 +55,8 @@ class AggCall:
         fraction = f", {self.fraction!r}" if self.fraction is not None else ""
         if self.separator is not None:
             fraction = f", {self.separator!r}{' desc' if self.descending else ''}"
+        elif self.descending:
+            fraction = " desc"
         return f"{self.fn}({d}#{self.arg}{fraction})"
 
 
