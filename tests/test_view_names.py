@@ -162,6 +162,11 @@ SPARK_NAMES = [
     ("max(a) - min(b)", "(max(a) - min(b))"),
     ("sum(a * b)", "sum((a * b))"),
     ("sum(CASE WHEN flag THEN x ELSE 0 END)", "sum(CASE WHEN flag THEN x ELSE 0 END)"),
+    # a call around a CASE: its WHEN branch must not take the call's name (it was `_col_0`)
+    ("CAST(CASE WHEN x IS NOT NULL THEN TRUE ELSE FALSE END AS INT)", "CAST(CASE WHEN (x IS NOT NULL) THEN true ELSE false END AS INT)"),
+    ("coalesce(CASE x WHEN 1 THEN 'a' END, s)", "coalesce(CASE WHEN (x = 1) THEN a END, s)"),
+    ("upper(CASE WHEN NOT flag THEN s END)", "upper(CASE WHEN (NOT flag) THEN s END)"),
+    ("CAST(CASE WHEN x > 1 THEN x + 1 END AS STRING)", "CAST(CASE WHEN (x > 1) THEN (x + 1) END AS STRING)"),
     (
         "row_number() OVER (ORDER BY x)",
         "row_number() OVER (ORDER BY x ASC NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)",

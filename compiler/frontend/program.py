@@ -219,7 +219,7 @@ def _record_source_names(text: str, tokens: list[Token], statements: list[exp.Ex
                     meta["format_text"], meta["format_at"] = found  # date_format(ts, 'yyyy'): sqlglot writes '%Y'
             elif isinstance(node, exp.Mod) and meta and "start" in meta and "end" in meta:
                 meta["call_name"] = text[meta["start"] : meta["end"] + 1]  # `mod(` or `%`
-            elif isinstance(node, exp.Func) and not isinstance(node, exp.Connector):  # AND / OR are no calls
+            elif isinstance(node, exp.Func) and not _keyword_syntax(node):
                 unplaced.append(node)
             if isinstance(node, exp.Interval):
                 intervals.append(node)
@@ -293,11 +293,20 @@ def _mark_added_paren(text: str, node: exp.Paren) -> None:
         node.meta["added"] = True
 
 
-# `name(` before a call's first argument, which may open with a sign, NOT or parentheses
-# (`CAST(-3 AS SMALLINT)`, `IF(NOT b, ...)`)
-_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*(?:(?:[-+~(]|NOT\b)\s*)*$", re.IGNORECASE)
+# `name(` before a call's first argument, which may open with a sign, NOT, parentheses or
+# a CASE (`CAST(-3 AS SMALLINT)`, `IF(NOT b, ...)`, `CAST(CASE WHEN b THEN 1 END AS INT)`)
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*(?:(?:[-+~(]|NOT\b|CASE\b|WHEN\b)\s*)*$", re.IGNORECASE)
 _DISTINCT_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*DISTINCT\s+$", re.IGNORECASE)
 _TYPED_LITERAL = re.compile(r"\b(DATE|TIMESTAMP_NTZ|TIMESTAMP)\s*$", re.IGNORECASE)
+
+
+def _keyword_syntax(node: exp.Expression | exp.Func) -> bool:
+    """sqlglot functions written without a name and `(`: AND / OR, CASE ... END and its
+    WHEN branches (an If under a Case), which must not take the name of the call around
+    them (CAST(CASE WHEN ... END AS INT) is a CAST)."""
+    if isinstance(node, exp.If):
+        return isinstance(node.parent, exp.Case)
+    return isinstance(node, (exp.Connector, exp.Case))
 
 
 def _record_call_name(text: str, node: exp.Expression | exp.Func, owned: set[int], taken: set[int]) -> None:
