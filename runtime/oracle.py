@@ -96,12 +96,16 @@ def _consolidated(rows: Iterable[Row]) -> Rows:
     return sorted(listed, key=lambda rw: (tuple(sort_key(v) for v in rw[0]), rw[1]))
 
 
-def _column_list(pipeline: Pipeline, view: str, quote: Callable[[str], str]) -> str:
+def _column_list(pipeline: Pipeline, view: str, quote: Callable[[str], str], name_empty: bool = False) -> str:
     """The view's column names, so views over views see the names dbspc gave them
-    (none when they repeat: both engines refuse a view with a repeated name)."""
-    names = pipeline.view_columns(view)
+    (none when they repeat: both engines refuse a view with a repeated name). With
+    `name_empty`, a column Spark names '' (an unaliased `''`) gets a placeholder: DuckDB
+    refuses an empty identifier, and no query can name the column anyway."""
+    names = list(pipeline.view_columns(view))
     if len(set(names)) != len(names):
         return ""
+    if name_empty:
+        names = [n or f"__dbspc_empty_{i}" for i, n in enumerate(names)]
     return " (" + ", ".join(quote(n) for n in names) + ")"
 
 
@@ -309,7 +313,7 @@ def duckdb_views(source: ScriptRun | Pipeline, tables: Mapping[str, ZSet]) -> di
                 con.unregister("__dbspc_rows")
         out: dict[str, Rows] = {}
         for name, view in pipeline.program.views.items():
-            cols = _column_list(pipeline, name, _dquote)
+            cols = _column_list(pipeline, name, _dquote, name_empty=True)
             query = duckdb_sql(view.sql, dialect, pipeline.program.catalog.sqlglot_schema())
             if " USING " in query.upper() or " NATURAL " in query.upper():
                 query = _spark_star_order(con, query, pipeline.view_columns(name))
