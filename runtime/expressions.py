@@ -530,6 +530,17 @@ def _neg(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     return -a.cast(polars_dtype(call.type))
 
 
+def _bitwise(op: _SeriesOp | None) -> Handler:
+    """&, |, ^ (and ~ for None) of integers already of the result type: polars' own, on
+    two's complement values as Java's, so they cannot overflow."""
+
+    def handler(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
+        args = [a.cast(polars_dtype(call.type), strict=False) for a in c.args(call, guard)]
+        return args[0].not_() if op is None else op(args[0], args[1])
+
+    return handler
+
+
 def _abs(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     (a,) = c.args(call, guard)
     if call.type.is_integer:
@@ -1428,6 +1439,10 @@ _HANDLERS: dict[str, Handler] = {
     "mul": _binary_arith(operator.mul),
     "neg": _neg,
     "abs": _abs,
+    "bit_and": _bitwise(operator.and_),
+    "bit_or": _bitwise(operator.or_),
+    "bit_xor": _bitwise(operator.xor),
+    "bit_not": _bitwise(None),
     "div": _division("div", raising=True),
     "div_or_null": _division("div", raising=False),
     "ieee_div": _ieee_div,

@@ -24,6 +24,9 @@ VIEWS = [
     ("SELECT FROM t", "SELECT lists no columns"),
     ("SELECT g, count(DISTINCT) AS n FROM t GROUP BY g", "COUNT(DISTINCT) needs an argument"),
     ("SELECT id, 1.5e AS n FROM t", "'1.5e' is not a number"),
+    ("SELECT id, id & .5. AS n FROM t", "'0.5.' is not a number"),  # a bitwise operator binds its operands
+    ("SELECT id, ~ . AS n FROM t", "an operator is missing an operand"),
+    ("SELECT id, (.) AS n FROM t", "a parenthesis holds nothing"),
     ("SELECT id FROM t ORDER BY 99999999999999999999 LIMIT 1", "is not in select list"),
     ("SELECT id, SUM(x) OVER (ORDER BY id ROWS BETWEEN 1e400 PRECEDING AND CURRENT ROW) AS s FROM t",
      "a ROWS frame bound must be an integer literal"),

@@ -92,6 +92,7 @@ SPARK_CASES = [
     "rlike",  # RLIKE / regexp_extract: Java's `.`, `$`, ASCII classes, on the runtime's regex engine
     "date_functions_more",  # make_date/date_format/months_between/next_day/date_part/epoch conversions
     "aggregate_mode",  # mode(x, true), WITHIN GROUP (ORDER BY x [DESC]): ties, -0.0 = 0.0, NaN, NULLs
+    "bitwise_operators",  # & | ^ ~ on integer kinds, widened; their names
 ]
 
 

@@ -162,6 +162,10 @@ SPARK_NAMES = [
     ("max(a) - min(b)", "(max(a) - min(b))"),
     ("sum(a * b)", "sum((a * b))"),
     ("sum(CASE WHEN flag THEN x ELSE 0 END)", "sum(CASE WHEN flag THEN x ELSE 0 END)"),
+    ("x & y", "(x & y)"),
+    ("x & y | amount", "((x & y) | amount)"),
+    ("~x", "~x"),
+    ("NULL ^ x", "(NULL ^ x)"),
     # a call around a CASE: its WHEN branch must not take the call's name (it was `_col_0`)
     ("CAST(CASE WHEN x IS NOT NULL THEN TRUE ELSE FALSE END AS INT)", "CAST(CASE WHEN (x IS NOT NULL) THEN true ELSE false END AS INT)"),
     ("coalesce(CASE x WHEN 1 THEN 'a' END, s)", "coalesce(CASE WHEN (x = 1) THEN a END, s)"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal as dec
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -161,6 +162,9 @@ def _bind_column(node: exp.Column, scope: ScalarScope) -> Scalar:
     return Col(hit[1], hit[0])
 
 
+_NUMBER_TEXT = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
+
+
 def _bind_literal(node: exp.Literal, scope: ScalarScope) -> Scalar:
     text = node.this
     if node.is_string:
@@ -170,6 +174,8 @@ def _bind_literal(node: exp.Literal, scope: ScalarScope) -> Scalar:
             return Lit(DOUBLE, float(text))
         except ValueError:  # `1.5e`
             raise SqlError(f"syntax error: '{text}' is not a number", span_of(node)) from None
+    if not _NUMBER_TEXT.fullmatch(text):  # `.`, `1.2.3`: what a mangled statement leaves
+        raise SqlError(f"syntax error: '{text}' is not a number", span_of(node))
     if "." in text:
         if scope.semantics.sqlite_storage:
             return Lit(DOUBLE, float(text))
@@ -288,6 +294,28 @@ def _bind_int_div(node: exp.IntDiv, scope: ScalarScope) -> Scalar:
         raise UnsupportedSql("DIV is supported on integer operands only", span_of(node))
     fn = "int_div_or_null" if scope.semantics.remainder_by_zero == "null" else "int_div"
     return Call(BIGINT, fn, (coerce(a, BIGINT), coerce(b, BIGINT)))
+
+
+_BITWISE: dict[type[exp.Expression], str] = {
+    exp.BitwiseAnd: "bit_and",
+    exp.BitwiseOr: "bit_or",
+    exp.BitwiseXor: "bit_xor",
+    exp.BitwiseNot: "bit_not",
+}
+
+
+def _bind_bitwise(node: exp.Expression, scope: ScalarScope) -> Scalar:
+    """`a & b`, `a | b`, `a ^ b`, `~a`: integer operands (Spark refuses others), both
+    widened to the wider one's type, which is the result's."""
+    args = [bind_scalar(n, scope) for n in (node.this, node.expression) if n is not None]
+    kinds = [a.type for a in args if a.type != NULL]
+    bad = next((t for t in kinds if not t.is_integer), None)
+    if bad is not None:
+        raise SqlError(f"a bitwise operator needs integer operands, not {bad}", span_of(node))
+    t = kinds[0] if kinds else INT
+    for other in kinds[1:]:
+        t = common_type(t, other, scope.semantics.string_number)
+    return Call(t, _BITWISE[type(node)], tuple(coerce(a, t) for a in args))
 
 
 def _bind_mod(node: exp.Mod, scope: ScalarScope) -> Scalar:
@@ -767,6 +795,7 @@ _BINDERS: dict[type, Callable[..., Scalar]] = {
     exp.Div: _bind_div,
     exp.IntDiv: _bind_int_div,
     exp.Mod: _bind_mod,
+    **dict.fromkeys(_BITWISE, _bind_bitwise),
     exp.Neg: _bind_neg,
     exp.EQ: _bind_compare,
     exp.NEQ: _bind_compare,

@@ -442,7 +442,9 @@ def _missing_part(name: str) -> str:
         return f"{name.upper()} is missing an operand"
     if issubclass(cls, exp.Func):
         return f"too few arguments to {name.upper()}()"
-    if issubclass(cls, exp.Binary):
+    if issubclass(cls, exp.Paren):
+        return "a parenthesis holds nothing"
+    if issubclass(cls, (exp.Binary, exp.Unary)):  # `a +`, `~`, `NOT`, `-`
         return "an operator is missing an operand"
     return f"{name.upper()} is incomplete"
 
