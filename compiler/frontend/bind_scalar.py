@@ -310,6 +310,8 @@ def _bind_bitwise(node: exp.Expression, scope: ScalarScope) -> Scalar:
     args = [bind_scalar(n, scope) for n in (node.this, node.expression) if n is not None]
     kinds = [a.type for a in args if a.type != NULL]
     bad = next((t for t in kinds if not t.is_integer), None)
+    if bad is not None and scope.semantics.sqlite_storage:  # SQLite converts them: not done here
+        raise UnsupportedSql(f"a bitwise operator on a {bad} operand is not supported", span_of(node))
     if bad is not None:
         raise SqlError(f"a bitwise operator needs integer operands, not {bad}", span_of(node))
     t = kinds[0] if kinds else INT
