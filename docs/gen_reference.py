@@ -74,6 +74,7 @@ CONSTRUCTS: list[tuple[str, str]] = [
     ("string functions", "SELECT upper(s) AS u, substring(s, 1, 2) AS p, concat(s, g) AS c FROM t"),
     ("mathematical functions", "SELECT sqrt(d) AS r, ln(d) AS l, power(x, 2) AS p, pmod(x, 3) AS m FROM t"),
     ("TRY_ arithmetic", "SELECT try_divide(x, 0) AS q, try_add(x, 2147483647) AS s FROM t"),
+    ("typeof, equal_null", "SELECT typeof(x) AS t, equal_null(x, 1) AS e FROM t"),
     ("bitwise operators (also OR, written with a bar)", "SELECT x & 3 AS low, x ^ 1 AS flipped, ~x AS n FROM t"),
     ("LIKE", "SELECT id FROM t WHERE s LIKE 'a%'"),
     ("RLIKE (Java regular expressions)", "SELECT id FROM t WHERE s RLIKE '^a'"),

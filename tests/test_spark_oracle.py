@@ -93,6 +93,7 @@ SPARK_CASES = [
     "date_functions_more",  # make_date/date_format/months_between/next_day/date_part/epoch conversions
     "aggregate_mode",  # mode(x, true), WITHIN GROUP (ORDER BY x [DESC]): ties, -0.0 = 0.0, NaN, NULLs
     "bitwise_operators",  # & | ^ ~ on integer kinds, widened; their names
+    "typeof_equal_null",  # typeof's catalog strings (char/varchar, void, arrays); equal_null is <=>
 ]
 
 

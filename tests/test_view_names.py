@@ -163,6 +163,10 @@ SPARK_NAMES = [
     ("sum(a * b)", "sum((a * b))"),
     ("sum(CASE WHEN flag THEN x ELSE 0 END)", "sum(CASE WHEN flag THEN x ELSE 0 END)"),
     ("x & y", "(x & y)"),
+    ("typeof(x)", "typeof(x)"),
+    ("from_unixtime(amount)", "from_unixtime(amount, yyyy-MM-dd HH:mm:ss)"),
+    ("typeof(x + 1)", "typeof((x + 1))"),
+    ("equal_null(x, y)", "equal_null(x, y)"),
     ("x & y | amount", "((x & y) | amount)"),
     ("~x", "~x"),
     ("NULL ^ x", "(NULL ^ x)"),
@@ -569,7 +573,6 @@ SPARK_NAMES = [
 
 # Items whose Spark name depends on types, defaults or subqueries, or that sqlglot rewrites.
 UNNAMED = [
-    "from_unixtime(amount)",  # Spark: from_unixtime(amount, yyyy-MM-dd HH:mm:ss)
     "(SELECT max(y) FROM t AS u WHERE u.y = t.x)",
     "EXISTS (SELECT 1 FROM t AS u WHERE u.y = t.x)",
     "x > 1.5",

@@ -445,6 +445,26 @@ def _bind_null_safe(node: exp.Binary, scope: ScalarScope) -> Scalar:
     return eq if isinstance(node, exp.NullSafeEQ) else Call(BOOLEAN, "not", (eq,))
 
 
+def _bind_equal_null(node: exp.EqualNull, scope: ScalarScope) -> Scalar:
+    """equal_null(a, b) is a <=> b (Spark)."""
+    return _compare("null_safe_eq", *_args(node, scope))
+
+
+def _bind_typeof(node: exp.Typeof, scope: ScalarScope) -> Scalar:
+    """typeof(x): the argument's type as Spark's catalog string, a constant (x is not
+    evaluated, so it raises nothing)."""
+    return Lit(STRING, catalog_string(bind_scalar(node.this, scope).type))
+
+
+def catalog_string(t: SqlType) -> str:
+    """A type as Spark's `DataType.catalogString` spells it (a CHAR or VARCHAR is a string)."""
+    if t.element is not None:
+        return f"array<{catalog_string(t.element)}>"
+    if t.kind == "DECIMAL":
+        return f"decimal({t.precision},{t.scale})"
+    return {"INT": "int", "NULL": "void"}.get(t.kind, t.kind.lower())
+
+
 def _boolean(expr: Scalar, node: exp.Expression) -> Scalar:
     if expr.type == NULL:
         return Lit(BOOLEAN, None)
@@ -806,6 +826,8 @@ _BINDERS: dict[type, Callable[..., Scalar]] = {
     exp.GT: _bind_compare,
     exp.GTE: _bind_compare,
     exp.NullSafeEQ: _bind_null_safe,
+    exp.EqualNull: _bind_equal_null,
+    exp.Typeof: _bind_typeof,
     exp.NullSafeNEQ: _bind_null_safe,
     exp.And: _bind_logic,
     exp.Or: _bind_logic,

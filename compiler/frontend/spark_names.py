@@ -47,7 +47,7 @@ _PLAIN = frozenset(
         "try_add try_subtract try_multiply try_divide try_mod "
         "make_date next_day weekday dayname monthname unix_date date_from_unix_date "
         "unix_millis unix_micros timestamp_millis timestamp_micros date_part make_timestamp "
-        "try_to_date try_to_timestamp"
+        "try_to_date try_to_timestamp typeof equal_null"
     ).split()
 )
 # Ranking window functions by name as called, with the expression sqlglot parses, and as Spark prints them.
@@ -428,6 +428,14 @@ class _Printer:
                     raise _Unnamed
                 written = "NULL" if isinstance(fmt, exp.Null) else "yyyy-MM-dd HH:mm:ss"  # Spark fills it in
             return f"{name}({self.pretty(node.this)}, {written})"
+        if isinstance(node, exp.UnixToStr) and name == "from_unixtime":
+            written = (node._meta or {}).get("format_text")
+            if not isinstance(written, str):
+                fmt = node.args.get("format")
+                if fmt is not None and span_of(fmt) is not None:
+                    raise _Unnamed
+                written = "yyyy-MM-dd HH:mm:ss"  # sqlglot writes the default in; Spark fills it in
+            return f"from_unixtime({self.pretty(node.this)}, {written})"
         if isinstance(node, (exp.TsOrDsToDate, exp.StrToTime)) and name in ("to_date", "to_timestamp"):
             written = (node._meta or {}).get("format_text")
             if isinstance(written, str):
