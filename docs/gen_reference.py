@@ -75,6 +75,10 @@ CONSTRUCTS: list[tuple[str, str]] = [
     ("mathematical functions", "SELECT sqrt(d) AS r, ln(d) AS l, power(x, 2) AS p, pmod(x, 3) AS m FROM t"),
     ("TRY_ arithmetic", "SELECT try_divide(x, 0) AS q, try_add(x, 2147483647) AS s FROM t"),
     ("typeof, equal_null", "SELECT typeof(x) AS t, equal_null(x, 1) AS e FROM t"),
+    (
+        "bit_count; bit_and, bit_xor (and bit_or) per group",
+        "SELECT g, bit_and(x) AS a, bit_xor(x) AS xo FROM t GROUP BY g",
+    ),
     ("bitwise operators (also OR, written with a bar)", "SELECT x & 3 AS low, x ^ 1 AS flipped, ~x AS n FROM t"),
     ("LIKE", "SELECT id FROM t WHERE s LIKE 'a%'"),
     ("RLIKE (Java regular expressions)", "SELECT id FROM t WHERE s RLIKE '^a'"),

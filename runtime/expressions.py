@@ -1443,6 +1443,7 @@ _HANDLERS: dict[str, Handler] = {
     "bit_or": _bitwise(operator.or_),
     "bit_xor": _bitwise(operator.xor),
     "bit_not": _bitwise(None),
+    "bit_count": lambda c, call, guard: c.args(call, guard)[0].bitwise_count_ones().cast(pl.Int32),
     "div": _division("div", raising=True),
     "div_or_null": _division("div", raising=False),
     "ieee_div": _ieee_div,

@@ -288,8 +288,12 @@ def test_incremental_collect_equals_full(steps: list[list[tuple[str, Any, int]]]
 
 
 # mode(x, true) and WITHIN GROUP (ORDER BY x DESC) over ints, doubles (-0.0 is 0.0, NaN one
-# value), decimals and strings.
+# value), decimals and strings; the bitwise aggregates (xor counts copies) over ints.
 MODE_AGGS = [
+    AggCall("bit_and", 2, INT),
+    AggCall("bit_or", 2, INT),
+    AggCall("bit_xor", 2, INT),
+    AggCall("bit_xor", 2, INT, distinct=True),
     AggCall("mode", 2, INT),
     AggCall("mode", 2, INT, descending=True),
     AggCall("mode", 3, DOUBLE),

@@ -94,6 +94,7 @@ SPARK_CASES = [
     "aggregate_mode",  # mode(x, true), WITHIN GROUP (ORDER BY x [DESC]): ties, -0.0 = 0.0, NaN, NULLs
     "bitwise_operators",  # & | ^ ~ on integer kinds, widened; their names
     "typeof_equal_null",  # typeof's catalog strings (char/varchar, void, arrays); equal_null is <=>
+    "bitwise_aggregates",  # bit_and/or/xor per group under deletes, xor of duplicates; bit_count widened
 ]
 
 

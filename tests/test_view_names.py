@@ -164,6 +164,8 @@ SPARK_NAMES = [
     ("sum(CASE WHEN flag THEN x ELSE 0 END)", "sum(CASE WHEN flag THEN x ELSE 0 END)"),
     ("x & y", "(x & y)"),
     ("typeof(x)", "typeof(x)"),
+    ("bit_count(x)", "bit_count(x)"),
+    ("bit_xor(x)", "bit_xor(x)"),
     ("from_unixtime(amount)", "from_unixtime(amount, yyyy-MM-dd HH:mm:ss)"),
     ("typeof(x + 1)", "typeof((x + 1))"),
     ("equal_null(x, y)", "equal_null(x, y)"),

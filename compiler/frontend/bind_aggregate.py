@@ -45,6 +45,9 @@ CORE: dict[type[exp.Expression], str] = {
     exp.Median: "percentile",  # median(x) is percentile(x, 0.5)
     exp.GroupConcat: "listagg",  # listagg / string_agg ... WITHIN GROUP (ORDER BY x)
     exp.Mode: "mode",  # mode(x, true); mode() WITHIN GROUP (ORDER BY x) is read below
+    exp.BitwiseAndAgg: "bit_and",
+    exp.BitwiseOrAgg: "bit_or",
+    exp.BitwiseXorAgg: "bit_xor",
 }
 # Spark's boolean aggregates: bool_and is MIN, bool_or is MAX (FALSE < TRUE).
 _BOOLEAN: dict[type[exp.Expression], str] = {exp.LogicalAnd: "min", exp.LogicalOr: "max"}

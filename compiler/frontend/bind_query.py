@@ -25,10 +25,10 @@ from dbspc.compiler.frontend.bind_window import bind_top_k, bind_windows, refuse
 from dbspc.compiler.frontend.positions import span_of, written_name
 from dbspc.compiler.frontend.type_rules import TypeMismatch, avg_type, coerce, common_type, moment_type, sum_type
 from dbspc.compiler.logical import plan as lp
-from dbspc.compiler.logical.aggregate import COLLECTS, JOINS, MODES, MOMENTS, QUANTILES, AggCall
+from dbspc.compiler.logical.aggregate import BITWISE, COLLECTS, JOINS, MODES, MOMENTS, QUANTILES, AggCall
 from dbspc.compiler.logical.projections import cast_to, renamed
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar, conjunction
-from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, STRING, TINYINT, SqlType, array_of
+from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, INT, STRING, TINYINT, SqlType, array_of
 
 
 @dataclass
@@ -421,6 +421,11 @@ class QueryBinder:
             arg, t = coerce(arg, BOOLEAN), BOOLEAN
         if fn in JOINS:
             return _listagg(call, arg_index, arg, distinct), arg
+        if fn in BITWISE:
+            if not (arg.type.is_integer or arg.type.kind == "NULL"):  # Spark: the INTEGRAL type
+                raise SqlError(f"{written_name(call)} needs an integer, not {arg.type}", span_of(node))
+            t = INT if arg.type.kind == "NULL" else arg.type
+            return AggCall(fn, arg_index, t, distinct), coerce(arg, t)
         if fn in MODES:
             if arg.type.kind == "NULL":
                 raise SqlError(f"{written_name(call)} of an untyped NULL", span_of(node))

@@ -320,6 +320,15 @@ def _bind_bitwise(node: exp.Expression, scope: ScalarScope) -> Scalar:
     return Call(t, _BITWISE[type(node)], tuple(coerce(a, t) for a in args))
 
 
+def _bind_bit_count(node: exp.BitwiseCount, scope: ScalarScope) -> Scalar:
+    """bit_count(x): the bits set in x as a BIGINT (Spark widens first: bit_count(-1) is
+    64 for every integer kind), or 1 / 0 for a BOOLEAN."""
+    arg = bind_scalar(node.this, scope)
+    if not (arg.type.is_integer or arg.type.kind in ("BOOLEAN", "NULL")):
+        raise SqlError(f"BIT_COUNT needs an integer or a BOOLEAN, not {arg.type}", span_of(node))
+    return Call(INT, "bit_count", (coerce(arg, BIGINT),))
+
+
 def _bind_mod(node: exp.Mod, scope: ScalarScope) -> Scalar:
     a, b = _args(node, scope)
     _refuse_string_number(a, b, node, scope)
@@ -818,6 +827,7 @@ _BINDERS: dict[type, Callable[..., Scalar]] = {
     exp.IntDiv: _bind_int_div,
     exp.Mod: _bind_mod,
     **dict.fromkeys(_BITWISE, _bind_bitwise),
+    exp.BitwiseCount: _bind_bit_count,
     exp.Neg: _bind_neg,
     exp.EQ: _bind_compare,
     exp.NEQ: _bind_compare,

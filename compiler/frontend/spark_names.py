@@ -47,7 +47,7 @@ _PLAIN = frozenset(
         "try_add try_subtract try_multiply try_divide try_mod "
         "make_date next_day weekday dayname monthname unix_date date_from_unix_date "
         "unix_millis unix_micros timestamp_millis timestamp_micros date_part make_timestamp "
-        "try_to_date try_to_timestamp typeof equal_null"
+        "try_to_date try_to_timestamp typeof equal_null bit_count bit_and bit_or bit_xor"
     ).split()
 )
 # Ranking window functions by name as called, with the expression sqlglot parses, and as Spark prints them.

@@ -19,7 +19,12 @@ JOINS = ("listagg",)
 # mode(x, true) and mode() WITHIN GROUP (ORDER BY x [DESC]): the group's most frequent
 # value, the lowest (highest) of those that tie, from the multiset too.
 MODES = ("mode",)
-AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", *MOMENTS, *COLLECTS, *QUANTILES, *JOINS, *MODES)
+# bit_and / bit_or / bit_xor of integers: and and or are not invertible, and xor counts
+# each copy, so they too read the multiset (xor: the values held an odd number of times).
+BITWISE = ("bit_and", "bit_or", "bit_xor")
+AGGREGATES = (
+    "count_star", "count", "sum", "avg", "min", "max", *MOMENTS, *COLLECTS, *QUANTILES, *JOINS, *MODES, *BITWISE
+)  # fmt: skip
 # Aggregates whose value is a sum over rows, so a change touches a group in O(1):
 # DBSP §7.2 (a_SUM, a_COUNT are linear). MIN and MAX need the group's multiset.
 LINEAR_AGGREGATES = ("count_star", "count", "sum", "avg")

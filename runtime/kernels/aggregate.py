@@ -39,7 +39,16 @@ import pyarrow as pa
 
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.errors import RuntimeSqlError
-from dbspc.compiler.logical.aggregate import COLLECTS, JOINS, MODES, MOMENTS, QUANTILES, AggCall, is_running_sum
+from dbspc.compiler.logical.aggregate import (
+    BITWISE,
+    COLLECTS,
+    JOINS,
+    MODES,
+    MOMENTS,
+    QUANTILES,
+    AggCall,
+    is_running_sum,
+)
 from dbspc.compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
 from dbspc.runtime.decimal_arithmetic import unscaled_to_decimal
 from dbspc.runtime.kernels.extrema_index import ExtremaIndex
@@ -466,6 +475,11 @@ class _Plan:
             elif a.call.fn in QUANTILES:
                 weight = pl.col(WEIGHT).sign() if a.call.distinct else pl.col(WEIGHT)
                 exprs.append(_percentile(v, weight, a.call.fraction or 0.0).alias(a.m))
+            elif a.call.fn == "bit_xor":  # x ^ x = 0: a value counts when held an odd number of times
+                odd = v if a.call.distinct else v.filter(pl.col(WEIGHT) % 2 == 1)
+                exprs.append(odd.bitwise_xor().alias(a.m))
+            elif a.call.fn in BITWISE:
+                exprs.append((v.bitwise_and() if a.call.fn == "bit_and" else v.bitwise_or()).alias(a.m))
             elif a.call.fn in MODES:  # (one row per value: the multiset is consolidated)
                 top = v.sort_by([pl.col(WEIGHT), v], descending=[True, a.call.descending], nulls_last=True)
                 exprs.append(top.first().alias(a.m))
@@ -534,7 +548,7 @@ class _Plan:
         k = pl.col(a.k).fill_null(0)
         if fn == "count":
             return k, None
-        if fn in ("min", "max", *MOMENTS, *QUANTILES, *JOINS, *MODES):
+        if fn in ("min", "max", *MOMENTS, *QUANTILES, *JOINS, *MODES, *BITWISE):
             return pl.col(a.m), None
         if fn in COLLECTS:  # no non-NULL value: an empty array (Spark), never NULL
             return pl.col(a.m).fill_null(pl.lit([], dtype=polars_dtype(out))), None
