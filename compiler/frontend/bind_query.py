@@ -673,9 +673,11 @@ def _grouping_sets_union(
     keys = pre.fields[:n_group]
     out_fields = (*keys, *agg_fields, lp.Field("grouping_id()", BIGINT))
     parts: list[lp.Relation] = []
+    # An empty set groups everything into one row, yet none on empty input (Spark), unless
+    # it is the only set: GROUPING SETS (()) is a global aggregate, one row even then.
+    only_empty = sets == [()]
     for s in sets:
-        # an empty set groups everything into one row, yet none on empty input (Spark)
-        agg = lp.Aggregate((*(keys[k] for k in s), *agg_fields), pre, tuple(s), aggs, is_global=False)
+        agg = lp.Aggregate((*(keys[k] for k in s), *agg_fields), pre, tuple(s), aggs, is_global=only_empty)
         bits = sum(1 << (n_group - 1 - k) for k in range(n_group) if k not in s)
         exprs: list[Scalar] = [
             Col(keys[k].type, s.index(k)) if k in s else Lit(keys[k].type, None) for k in range(n_group)
