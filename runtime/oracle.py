@@ -315,7 +315,8 @@ def duckdb_views(source: ScriptRun | Pipeline, tables: Mapping[str, ZSet]) -> di
         for name, view in pipeline.program.views.items():
             cols = _column_list(pipeline, name, _dquote, name_empty=True)
             query = duckdb_sql(view.sql, dialect, pipeline.program.catalog.sqlglot_schema())
-            if " USING " in query.upper() or " NATURAL " in query.upper():
+            written = view.sql.upper()  # (the translation may spell USING out as ON)
+            if " USING " in written or " NATURAL " in written:
                 query = _spark_star_order(con, query, pipeline.view_columns(name))
             con.execute(f"CREATE VIEW {_dquote(name)}{cols} AS {query}")
             out[name] = _consolidated(con.execute(f"SELECT * FROM {_dquote(name)}").fetchall())

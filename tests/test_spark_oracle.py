@@ -96,6 +96,7 @@ SPARK_CASES = [
     "typeof_equal_null",  # typeof's catalog strings (char/varchar, void, arrays); equal_null is <=>
     "bitwise_aggregates",  # bit_and/or/xor per group under deletes, xor of duplicates; bit_count widened
     "grouping_sets_empty_input",  # GROUPING SETS (()) alone keeps a row on empty input; beside others not
+    "using_qualified_star",  # x4.* over JOIN ... USING lists the join column first
 ]
 
 
