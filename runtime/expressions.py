@@ -170,19 +170,19 @@ def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.Data
     frame, exprs = _in_stages(frame, exprs, what)
     values, checks = compile_scalars(exprs)
     weight = [pl.col(WEIGHT)] if WEIGHT in frame.columns else []
-    if frame.height < EAGER_ROWS:
-        columns = [v.alias(col_name(i)) for i, v in enumerate(values)] + weight
-        fused = _select_checked(frame, columns, checks)
-        if fused is not None:
-            return fused
-        run_checks(frame, checks, what)
+    small = frame.height < EAGER_ROWS
+    columns = [v.alias(col_name(i)) for i, v in enumerate(values)] + weight
+    fused = _select_checked(frame, columns, checks) if small else None
+    if fused is not None:
+        return fused
+    run_checks(frame, checks, what)
+    if small:
         try:
             out = _guarded(functools.partial(frame.select_seq, columns), what)
             if out.height == frame.height:  # (constants alone, without the weight, give one row)
                 return out
         except (pl.exceptions.ShapeError, pl.exceptions.InvalidOperationError):
             pass  # a constant computed by a Python function: only the optimized query broadcasts it
-    run_checks(frame, checks, what)
     # with_columns (not select) so that constant expressions broadcast to the
     # frame's height; all expressions see the input columns, not the new ones.
     query = (
@@ -215,7 +215,7 @@ def evaluate_predicate(frame: pl.DataFrame, predicate: Scalar, what: str) -> pl.
     """The rows of `frame` where `predicate` is TRUE (NULL and FALSE drop)."""
     staged, (predicate,) = _in_stages(frame, [predicate], what)
     values, checks = compile_scalars([predicate])
-    if staged.height < EAGER_ROWS and checks:
+    if staged.height < EAGER_ROWS:
         mask = _select_checked(staged, [values[0].alias("__keep")], checks)
         kept = None if mask is None else _filtered(staged, mask.to_series())
         if kept is not None:
