@@ -162,20 +162,18 @@ def _bind_column(node: exp.Column, scope: ScalarScope) -> Scalar:
     return Col(hit[1], hit[0])
 
 
-_NUMBER_TEXT = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
+# A number literal's text; `1.5e`, `.` and `1.2.3` are what a mangled statement leaves.
+_NUMBER_TEXT = re.compile(r"([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?")
 
 
 def _bind_literal(node: exp.Literal, scope: ScalarScope) -> Scalar:
     text = node.this
     if node.is_string:
         return Lit(STRING, text)
-    if any(c in text for c in "eE"):
-        try:
-            return Lit(DOUBLE, float(text))
-        except ValueError:  # `1.5e`
-            raise SqlError(f"syntax error: '{text}' is not a number", span_of(node)) from None
-    if not _NUMBER_TEXT.fullmatch(text):  # `.`, `1.2.3`: what a mangled statement leaves
+    if not _NUMBER_TEXT.fullmatch(text):
         raise SqlError(f"syntax error: '{text}' is not a number", span_of(node))
+    if any(c in text for c in "eE"):
+        return Lit(DOUBLE, float(text))
     if "." in text:
         if scope.semantics.sqlite_storage:
             return Lit(DOUBLE, float(text))
