@@ -419,23 +419,17 @@ class _Printer:
             return f"trunc({self.pretty(node.this)}, {unit})"
         if isinstance(node, exp.TimeToStr) and name == "date_format":
             return self._date_format(node)
-        unix = name in ("unix_timestamp", "to_unix_timestamp")
-        if isinstance(node, exp.StrToUnix) and unix and node.this is not None:
+        to_unix = isinstance(node, exp.StrToUnix) and name in ("unix_timestamp", "to_unix_timestamp")
+        from_unix = isinstance(node, exp.UnixToStr) and name == "from_unixtime"
+        if (to_unix or from_unix) and node.this is not None:
             fmt = node.args.get("format")
             written = (node._meta or {}).get("format_text")
             if not isinstance(written, str):
                 if fmt is not None and span_of(fmt) is not None:
                     raise _Unnamed
-                written = "NULL" if isinstance(fmt, exp.Null) else "yyyy-MM-dd HH:mm:ss"  # Spark fills it in
+                # left out (sqlglot may write its own default in): Spark fills in its default
+                written = "NULL" if isinstance(fmt, exp.Null) else "yyyy-MM-dd HH:mm:ss"
             return f"{name}({self.pretty(node.this)}, {written})"
-        if isinstance(node, exp.UnixToStr) and name == "from_unixtime":
-            written = (node._meta or {}).get("format_text")
-            if not isinstance(written, str):
-                fmt = node.args.get("format")
-                if fmt is not None and span_of(fmt) is not None:
-                    raise _Unnamed
-                written = "yyyy-MM-dd HH:mm:ss"  # sqlglot writes the default in; Spark fills it in
-            return f"from_unixtime({self.pretty(node.this)}, {written})"
         if isinstance(node, (exp.TsOrDsToDate, exp.StrToTime)) and name in ("to_date", "to_timestamp"):
             written = (node._meta or {}).get("format_text")
             if isinstance(written, str):
