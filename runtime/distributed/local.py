@@ -1,8 +1,8 @@
 """The distributed plan run in one process: every stage, for every bucket, in turn.
 
-It moves rows between stages the way Spark's shuffle would, with the same bucketing,
-so tests can check that a circuit split into stages and buckets gives exactly the
-driver's deltas; Spark only adds the transport (runtime/distributed/spark_runner.py).
+It moves rows between stages as the Spark runner does, with the same bucketing, so
+tests can check that a circuit split into stages and buckets gives exactly the driver's
+deltas; Spark only adds the transport (runtime/distributed/spark_stages.py).
 """
 
 from __future__ import annotations

@@ -5,14 +5,12 @@
     result.deltas["revenue"]                                   # the view's delta, a DataFrame
 
 A change DataFrame holds the table's columns in order, then an integer weight (+1 an
-insert, -1 a delete). Between stages, rows travel as Arrow IPC blobs in rows
-`(ch, bucket, data)`: one blob per producing task, channel and target bucket, so a
-shuffle moves a stage's whole output in a few large rows and every task decodes its
-bucket's batches in one call per blob. A stage is `groupBy("bucket").applyInArrow`:
-per bucket, the StageExecutor of plan.py's stage, with its state from bucket_state.py,
-evaluated by the runtime's kernels. Its output (the next stages' channels and the
-views' deltas) is written as parquet under `x/r<k>/s<stage>`, so no stage is computed
-twice when several later ones read it.
+insert, -1 a delete). One job reads the changes and sends each row to its bucket; then
+each stage is one job over the slots (slots.py), whose tasks run, for each of their
+buckets, the StageExecutor of plan.py's stage with its state from bucket_state.py,
+evaluated by the runtime's kernels. Rows move between stages as files on the shared
+storage (exchange.py), and the views' deltas are parquet files of Arrow IPC blobs in
+rows `(ch, bucket, data)` under `x/r<k>/v`, which the views' writes read as DataFrames.
 
 The driver plans jobs and switches COMMITTED.json; it holds no state and no rows.
 A refresh is committed when every stage's job succeeded: a failure before leaves the
@@ -23,28 +21,29 @@ from __future__ import annotations
 
 import io
 import os
-import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import reduce
+from functools import partial, reduce
 from pathlib import Path
 from typing import Any, TypeVar
 
 import polars as pl
 import pyarrow as pa
+from pyspark import TaskContext
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from dbspc.compiler.catalog import Column, TableSchema
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit
-from dbspc.compiler.errors import DbspcError, InputError, UsageError
+from dbspc.compiler.errors import DbspcError, UsageError
 from dbspc.compiler.types import SqlType
-from dbspc.runtime.distributed import bucket_state
+from dbspc.runtime.distributed import bucket_state, exchange
 from dbspc.runtime.distributed.buckets import split
 from dbspc.runtime.distributed.plan import Part, Plan, plan, whole_row
+from dbspc.runtime.distributed.slots import MARK, Slots, raise_marked
 from dbspc.runtime.distributed.stage import StageExecutor, StageResult
 from dbspc.runtime.distributed.table_stage import TABLE_STAGE, TableShare
 from dbspc.runtime.refresh import files
@@ -56,9 +55,8 @@ from dbspc.runtime.zset import WEIGHT, ZSet, col_name
 BLOB = "ch INT, bucket INT, data BINARY"
 _BLOB_ARROW = pa.schema([("ch", pa.int32()), ("bucket", pa.int32()), ("data", pa.binary())])
 WEIGHT_COLUMN = "_dbspc_weight"  # a delta's weight, beside the view's own columns
-HEARTBEAT = -1  # in a stage's input: a row that makes a bucket's task run with no input
 FACTS = "facts"  # x/r<k>/facts/s<stage>-b<bucket>.json: what each task did
-_MARK = "<<dbspc-error>>"  # brackets a dbspc error's message inside Spark's task failure
+VIEWS = "v"  # x/r<k>/v/s<stage>-b<bucket>.parquet: the views' deltas, as blobs
 # operators whose output can change with no input: every bucket runs every refresh
 _CLOCKED = (op.Differentiate, op.Delta0)
 
@@ -69,7 +67,7 @@ def output_tag(view_index: int) -> int:
 
 
 _BLOB_ROWS = 1 << 17  # rows per blob: a JVM holds a few blobs at once in its heap
-_ROW_GROUP_BYTES = 16 << 20  # parquet row groups of exchange files, for the same reason
+_SEND_ROWS = 1 << 17  # rows per file of a change sent to a bucket
 
 
 def encode(z: ZSet) -> bytes:
@@ -132,7 +130,8 @@ class SparkStages:
         self.buckets = buckets
         self.views = sorted(circuit.outputs().items(), key=lambda kv: kv[0])
         self.columns = {name: tuple(cols) for name, cols in (columns or {}).items()}
-        self._bucket_labels: list[int] | None = None
+        self._slots: Slots | None = None
+        self._dropping: threading.Thread | None = None
 
     @property
     def committed(self) -> int:
@@ -152,121 +151,79 @@ class SparkStages:
         refresh base + 1 itself, and may pass `convert`: per table, how an Arrow batch
         of its change DataFrame becomes a ZSet (raising InputError on a bad row).
 
-        Stage 0 checks the changes against the tables (table_stage.py); then one Spark
-        job per stage, each writing its output (the later stages' channels, the views'
-        deltas, the tasks' facts) as parquet that the later jobs read: a stage is
-        computed once even when several later stages read it. (One job for the whole
-        refresh, with each stage's output persisted instead, made a plan that grows
-        with the product of the stages' fan-outs.)"""
+        One job reads the changes and sends each row to its bucket (exchange.py); then
+        stage 0 checks them against the tables (table_stage.py), and one job per stage
+        runs the circuit, each over the slots (slots.py), so that a bucket's task runs
+        in the worker that holds its state. A stage's rows for later stages are files
+        the later jobs read; the views' deltas are parquet files of blobs."""
         own_commit = base is None
         base = self.committed if base is None else base
         k = base + 1
         bucket_state.forget_uncommitted(self.root, base)
-        labels = self._labels()
         out = self.root / "x" / f"r{k:08d}"
         files.remove(out)  # an earlier attempt's outputs and facts
         timings: dict[str, float] = {}
-        made: list[str] = []
         unknown = sorted(set(changes) - set(self.tables))
         if unknown:
             raise UsageError(f"no table {', '.join(unknown)} in the program; it has {', '.join(sorted(self.tables))}")
-        present = dict(changes)
-        if present:
+        slots = self.slots()
+        if changes:
             started = time.perf_counter()
-            path = str(out / f"s{TABLE_STAGE}")
-            self._check_tables(present, dict(convert or {}), base, k, labels, path)
-            made.append(path)
+            self._send_changes(changes, dict(convert or {}), out)
+            timings["read"] = time.perf_counter() - started
+            started = time.perf_counter()
+            slots.run(_table_task(self.plan, self.tables, str(self.root), base, k, slots))
             timings["tables"] = time.perf_counter() - started
         for stage in self.plan.stages:
             started = time.perf_counter()
-            wanted = sorted(set(stage.inputs.values()))
-            inputs = [self.spark.read.parquet(*made).where(F.col("ch").isin(wanted))] if made else []
-            inputs.append(self._heartbeats(stage.index, labels))
-            task = _stage_task(self.plan, stage.index, str(self.root), base, k, labels, self.views)
-            path = str(out / f"s{stage.index}")
-            with self._own_shuffles():
-                _write(reduce(DataFrame.unionByName, inputs).groupBy("bucket").applyInArrow(task, BLOB), path)
-            made.append(path)
+            slots.run(_stage_task(self.plan, stage.index, str(self.root), base, k, slots, self.views,
+                                  self._clocked(stage.index)))
             timings[f"stage {stage.index}"] = time.perf_counter() - started
+        views = out / VIEWS
+        if not any(views.glob("*.parquet")):
+            # a directory Spark can read
+            files.write_parquet(views / "none.parquet", pa.Table.from_batches([blobs([])]))
         if own_commit:
             bucket_state.commit(self.root, k)
         self._drop_exchanges(keep=k - 1)
+        made = [str(views)]
         return Refreshed(k, self._deltas(made), timings, made, out / FACTS)
 
-    def _check_tables(
-        self,
-        changes: Mapping[str, DataFrame],
-        convert: Mapping[str, Convert],
-        base: int,
-        k: int,
-        labels: list[int],
-        path: str,
-    ) -> None:
-        """Stage 0's job: every change to the buckets of its rows, checked there, then
-        sent on to the source channels."""
+    def slots(self) -> Slots:
+        if self._slots is None:
+            self._slots = Slots(self.spark, self.buckets)
+        return self._slots
+
+    def _send_changes(self, changes: Mapping[str, DataFrame], convert: Mapping[str, Convert], out: Path) -> None:
+        """One job: each change's rows converted and checked in the tasks that read them,
+        and sent to the buckets of their whole row, where the table's share is kept."""
         names = sorted(self.tables)
-        routes: dict[str, list[tuple[int, Part]]] = {name: [] for name in names}
-        for ch, channel in enumerate(self.plan.channels):
-            o = self.plan.circuit[channel.node]
-            if isinstance(o, op.Source) and o.name in routes:
-                assert channel.to is not None  # rows read from a table are always moved
-                routes[o.name].append((ch, channel.to))
-        encoded = [
+        sent = [
             df.mapInArrow(
-                _encode_table(
-                    names.index(t), self.tables[t].types, convert.get(t) or _weighted(self.tables[t].types), labels
+                _send_table(
+                    names.index(t),
+                    self.tables[t].types,
+                    convert.get(t) or _weighted(self.tables[t].types),
+                    self.buckets,
+                    str(out),
                 ),
-                BLOB,
+                "rows BIGINT",
             )
             for t, df in sorted(changes.items())
         ]
-        task = _table_task(names, self.tables, routes, str(self.root), base, k, labels)
-        with self._own_shuffles():
-            _write(reduce(DataFrame.unionByName, encoded).groupBy("bucket").applyInArrow(task, BLOB), path)
-
-    def _labels(self) -> list[int]:
-        """Per bucket, the value of the `bucket` column that Spark's hash partitioning
-        sends to shuffle partition b: with as many partitions as buckets, each bucket is
-        one task, so the state spreads over the executors' workers."""
-        if self._bucket_labels is None:
-            b = self.buckets
-            rows = (
-                self.spark.range(64 * b)
-                .selectExpr("CAST(id AS INT) AS x", f"pmod(hash(CAST(id AS INT)), {b}) AS p")
-                .groupBy("p")
-                .agg(F.min("x").alias("x"))
-                .collect()
-            )
-            found = {int(r["p"]): int(r["x"]) for r in rows}
-            self._bucket_labels = [found[p] for p in range(b)]
-        return self._bucket_labels
-
-    @contextmanager
-    def _own_shuffles(self) -> Iterator[None]:
-        """One shuffle partition per bucket for a stage's job (restored after it). AQE,
-        if the session has it on, may still coalesce the partitions of a small change
-        into a few tasks: fewer Python tasks, but a bucket then moves between workers
-        more often (a cache miss reads it from storage)."""
-        conf = self.spark.conf
-        key = "spark.sql.shuffle.partitions"
-        before = conf.get(key, None)
-        conf.set(key, str(self.buckets))
         try:
-            yield
-        finally:
-            if before is None:
-                conf.unset(key)
-            else:
-                conf.set(key, before)
+            reduce(DataFrame.unionByName, sent).collect()
+        except Exception as e:
+            raise_marked(e)
+            raise
+
+    def _clocked(self, stage: int) -> bool:
+        """Whether every bucket runs the stage, input or not (its output can change
+        without input); else bucket 0 always runs, and the others when rows reach them."""
+        nodes = self.plan.stages[stage - 1].nodes
+        return any(isinstance(self.plan.circuit[n], _CLOCKED) and not self.plan.single(n) for n in nodes)
 
     # -- the pieces of a refresh ---------------------------------------------------------
-
-    def _heartbeats(self, stage: int, labels: list[int]) -> DataFrame:
-        nodes = self.plan.stages[stage - 1].nodes
-        clocked = any(isinstance(self.plan.circuit[n], _CLOCKED) and not self.plan.single(n) for n in nodes)
-        buckets = range(self.buckets) if clocked else range(1)
-        rows = [(HEARTBEAT, labels[b], b"") for b in buckets]
-        return self.spark.createDataFrame(rows, BLOB)
 
     def _deltas(self, made: list[str]) -> dict[str, DataFrame]:
         deltas = {}
@@ -281,10 +238,19 @@ class SparkStages:
         return deltas
 
     def _drop_exchanges(self, keep: int) -> None:
-        """Exchange files of refreshes before `keep` (the last one's deltas stay readable)."""
-        for d in (self.root / "x").glob("r*"):
-            if d.name[1:].isdigit() and int(d.name[1:]) < keep:
-                files.remove(d)
+        """Exchange files of refreshes before `keep` (the last one's deltas stay readable),
+        deleted beside the next refresh: a refresh leaves hundreds of small files, ~0.1 s
+        of unlinking that no one waits for."""
+        old = [d for d in (self.root / "x").glob("r*") if d.name[1:].isdigit() and int(d.name[1:]) < keep]
+        if self._dropping is not None:
+            self._dropping.join()
+        self._dropping = threading.Thread(target=_remove_all, args=(old,), daemon=True)
+        self._dropping.start()
+
+
+def _remove_all(paths: list[Path]) -> None:
+    for path in paths:
+        files.remove(path)
 
 
 def _small_lists(schema: pa.Schema) -> pa.Schema:
@@ -294,17 +260,6 @@ def _small_lists(schema: pa.Schema) -> pa.Schema:
         return pa.list_(small(t.value_type)) if pa.types.is_large_list(t) or pa.types.is_list(t) else t
 
     return pa.schema([pa.field(f.name, small(f.type)) for f in schema])
-
-
-def _write(df: DataFrame, path: str) -> None:
-    """Run a stage's job; a dbspc error raised in a task is raised here as itself."""
-    try:
-        df.write.mode("overwrite").option("parquet.block.size", _ROW_GROUP_BYTES).parquet(path)
-    except Exception as e:
-        found = re.search(f"{_MARK}(.*?){_MARK}", str(e), flags=re.DOTALL)
-        if found is None:
-            raise
-        raise InputError(found.group(1)) from None
 
 
 # -- what runs on the executors ------------------------------------------------------------
@@ -335,60 +290,76 @@ def _weighted(types: tuple[SqlType, ...]) -> Convert:
     return convert
 
 
-def _encode_table(
-    index: int, types: tuple[SqlType, ...], convert: Convert, labels: list[int]
+def _send_table(
+    index: int, types: tuple[SqlType, ...], convert: Convert, buckets: int, out: str
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A task of the job reading a change: its rows converted, checked and sent to their
+    buckets, a file per bucket and _SEND_ROWS rows (Arrow batches are ~10k rows: a file
+    per batch and bucket would make the load millions of small files)."""
     to = whole_row(len(types))
+    stream = exchange.table_stream(index)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        partition = TaskContext.get().partitionId()  # type: ignore[union-attr]
+        held: dict[int, list[ZSet]] = {}
+        sent = [0] * buckets  # files sent to each bucket: names fixed by the input's order
+        rows = 0
+
+        def flush(target: int) -> None:
+            z = ZSet.concat(held.pop(target), types)
+            exchange.send(Path(out), stream, f"p{partition}-{sent[target]}", {target: z})
+            sent[target] += 1
+
         for batch in batches:
             if batch.num_rows == 0:
                 continue
             try:
                 z = convert(pa.Table.from_batches([batch]))
             except DbspcError as e:
-                raise RuntimeError(f"{_MARK}{e.message}{_MARK}") from None
-            moved = sorted(split(z, to, 0, len(labels)).items())
-            yield blobs([row for b, part in moved for row in pieces(index, labels[b], part)])
+                raise RuntimeError(f"{MARK}{e.message}{MARK}") from None
+            rows += batch.num_rows
+            for target, part in split(z, to, 0, buckets).items():
+                held.setdefault(target, []).append(part)
+                if sum(len(p) for p in held[target]) >= _SEND_ROWS:
+                    flush(target)
+        for target in sorted(held):
+            flush(target)
+        yield pa.RecordBatch.from_arrays([pa.array([rows], pa.int64())], names=["rows"])
 
     return run
 
 
 def _table_task(
-    names: list[str],
-    tables: Mapping[str, TableSchema],
-    routes: Mapping[str, list[tuple[int, Part]]],
-    root: str,
-    base: int,
-    refresh: int,
-    labels: list[int],
-) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:
-    buckets = len(labels)
-    bucket_of_label = {label: b for b, label in enumerate(labels)}
+    plan: Plan, tables: Mapping[str, TableSchema], root: str, base: int, refresh: int, slots: Slots
+) -> Callable[[int], None]:
+    """Stage 0 in a slot: each of its buckets' changes checked against the bucket's share
+    of the tables, then sent on to the channels that read the tables."""
+    names = sorted(tables)
+    routes: dict[str, list[tuple[int, Part]]] = {name: [] for name in names}
+    for ch, channel in enumerate(plan.channels):
+        o = plan.circuit[channel.node]
+        if isinstance(o, op.Source) and o.name in routes:
+            assert channel.to is not None  # rows read from a table are always moved
+            routes[o.name].append((ch, channel.to))
+    streams = {exchange.table_stream(i): tables[name].types for i, name in enumerate(names)}
+    buckets, n = slots.buckets, slots.n  # not the Slots: it holds the session
 
-    def run(key: tuple[pa.Scalar, ...], table: pa.Table) -> pa.Table:
-        b = bucket_of_label[int(key[0].as_py())]
+    def run(slot: int) -> None:
         where = Path(root)
-        received: dict[str, list[ZSet]] = {}
-        for i, data in zip(table.column("ch").to_pylist(), table.column("data").to_pylist(), strict=True):
-            name = names[i]
-            received.setdefault(name, []).append(decode(data, tables[name].types))
-        changes = {name: ZSet.concat(parts, parts[0].types) for name, parts in received.items()}
-        def check(share: TableShare) -> tuple[dict[str, ZSet], list[Callable[[], None]]]:
-            return share.check(changes)
-
-        opened, out, clock, written = _step_bucket(where, TABLE_STAGE, b, base, refresh, lambda: TableShare(tables),
-                                                   check)
-        rows = [
-            row
-            for name, z in out.items()
-            for ch, to in routes[name]
-            for t, part in split(z, to, b, buckets).items()
-            for row in pieces(ch, labels[t], part)
-        ]
-        sizes = opened.executor.state_sizes().values()
-        _facts(where, refresh, TABLE_STAGE, b, changes.values(), opened, clock, written, sizes)
-        return pa.Table.from_batches([blobs(rows)])
+        out = where / "x" / f"r{refresh:08d}"
+        for b in range(slot, buckets, n):  # the slot's buckets, as Slots.buckets_of
+            received = exchange.receive(out, b, streams)
+            if not received:
+                continue
+            changes = {names[int(s[1:])]: z for s, z in received.items()}
+            opened, checked, clock, written = _step_bucket(
+                where, TABLE_STAGE, b, base, refresh, partial(TableShare, tables), partial(_check, changes)
+            )
+            for name, z in checked.items():
+                for ch, to in routes[name]:
+                    exchange.send(out, exchange.channel_stream(ch), f"b{b}", split(z, to, b, buckets))
+            sizes = opened.executor.state_sizes().values()
+            _facts(where, refresh, TABLE_STAGE, b, changes.values(), opened, clock, written, sizes)
 
     return run
 
@@ -420,7 +391,7 @@ def _step_bucket(
         written = bucket_state.save_bucket(where, stage, bucket, opened, refresh)
     except DbspcError as e:
         bucket_state.forget(where, stage, bucket)
-        raise RuntimeError(f"{_MARK}{e.message}{_MARK}") from None
+        raise RuntimeError(f"{MARK}{e.message}{MARK}") from None
     except BaseException:
         bucket_state.forget(where, stage, bucket)
         raise
@@ -461,34 +432,51 @@ def _facts(
     files.write_json(where / "x" / f"r{refresh:08d}" / FACTS / f"s{stage}-b{bucket}.json", facts)
 
 
+def _check(changes: Mapping[str, ZSet], share: TableShare) -> tuple[dict[str, ZSet], list[Callable[[], None]]]:
+    return share.check(changes)
+
+
+def _run(inputs: Mapping[int, ZSet], executor: StageExecutor) -> tuple[StageResult, list[Callable[[], None]]]:
+    result = executor.run(inputs)
+    return result, result.commits
+
+
 def _stage_task(
-    plan: Plan, stage: int, root: str, base: int, refresh: int, labels: list[int], views: list[tuple[str, int]]
-) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:
+    plan: Plan,
+    stage: int,
+    root: str,
+    base: int,
+    refresh: int,
+    slots: Slots,
+    views: list[tuple[str, int]],
+    clocked: bool,
+) -> Callable[[int], None]:
+    """A stage in a slot: each of its buckets that rows reached (every one if the stage
+    is clocked, and bucket 0 always) steps; its rows for later stages are sent on, its
+    views' deltas written as blobs for the views' tables."""
     tags = {name: output_tag(i) for i, (name, _) in enumerate(views)}
-    buckets = len(labels)
-    bucket_of_label = {label: b for b, label in enumerate(labels)}
+    wanted = sorted(set(plan.stages[stage - 1].inputs.values()))
+    streams = {exchange.channel_stream(ch): plan.circuit[plan.channels[ch].node].types for ch in wanted}
+    buckets, n = slots.buckets, slots.n  # not the Slots: it holds the session
 
-    def run(key: tuple[pa.Scalar, ...], table: pa.Table) -> pa.Table:
-        b = bucket_of_label[int(key[0].as_py())]
+    def run(slot: int) -> None:
         where = Path(root)
-        received: dict[int, list[ZSet]] = {}
-        for ch, data in zip(table.column("ch").to_pylist(), table.column("data").to_pylist(), strict=True):
-            if ch >= 0:  # one blob per producing task: a few rows, not the data's rows
-                received.setdefault(ch, []).append(decode(data, plan.circuit[plan.channels[ch].node].types))
-        inputs = {ch: ZSet.concat(parts, parts[0].types) for ch, parts in received.items()}
-        def run_stage(executor: StageExecutor) -> tuple[StageResult, list[Callable[[], None]]]:
-            result = executor.run(inputs)
-            return result, result.commits
-
-        opened, result, clock, written = _step_bucket(
-            where, stage, b, base, refresh, lambda: StageExecutor(plan, stage, b, buckets), run_stage
-        )
-        moved = result.moved.items()
-        rows = [row for ch, by_bucket in moved for t, z in by_bucket.items() for row in pieces(ch, labels[t], z)]
-        rows += [row for name, z in result.outputs.items() for row in pieces(tags[name], labels[b], z)]
-        sizes = opened.executor.state_sizes().values()
-        _facts(where, refresh, stage, b, inputs.values(), opened, clock, written, sizes, result.outputs)
-        return pa.Table.from_batches([blobs(rows)])
+        out = where / "x" / f"r{refresh:08d}"
+        for b in range(slot, buckets, n):  # the slot's buckets, as Slots.buckets_of
+            received = exchange.receive(out, b, streams)
+            if not received and not clocked and b != 0:
+                continue
+            inputs = {int(s[1:]): z for s, z in received.items()}
+            opened, result, clock, written = _step_bucket(
+                where, stage, b, base, refresh, partial(StageExecutor, plan, stage, b, buckets), partial(_run, inputs)
+            )
+            for ch, by_bucket in result.moved.items():
+                exchange.send(out, exchange.channel_stream(ch), f"b{b}", by_bucket)
+            rows = [row for name, z in result.outputs.items() for row in pieces(tags[name], b, z)]
+            if rows:
+                files.write_parquet(out / VIEWS / f"s{stage}-b{b}.parquet", pa.Table.from_batches([blobs(rows)]))
+            sizes = opened.executor.state_sizes().values()
+            _facts(where, refresh, stage, b, inputs.values(), opened, clock, written, sizes, result.outputs)
 
     return run
 
