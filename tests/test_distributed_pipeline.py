@@ -67,6 +67,10 @@ def test_distributed_equals_driver_mode_and_spark(spark: Any, tmp_path: Path) ->
         check_views(spark, dist, expected, f"distributed refresh {i + 1}", logs=i == len(BATCHES) - 1)
         for view in driver.pipeline.view_names():
             assert spark_rows(dist.table(view)) == spark_rows(driver.table(view)), view
+        # The offsets and the checks' hash sums, found by the jobs sending the changes,
+        # are driver mode's, found by reading them into the driver.
+        recorded = [json.loads((tmp_path / m / "ckpt" / "MANIFEST.json").read_text()) for m in ("dist", "driver")]
+        assert [(r["offsets"], r["checks"]) for r in recorded][0] == [(r["offsets"], r["checks"]) for r in recorded][1]
         # Each delta, a DataFrame with the view's columns and its weight.
         delta = got.deltas["order_count"]
         assert delta.columns == ["n", "_dbspc_weight"]

@@ -4,8 +4,10 @@ The refresh protocol is driver mode's (runtime/refresh/job.py): the same sources
 offsets and checks, the same view versions and change logs, one manifest rename as the
 commit point. What moves to the executors:
 
-- the changes are DataFrames the tasks read, never collected (`changes_after`; a plain
-  table's diff stays a Spark query);
+- the changes are DataFrames the tasks read, never collected: while the sources are
+  read, one job per source sends its rows to their buckets and returns the count, top
+  offset and hash sum the offsets and checks need (`SparkStages.send`; a plain table's
+  diff stays a Spark query);
 - the step is SparkStages: stage 0 checks them against the tables, then the circuit's
   stages run per bucket with their state on the executors (spark_stages.py);
 - the views' tables are written by tasks (view_tables.py).
@@ -31,16 +33,16 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from dbspc.compiler.errors import InputError, UsageError
+from dbspc.compiler.errors import UsageError
 from dbspc.runtime.distributed import bucket_state, view_tables
-from dbspc.runtime.distributed.spark_stages import Refreshed, SparkStages
+from dbspc.runtime.distributed.spark_stages import Refreshed, Sent, SparkStages
 from dbspc.runtime.pipeline import CIRCUIT, Pipeline
 from dbspc.runtime.refresh.checkpoint import Manifest
 from dbspc.runtime.refresh.job import DISTRIBUTED, Job, Pulled, snapshot_path
 from dbspc.runtime.refresh.schema import SourceColumn
-from dbspc.runtime.refresh.sources import PlainTable, Source, selection, spark_name, to_zset, where
+from dbspc.runtime.refresh.sources import PlainTable, Source, selection, spark_name, to_zset
 from dbspc.runtime.refresh.storage import LocalStorage
-from dbspc.runtime.spark.engine import ChangeFrame, SparkEngine
+from dbspc.runtime.spark.engine import SparkEngine
 from dbspc.runtime.zset import ZSet
 
 STATE_DIR = "distributed"  # <checkpoint>/distributed: every bucket's state
@@ -114,25 +116,29 @@ class DistributedJob(Job):
             "state over to a changed program: start over with a new checkpoint"
         )
 
-    def _fetch(self, index: int, spec: Source, k: int, after: int | None, snapshot: str | None) -> Any:
+    def _read(self, k: int) -> Any:
+        self.stages().begin(self.refresh_id)  # before any source sends its rows
+        return super()._read(k)
+
+    def _fetch(self, index: int, spec: Source, k: int, after: int | None, snapshot: str | None) -> Sent:
+        """The source's changes sent to their buckets: the read is the send (one job)."""
         columns = self.columns[spec.table.lower()]
+        convert = partial(_batch, spec, columns)
+        table = spec.table.lower()
         if isinstance(spec, PlainTable):
             old = self.checkpoint_dir / snapshot if snapshot else None
             new = self.checkpoint_dir / snapshot_path(index, k)
-            return self.spark_engine.snapshot_diff_frame(spark_name(spec), [c.name for c in columns], new, old)
-        return self.spark_engine.changes_after(spark_name(spec), selection(spec, columns), spec.offset, after)
+            diff = self.spark_engine.snapshot_diff_frame(spark_name(spec), [c.name for c in columns], new, old)
+            return self.stages().send(table, diff, self.refresh_id, convert)
+        rows = self.spark_engine.changes_after(spark_name(spec), selection(spec, columns), spec.offset, after)
+        return self.stages().send(table, rows, self.refresh_id, convert, offsets=True)
 
     def _as_change(self, spec: Source, data: Any) -> Pulled:
-        if isinstance(spec, PlainTable):
-            return Pulled(data, int(data.count()), None, 0)
-        assert isinstance(data, ChangeFrame)
-        if data.nulls:
-            raise InputError(f"{where(spec)}: {data.nulls} row(s) have a NULL offset in column '{spec.offset}'")
-        return Pulled(data.frame, data.rows, data.top, data.hashes)
+        assert isinstance(data, Sent)
+        return Pulled(data, data.rows, data.top, data.hashes)
 
     def _step(self, pipeline: Pipeline, changes: dict[str, Any]) -> Refreshed:
-        convert = {s.table.lower(): partial(_batch, s, self.columns[s.table.lower()]) for s in self.sources}
-        self.last = self.stages().refresh(changes, base=self.refresh_id, convert=convert)
+        self.last = self.stages().step(self.refresh_id, set(changes))
         return self.last
 
     def _write_outputs(

@@ -23,14 +23,16 @@ import io
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial, reduce
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import TaskContext
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -49,7 +51,7 @@ from dbspc.runtime.distributed.table_stage import TABLE_STAGE, TableShare
 from dbspc.runtime.refresh import files
 from dbspc.runtime.refresh.schema import quote, spark_schema
 from dbspc.runtime.refresh.sinks import table_schema, to_table
-from dbspc.runtime.refresh.sources import naive_utc
+from dbspc.runtime.refresh.sources import HASH, OFFSET, combine, naive_utc
 from dbspc.runtime.zset import WEIGHT, ZSet, col_name
 
 BLOB = "ch INT, bucket INT, data BINARY"
@@ -68,6 +70,9 @@ def output_tag(view_index: int) -> int:
 
 _BLOB_ROWS = 1 << 17  # rows per blob: a JVM holds a few blobs at once in its heap
 _SEND_ROWS = 1 << 17  # rows per file of a change sent to a bucket
+# a send task's facts; the hash sums as text, since they may outgrow a BIGINT
+_SENT = "rows BIGINT, top BIGINT, hi STRING, lo STRING"
+_SENT_ARROW = pa.schema([("rows", pa.int64()), ("top", pa.int64()), ("hi", pa.string()), ("lo", pa.string())])
 
 
 def encode(z: ZSet) -> bytes:
@@ -89,6 +94,16 @@ def decode(data: bytes, types: tuple[SqlType, ...]) -> ZSet:
 def blobs(rows: list[tuple[int, int, bytes]]) -> pa.RecordBatch:
     arrays = [pa.array([r[i] for r in rows], f.type) for i, f in enumerate(_BLOB_ARROW)]
     return pa.RecordBatch.from_arrays(arrays, schema=_BLOB_ARROW)
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What a change's send job found: rows sent, and with offsets their top offset and
+    hash sum."""
+
+    rows: int
+    top: int | None
+    hashes: int
 
 
 @dataclass
@@ -147,30 +162,70 @@ class SparkStages:
 
         By default a change holds the table's columns then an integer weight, and the
         refresh is committed here (COMMITTED.json). A caller with its own commit point
-        (the SparkPipeline's manifest) passes `base`, its committed refresh, commits
-        refresh base + 1 itself, and may pass `convert`: per table, how an Arrow batch
-        of its change DataFrame becomes a ZSet (raising InputError on a bad row).
-
-        One job reads the changes and sends each row to its bucket (exchange.py); then
-        stage 0 checks them against the tables (table_stage.py), and one job per stage
-        runs the circuit, each over the slots (slots.py), so that a bucket's task runs
-        in the worker that holds its state. A stage's rows for later stages are files
-        the later jobs read; the views' deltas are parquet files of blobs."""
+        passes `base`, its committed refresh, commits refresh base + 1 itself, and may
+        pass `convert`: per table, how an Arrow batch of its change DataFrame becomes a
+        ZSet (raising InputError on a bad row). The SparkPipeline calls the three steps
+        itself (`begin`, `send` while it reads its sources, `step`)."""
         own_commit = base is None
         base = self.committed if base is None else base
-        k = base + 1
+        self.begin(base)
+        started = time.perf_counter()
+        for table, df in sorted(changes.items()):
+            self.send(table, df, base, (convert or {}).get(table))
+        sent = time.perf_counter() - started
+        result = self.step(base, set(changes), own_commit)
+        result.timings = {"read": sent, **result.timings}
+        return result
+
+    def begin(self, base: int) -> None:
+        """Before refresh base + 1 sends anything: an earlier attempt's files go."""
         bucket_state.forget_uncommitted(self.root, base)
-        out = self.root / "x" / f"r{k:08d}"
-        files.remove(out)  # an earlier attempt's outputs and facts
+        files.remove(self._out(base + 1))
+
+    def send(
+        self, table: str, df: DataFrame, base: int, convert: Convert | None = None, offsets: bool = False
+    ) -> Sent:
+        """One job: the change's rows converted and checked in the tasks that read them,
+        and sent to the buckets of their whole row, where the table's share is kept.
+
+        With `offsets`, `df` is a change table's rows above the committed offset, with the
+        columns OFFSET and HASH (`SparkEngine.changes_after`): the job also returns their
+        top offset and hash sum, for the offsets and the checks. One pass reads one
+        listing of the source's files, so the facts and the rows sent always agree."""
+        if table not in self.tables:
+            raise UsageError(f"no table {table} in the program; it has {', '.join(sorted(self.tables))}")
+        types = self.tables[table].types
+        task = _send_table(
+            sorted(self.tables).index(table),
+            types,
+            convert or _weighted(types),
+            self.buckets,
+            str(self._out(base + 1)),
+            offsets,
+        )
+        try:
+            found = df.mapInArrow(task, _SENT).collect()
+        except Exception as e:
+            raise_marked(e)
+            raise
+        tops = [int(r["top"]) for r in found if r["top"] is not None]
+        return Sent(
+            sum(int(r["rows"]) for r in found),
+            max(tops) if tops else None,
+            combine(sum(int(r["hi"]) for r in found), sum(int(r["lo"]) for r in found)),
+        )
+
+    def step(self, base: int, tables: Collection[str], own_commit: bool = False) -> Refreshed:
+        """Refresh base + 1 over what `send` sent for `tables`: stage 0 checks the changes
+        against the tables (table_stage.py), then one job per stage runs the circuit,
+        each over the slots (slots.py), so that a bucket's task runs in the worker that
+        holds its state. A stage's rows for later stages are files the later jobs read;
+        the views' deltas are parquet files of blobs."""
+        k = base + 1
+        out = self._out(k)
         timings: dict[str, float] = {}
-        unknown = sorted(set(changes) - set(self.tables))
-        if unknown:
-            raise UsageError(f"no table {', '.join(unknown)} in the program; it has {', '.join(sorted(self.tables))}")
         slots = self.slots()
-        if changes:
-            started = time.perf_counter()
-            self._send_changes(changes, dict(convert or {}), out)
-            timings["read"] = time.perf_counter() - started
+        if tables:
             started = time.perf_counter()
             slots.run(_table_task(self.plan, self.tables, str(self.root), base, k, slots))
             timings["tables"] = time.perf_counter() - started
@@ -194,28 +249,8 @@ class SparkStages:
             self._slots = Slots(self.spark, self.buckets)
         return self._slots
 
-    def _send_changes(self, changes: Mapping[str, DataFrame], convert: Mapping[str, Convert], out: Path) -> None:
-        """One job: each change's rows converted and checked in the tasks that read them,
-        and sent to the buckets of their whole row, where the table's share is kept."""
-        names = sorted(self.tables)
-        sent = [
-            df.mapInArrow(
-                _send_table(
-                    names.index(t),
-                    self.tables[t].types,
-                    convert.get(t) or _weighted(self.tables[t].types),
-                    self.buckets,
-                    str(out),
-                ),
-                "rows BIGINT",
-            )
-            for t, df in sorted(changes.items())
-        ]
-        try:
-            reduce(DataFrame.unionByName, sent).collect()
-        except Exception as e:
-            raise_marked(e)
-            raise
+    def _out(self, k: int) -> Path:
+        return self.root / "x" / f"r{k:08d}"
 
     def _clocked(self, stage: int) -> bool:
         """Whether every bucket runs the stage, input or not (its output can change
@@ -291,11 +326,12 @@ def _weighted(types: tuple[SqlType, ...]) -> Convert:
 
 
 def _send_table(
-    index: int, types: tuple[SqlType, ...], convert: Convert, buckets: int, out: str
+    index: int, types: tuple[SqlType, ...], convert: Convert, buckets: int, out: str, offsets: bool
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A task of the job reading a change: its rows converted, checked and sent to their
     buckets, a file per bucket and _SEND_ROWS rows (Arrow batches are ~10k rows: a file
-    per batch and bucket would make the load millions of small files)."""
+    per batch and bucket would make the load millions of small files). It returns one
+    row of facts (`SparkStages.send`)."""
     to = whole_row(len(types))
     stream = exchange.table_stream(index)
 
@@ -303,7 +339,8 @@ def _send_table(
         partition = TaskContext.get().partitionId()  # type: ignore[union-attr]
         held: dict[int, list[ZSet]] = {}
         sent = [0] * buckets  # files sent to each bucket: names fixed by the input's order
-        rows = 0
+        rows = high = low = 0
+        top: int | None = None
 
         def flush(target: int) -> None:
             z = ZSet.concat(held.pop(target), types)
@@ -311,6 +348,13 @@ def _send_table(
             sent[target] += 1
 
         for batch in batches:
+            if offsets and batch.num_rows:  # a NULL offset is reported by `convert`
+                most = pc.max(batch.column(OFFSET)).as_py()
+                top = most if top is None or (most is not None and most > top) else top
+                h = batch.column(HASH).to_numpy(zero_copy_only=False).astype(np.int64)
+                high += int((h >> 32).sum())
+                low += int((h & 0xFFFFFFFF).sum())
+                batch = batch.drop_columns([HASH])
             if batch.num_rows == 0:
                 continue
             try:
@@ -324,7 +368,8 @@ def _send_table(
                     flush(target)
         for target in sorted(held):
             flush(target)
-        yield pa.RecordBatch.from_arrays([pa.array([rows], pa.int64())], names=["rows"])
+        facts = {"rows": [rows], "top": [top], "hi": [str(high)], "lo": [str(low)]}
+        yield pa.RecordBatch.from_pydict(facts, schema=_SENT_ARROW)
 
     return run
 

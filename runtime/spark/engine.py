@@ -8,7 +8,6 @@ by row, and the checks and snapshot diffs as Spark queries.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +21,6 @@ from dbspc.compiler.errors import UsageError
 from dbspc.runtime.refresh.sources import HASH, combine
 from dbspc.runtime.spark.spark_types import arrow_schema, quote
 from dbspc.runtime.zset import WEIGHT, col_name
-
-
-@dataclass
-class ChangeFrame:
-    frame: DataFrame  # the rows, named as `read_after` names them (without HASH)
-    rows: int
-    top: int | None  # the highest offset among them
-    hashes: int  # the sum of their hashes, as `summary` computes it
-    nulls: int  # rows with a NULL offset (not in `frame`): an error to report
 
 
 class SparkEngine:
@@ -60,12 +50,20 @@ class SparkEngine:
         return arrow_schema(self._table(source).schema, table)
 
     def read_after(self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None) -> pa.Table:
+        return _arrow(self.changes_after(source, select, offset, after))
+
+    def changes_after(
+        self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None
+    ) -> DataFrame:
+        """The rows above offset `after`, as `select` names them, with their HASH. Read
+        into the driver by `read_after`; in distributed mode, by the tasks that send
+        them to their buckets, which also find their count, top offset and hash sum."""
         df = self._table(source)
         off = F.col(quote(offset))
         if after is not None:
             # NULL offsets are read too, so that they are reported instead of skipped.
             df = df.where((off > F.lit(after)) | off.isNull())
-        return _arrow(df.select(*[F.col(quote(src)).alias(dst) for src, dst in select], _hash([s for s, _ in select])))
+        return df.select(*[F.col(quote(src)).alias(dst) for src, dst in select], _hash([s for s, _ in select]))
 
     def summary(
         self, source: str, columns: Sequence[str], offset: str, upto: int, after: int | None = None
@@ -107,28 +105,6 @@ class SparkEngine:
 
     def snapshot_diff(self, source: str, columns: Sequence[str], new: Path, old: Path | None) -> pa.Table:
         return _arrow(self.snapshot_diff_frame(source, columns, new, old))
-
-    def changes_after(
-        self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None
-    ) -> ChangeFrame:
-        """`read_after` without the transfer (distributed mode): the rows as a DataFrame
-        that tasks read, bounded by the highest offset found, with that offset, their
-        count and hash sum from one aggregate, and how many have a NULL offset."""
-        df = self._table(source)
-        off = F.col(quote(offset))
-        newer = df if after is None else df.where((off > F.lit(after)) | off.isNull())
-        h = F.xxhash64(*[F.col(quote(src)) for src, _ in select])
-        hi, lo = F.shiftright(h, 32), h.bitwiseAND(F.lit(0xFFFFFFFF))
-        row = newer.agg(
-            F.count(off), F.max(off), F.sum(F.when(off.isNotNull(), hi)), F.sum(F.when(off.isNotNull(), lo)),
-            F.count(F.lit(1)),
-        ).collect()[0]
-        rows, top = int(row[0]), None if row[1] is None else int(row[1])
-        bounded = df.where(F.lit(False)) if top is None else df.where(off <= F.lit(top))
-        if after is not None:
-            bounded = bounded.where(off > F.lit(after))
-        frame = bounded.select(*[F.col(quote(src)).alias(dst) for src, dst in select])
-        return ChangeFrame(frame, rows, top, combine(row[2] or 0, row[3] or 0), int(row[4]) - rows)
 
     def snapshot_diff_frame(self, source: str, columns: Sequence[str], new: Path, old: Path | None) -> DataFrame:
         current = self._table(source).select([F.col(quote(c)).alias(col_name(i)) for i, c in enumerate(columns)])
