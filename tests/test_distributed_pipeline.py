@@ -70,7 +70,8 @@ def test_distributed_equals_driver_mode_and_spark(spark: Any, tmp_path: Path) ->
         # The offsets and the checks' hash sums, found by the jobs sending the changes,
         # are driver mode's, found by reading them into the driver.
         recorded = [json.loads((tmp_path / m / "ckpt" / "MANIFEST.json").read_text()) for m in ("dist", "driver")]
-        assert [(r["offsets"], r["checks"]) for r in recorded][0] == [(r["offsets"], r["checks"]) for r in recorded][1]
+        dist_found, driver_found = ((r["offsets"], r["checks"]) for r in recorded)
+        assert dist_found == driver_found
         # Each delta, a DataFrame with the view's columns and its weight.
         delta = got.deltas["order_count"]
         assert delta.columns == ["n", "_dbspc_weight"]
@@ -78,7 +79,8 @@ def test_distributed_equals_driver_mode_and_spark(spark: Any, tmp_path: Path) ->
     assert dist.refresh().committed is False
     manifest = json.loads((tmp_path / "dist" / "ckpt" / "MANIFEST.json").read_text())
     circuit = dist.pipeline.circuit_digest()
-    assert manifest["state"] == {} and manifest["pipeline"] == {"distributed": {"buckets": 3, "circuit": circuit}}
+    meta = {"buckets": 3, "circuit": circuit, "layout": 2}
+    assert manifest["state"] == {} and manifest["pipeline"] == {"distributed": meta}
     dist.close()
     driver.close()
 
@@ -164,4 +166,11 @@ def test_distributed_bad_input_changes_nothing(spark: Any, tmp_path: Path) -> No
     written["pipeline"]["distributed"]["circuit"] = "0" * 16
     path.write_text(json.dumps(written))
     with pytest.raises(UsageError, match="compiled to another circuit"):
+        _job(spark, tmp_path, src, execution="distributed", buckets=2).refresh()
+
+    # and so is state spread over the buckets the way an older dbspc spread it
+    written["pipeline"]["distributed"]["circuit"] = _job(spark, tmp_path / "x", src).pipeline.circuit_digest()
+    del written["pipeline"]["distributed"]["layout"]
+    path.write_text(json.dumps(written))
+    with pytest.raises(UsageError, match="bucket layout 1, now 2"):
         _job(spark, tmp_path, src, execution="distributed", buckets=2).refresh()

@@ -22,7 +22,7 @@ from dbspc.compiler.compile import compile_sql
 from dbspc.compiler.frontend.script_split import split_script
 from dbspc.runtime.distributed.buckets import bucket_of
 from dbspc.runtime.distributed.local import BucketedExecutor
-from dbspc.runtime.distributed.plan import SINGLE, Part, hashed, meets, plan
+from dbspc.runtime.distributed.plan import SINGLE, Check, Part, hashed, meets, plan
 from dbspc.runtime.pipeline import Pipeline, _operator_views
 from dbspc.runtime.script import step_changes
 from dbspc.runtime.zset import ZSet
@@ -82,6 +82,21 @@ def test_a_join_under_a_group_by_is_two_stages_and_two_shuffles_of_its_inputs() 
     assert plan(compile_sql(ORDERS).circuit).dump() == text  # deterministic
 
 
+def test_a_table_read_by_one_key_is_checked_in_the_stage_that_reads_it() -> None:
+    """Its share is kept by that key, so its rows move once and stage 0 has no job; a
+    table read by two keys (customers: by id for the join, by region for DISTINCT) or
+    only by a global operator is checked by the whole row in stage 0."""
+    p = plan(compile_sql(ORDERS).circuit)
+    assert p.checks["orders"] == Check(1, hashed([1]), ((0, hashed([1])),))
+    assert p.checks["customers"].stage == 1 and not p.checked_in(0)
+    assert "stage 0" not in p.dump() and "  check orders against its share by hash(#1) -> ch0" in p.dump()
+    both = ORDERS + "CREATE VIEW regions AS SELECT DISTINCT region FROM customers;\n"
+    both += "CREATE VIEW total AS SELECT SUM(amount) AS s FROM orders;\n"
+    q = plan(compile_sql(both).circuit)
+    assert q.checked_in(0) == ["customers", "orders"]
+    assert q.checks["customers"].share == hashed([0, 1])
+
+
 def test_a_recursive_view_runs_in_bucket_zero() -> None:
     program = """
     CREATE TABLE e (s INT, d INT);
@@ -114,7 +129,7 @@ def test_buckets_are_the_same_in_another_process() -> None:
     """Executors compute buckets in their own Python workers."""
     code = (
         "from dbspc.runtime.distributed.buckets import bucket_of\n"
-        "from dbspc.runtime.distributed.plan import hashed\n"
+        "from dbspc.runtime.distributed.plan import Check, hashed\n"
         "from dbspc.runtime.zset import ZSet\n"
         "from dbspc.compiler.types import SqlType\n"
         "z = ZSet.from_rows([(i, str(i)) for i in range(50)], (SqlType('INT'), SqlType('STRING')))\n"

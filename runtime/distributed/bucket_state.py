@@ -27,21 +27,38 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
+from dbspc.compiler.errors import UsageError
 from dbspc.runtime.refresh import files
 from dbspc.runtime.refresh.checkpoint import Manifest, StateStore
 from dbspc.runtime.trace import Trace
 
 COMMITTED = "COMMITTED.json"
 _MANIFEST = re.compile(r"^m(\d{8})\.json$")
+# How states are spread over buckets. 2: a table read by one key keeps its share by that
+# key, checked in the stage that reads it (plan.py's Check); 1 (unrecorded): every share
+# by the whole row. A state of another layout would be read from the wrong buckets.
+LAYOUT = 2
 
 
 def committed(root: Path) -> int:
     path = root / COMMITTED
-    return int(files.read_json(path)["refresh"]) if path.exists() else 0
+    if not path.exists():
+        return 0
+    record = files.read_json(path)
+    check_layout(int(record.get("layout", 1)), str(root))
+    return int(record["refresh"])
+
+
+def check_layout(found: int, where: str) -> None:
+    if found != LAYOUT:
+        raise UsageError(
+            f"the distributed state in {where} was written by another version of dbspc (bucket layout {found}, "
+            f"now {LAYOUT}); start over with a new checkpoint"
+        )
 
 
 def commit(root: Path, refresh: int) -> None:
-    files.write_json(root / COMMITTED, {"refresh": refresh})
+    files.write_json(root / COMMITTED, {"refresh": refresh, "layout": LAYOUT})
 
 
 def bucket_dir(root: Path, stage: int, bucket: int) -> Path:

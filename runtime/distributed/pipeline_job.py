@@ -102,6 +102,7 @@ class DistributedJob(Job):
                 "(by another version of dbspc); a distributed job cannot carry its state over: start over with "
                 "a new checkpoint"
             )
+        bucket_state.check_layout(int(meta.get("layout", 1)), str(self.checkpoint_dir))
         if int(meta["buckets"]) != self.buckets:
             raise UsageError(
                 f"checkpoint {self.checkpoint_dir} keeps its state in {meta['buckets']} buckets; resume it with "
@@ -149,7 +150,8 @@ class DistributedJob(Job):
         return section, rows, stepped.deltas
 
     def _save_state(self, k: int, pipeline: Pipeline) -> tuple[dict[str, list[str]], Any, dict[str, Any]]:
-        return {}, {}, {DISTRIBUTED: {"buckets": self.buckets, CIRCUIT: pipeline.circuit_digest()}}
+        meta = {"buckets": self.buckets, CIRCUIT: pipeline.circuit_digest(), "layout": bucket_state.LAYOUT}
+        return {}, {}, {DISTRIBUTED: meta}
 
     def _collect_garbage(self) -> None:
         super()._collect_garbage()

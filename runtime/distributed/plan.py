@@ -209,16 +209,31 @@ class Stage:
     outputs: list[int] = field(default_factory=list)  # channels this stage fills
 
 
+@dataclass(frozen=True, slots=True)
+class Check:
+    """Where a table's change is checked against the table (table_stage.py): in stage
+    `stage` (0: a stage of its own), with the table's share spread by `share`."""
+
+    stage: int
+    share: Part
+    routes: tuple[tuple[int, Part], ...]  # the channels reading the table, and their moves
+
+
 @dataclass
 class Plan:
     circuit: Circuit
     part: dict[int, Part]  # each live node's output partitioning
     stages: list[Stage]
     channels: list[Channel]
+    checks: dict[str, Check] = field(default_factory=dict)  # per table the circuit reads
 
     def single(self, node: int) -> bool:
         """Runs in bucket 0 only."""
         return self.part[node] == SINGLE
+
+    def checked_in(self, stage: int) -> list[str]:
+        """The tables whose changes stage `stage` checks, by name."""
+        return sorted(t for t, c in self.checks.items() if c.stage == stage)
 
     def dump(self) -> str:
         """Deterministic text for review: each stage's nodes, partitionings and exchanges."""
@@ -227,17 +242,23 @@ class Plan:
         for i, ch in enumerate(self.channels):
             to = "kept in its bucket" if ch.to is None else f"moved by {ch.to}"
             lines.append(f"ch{i} = %{num[ch.node]} {to}")
-        lines.append("stage 0 (each table's change checked against its share, by hash of the whole row):")
-        for i, ch in enumerate(self.channels):
-            o = self.circuit[ch.node]
-            if isinstance(o, op.Source):
-                lines.append(f"  %{num[ch.node]} = {head(o)} -> ch{i}")
-        for stage in self.stages:
-            lines.append(f"stage {stage.index}:")
-            for n in stage.nodes:
+        for stage in range(len(self.stages) + 1):
+            if stage == 0:
+                if self.checked_in(0):
+                    lines.append("stage 0 (the changes of tables read by differing keys, checked by the whole row):")
+            else:
+                lines.append(f"stage {stage}:")
+            for table in self.checked_in(stage):
+                c = self.checks[table]
+                to = ", ".join(f"ch{ch}" for ch, _ in c.routes)
+                lines.append(f"  check {table} against its share by {c.share} -> {to}")
+            if stage == 0:
+                continue
+            stage_ = self.stages[stage - 1]
+            for n in stage_.nodes:
                 o = self.circuit[n]
                 args = ", ".join(
-                    f"ch{stage.inputs[(n, p)]}" if (n, p) in stage.inputs else f"%{num[s]}"
+                    f"ch{stage_.inputs[(n, p)]}" if (n, p) in stage_.inputs else f"%{num[s]}"
                     for p, s in enumerate(o.inputs)
                 )
                 lines.append(f"  %{num[n]} = {head(o)}({args}) -- {self.part[n]}")
@@ -397,4 +418,31 @@ def _stages(
                     if made > 0:
                         stages[made - 1].outputs.append(index[ch])
                 stage.inputs[(n, port)] = index[ch]
-    return Plan(circuit, part, stages, channels)
+    return Plan(circuit, part, stages, channels, _checks(circuit, stages, channels))
+
+
+def _checks(circuit: Circuit, stages: list[Stage], channels: list[Channel]) -> dict[str, Check]:
+    """Where each table's change is checked. A check needs all copies of a row in one
+    bucket, which any hash of some of its columns gives. So a table whose every read is
+    moved by the same key to one stage keeps its share by that key and is checked in
+    that stage's task, before the stage runs: its rows then move once, not twice, and a
+    refresh runs one job fewer. A table read by differing keys (or only by a global
+    operator, which would hold the whole share in one bucket) is checked in stage 0, by
+    the hash of the whole row, and moved on from there."""
+    routes: dict[str, list[tuple[int, Part]]] = {}
+    readers: dict[str, set[int]] = {}
+    for ch, channel in enumerate(channels):
+        o = circuit[channel.node]
+        if isinstance(o, op.Source):
+            assert channel.to is not None  # rows read from a table are always moved
+            routes.setdefault(o.name, []).append((ch, channel.to))
+            readers.setdefault(o.name, set()).update(s.index for s in stages if ch in s.inputs.values())
+    checks = {}
+    for table, moves in sorted(routes.items()):
+        parts = {to for _, to in moves}
+        if len(parts) == 1 and next(iter(parts)).kind == "hash" and len(readers[table]) == 1:
+            checks[table] = Check(next(iter(readers[table])), next(iter(parts)), tuple(moves))
+        else:
+            width = len(next(o for o in circuit.nodes if isinstance(o, op.Source) and o.name == table).types)
+            checks[table] = Check(0, whole_row(width), tuple(moves))
+    return checks

@@ -47,7 +47,7 @@ from dbspc.runtime.distributed.buckets import split
 from dbspc.runtime.distributed.plan import Part, Plan, plan, whole_row
 from dbspc.runtime.distributed.slots import MARK, Slots, raise_marked
 from dbspc.runtime.distributed.stage import StageExecutor, StageResult
-from dbspc.runtime.distributed.table_stage import TABLE_STAGE, TableShare
+from dbspc.runtime.distributed.table_stage import TABLE_STAGE, TableShare, share_state
 from dbspc.runtime.refresh import files
 from dbspc.runtime.refresh.schema import quote, spark_schema
 from dbspc.runtime.refresh.sinks import table_schema, to_table
@@ -199,6 +199,7 @@ class SparkStages:
             sorted(self.tables).index(table),
             types,
             convert or _weighted(types),
+            self._share(table),
             self.buckets,
             str(self._out(base + 1)),
             offsets,
@@ -225,13 +226,14 @@ class SparkStages:
         out = self._out(k)
         timings: dict[str, float] = {}
         slots = self.slots()
-        if tables:
+        if set(tables) & set(self.plan.checked_in(TABLE_STAGE)):
             started = time.perf_counter()
-            slots.run(_table_task(self.plan, self.tables, str(self.root), base, k, slots))
+            slots.run(_stage_task(self.plan, TABLE_STAGE, self.tables, str(self.root), base, k, slots, self.views,
+                                  False))
             timings["tables"] = time.perf_counter() - started
         for stage in self.plan.stages:
             started = time.perf_counter()
-            slots.run(_stage_task(self.plan, stage.index, str(self.root), base, k, slots, self.views,
+            slots.run(_stage_task(self.plan, stage.index, self.tables, str(self.root), base, k, slots, self.views,
                                   self._clocked(stage.index)))
             timings[f"stage {stage.index}"] = time.perf_counter() - started
         views = out / VIEWS
@@ -248,6 +250,11 @@ class SparkStages:
         if self._slots is None:
             self._slots = Slots(self.spark, self.buckets)
         return self._slots
+
+    def _share(self, table: str) -> Part:
+        """How the table's share, and so its change, is spread over the buckets."""
+        check = self.plan.checks.get(table)
+        return check.share if check is not None else whole_row(len(self.tables[table].types))
 
     def _out(self, k: int) -> Path:
         return self.root / "x" / f"r{k:08d}"
@@ -326,13 +333,12 @@ def _weighted(types: tuple[SqlType, ...]) -> Convert:
 
 
 def _send_table(
-    index: int, types: tuple[SqlType, ...], convert: Convert, buckets: int, out: str, offsets: bool
+    index: int, types: tuple[SqlType, ...], convert: Convert, to: Part, buckets: int, out: str, offsets: bool
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A task of the job reading a change: its rows converted, checked and sent to their
     buckets, a file per bucket and _SEND_ROWS rows (Arrow batches are ~10k rows: a file
     per batch and bucket would make the load millions of small files). It returns one
-    row of facts (`SparkStages.send`)."""
-    to = whole_row(len(types))
+    row of facts (`SparkStages.send`). `to`: how the table's share is spread."""
     stream = exchange.table_stream(index)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -374,71 +380,37 @@ def _send_table(
     return run
 
 
-def _table_task(
-    plan: Plan, tables: Mapping[str, TableSchema], root: str, base: int, refresh: int, slots: Slots
-) -> Callable[[int], None]:
-    """Stage 0 in a slot: each of its buckets' changes checked against the bucket's share
-    of the tables, then sent on to the channels that read the tables."""
-    names = sorted(tables)
-    routes: dict[str, list[tuple[int, Part]]] = {name: [] for name in names}
-    for ch, channel in enumerate(plan.channels):
-        o = plan.circuit[channel.node]
-        if isinstance(o, op.Source) and o.name in routes:
-            assert channel.to is not None  # rows read from a table are always moved
-            routes[o.name].append((ch, channel.to))
-    streams = {exchange.table_stream(i): tables[name].types for i, name in enumerate(names)}
-    buckets, n = slots.buckets, slots.n  # not the Slots: it holds the session
-
-    def run(slot: int) -> None:
-        where = Path(root)
-        out = where / "x" / f"r{refresh:08d}"
-        for b in range(slot, buckets, n):  # the slot's buckets, as Slots.buckets_of
-            received = exchange.receive(out, b, streams)
-            if not received:
-                continue
-            changes = {names[int(s[1:])]: z for s, z in received.items()}
-            opened, checked, clock, written = _step_bucket(
-                where, TABLE_STAGE, b, base, refresh, partial(TableShare, tables), partial(_check, changes)
-            )
-            for name, z in checked.items():
-                for ch, to in routes[name]:
-                    exchange.send(out, exchange.channel_stream(ch), f"b{b}", split(z, to, b, buckets))
-            sizes = opened.executor.state_sizes().values()
-            _facts(where, refresh, TABLE_STAGE, b, changes.values(), opened, clock, written, sizes)
-
-    return run
-
-
 def _step_bucket(
     where: Path,
-    stage: int,
+    held: Sequence[tuple[int, Callable[[], bucket_state.Held]]],
     bucket: int,
     base: int,
     refresh: int,
-    make: Callable[[], H],
-    step: Callable[[H], tuple[R, list[Callable[[], None]]]],
-) -> tuple[bucket_state.Bucket[H], R, list[float], int]:
-    """One bucket's step in a task: its state opened as of committed refresh `base`,
-    `step` run (its state changes applied only once it succeeded), the state saved as of
-    `refresh`. A dbspc error (bad input, an overflow) is raised marked, so that the driver
-    raises it as itself; on any failure the cached state, which may be half-way, is
-    dropped. Returns the bucket, the step's result, the clock (started, loaded, computed,
-    saved) and the state bytes written."""
+    step: Callable[[list[Any]], tuple[R, list[Callable[[], None]]]],
+) -> tuple[list[bucket_state.Bucket[Any]], R, list[float], int]:
+    """One bucket's step in a task: the states it holds (per state stage, how to make an
+    empty one) opened as of committed refresh `base`, `step` run on them (their changes
+    applied only once it succeeded), and saved as of `refresh`. A dbspc error (bad input,
+    an overflow) is raised marked, so that the driver raises it as itself; on any failure
+    the cached states, which may be half-way, are dropped. Returns the opened states,
+    the step's result, the clock (started, loaded, computed, saved) and the bytes written."""
     clock = [time.perf_counter()]
-    opened = bucket_state.open_bucket(where, stage, bucket, base, make)
+    opened = [bucket_state.open_bucket(where, stage, bucket, base, make) for stage, make in held]
     clock.append(time.perf_counter())
     try:
-        result, commits = step(opened.executor)
+        result, commits = step([o.executor for o in opened])
         for commit in commits:
             commit()
-        opened.executor.steps += 1
+        for o in opened:
+            o.executor.steps += 1
         clock.append(time.perf_counter())
-        written = bucket_state.save_bucket(where, stage, bucket, opened, refresh)
-    except DbspcError as e:
-        bucket_state.forget(where, stage, bucket)
-        raise RuntimeError(f"{MARK}{e.message}{MARK}") from None
-    except BaseException:
-        bucket_state.forget(where, stage, bucket)
+        saved = zip(held, opened, strict=True)
+        written = sum(bucket_state.save_bucket(where, stage, bucket, o, refresh) for (stage, _), o in saved)
+    except BaseException as e:
+        for stage, _ in held:
+            bucket_state.forget(where, stage, bucket)
+        if isinstance(e, DbspcError):
+            raise RuntimeError(f"{MARK}{e.message}{MARK}") from None
         raise
     clock.append(time.perf_counter())
     return opened, result, clock, written
@@ -450,15 +422,14 @@ def _facts(
     stage: int,
     bucket: int,
     inputs: Iterable[ZSet],
-    opened: bucket_state.Bucket[Any],
+    opened: Sequence[bucket_state.Bucket[Any]],
     clock: list[float],
     written: int,
-    sizes: Iterable[tuple[int, int]],
     outputs: Mapping[str, ZSet] | None = None,
 ) -> None:
     """Write a task's facts for `Refreshed.metrics`. `clock`: started, loaded, computed,
     saved. `outputs`: per view, its delta's rows and weight sum from this task."""
-    held = list(sizes)
+    held = [size for o in opened for size in o.executor.state_sizes().values()]
     facts = {
         "stage": stage,
         "bucket": bucket,
@@ -467,8 +438,8 @@ def _facts(
         "load_s": clock[1] - clock[0],
         "compute_s": clock[2] - clock[1],
         "write_s": clock[3] - clock[2],
-        "cached": opened.cached,
-        "state_read_bytes": opened.bytes_read,
+        "cached": all(o.cached for o in opened),
+        "state_read_bytes": sum(o.bytes_read for o in opened),
         "state_written_bytes": written,
         "state_rows": sum(r for r, _ in held),
         "state_bytes": sum(n for _, n in held),
@@ -477,18 +448,32 @@ def _facts(
     files.write_json(where / "x" / f"r{refresh:08d}" / FACTS / f"s{stage}-b{bucket}.json", facts)
 
 
-def _check(changes: Mapping[str, ZSet], share: TableShare) -> tuple[dict[str, ZSet], list[Callable[[], None]]]:
-    return share.check(changes)
-
-
-def _run(inputs: Mapping[int, ZSet], executor: StageExecutor) -> tuple[StageResult, list[Callable[[], None]]]:
-    result = executor.run(inputs)
-    return result, result.commits
+def _step(
+    plan: Plan, changes: Mapping[str, ZSet], inputs: Mapping[int, ZSet], executors: list[Any]
+) -> tuple[tuple[dict[str, ZSet], StageResult | None], list[Callable[[], None]]]:
+    """A bucket's step: the changes checked against its share of their tables (if any
+    came), then the stage (unless it is stage 0), which reads each checked change on
+    the channels of its table: a table checked in a stage is shared by the channels'
+    own key, so its rows are already in their bucket."""
+    commits: list[Callable[[], None]] = []
+    checked: dict[str, ZSet] = {}
+    if changes:
+        share: TableShare = executors.pop(0)
+        checked, commits = share.check(changes)
+    if not executors:
+        return (checked, None), commits
+    fed = dict(inputs)
+    for table, z in checked.items():
+        for ch, _ in plan.checks[table].routes:
+            fed[ch] = z
+    result = executors[0].run(fed)
+    return (checked, result), commits + result.commits
 
 
 def _stage_task(
     plan: Plan,
     stage: int,
+    tables: Mapping[str, TableSchema],
     root: str,
     base: int,
     refresh: int,
@@ -496,12 +481,19 @@ def _stage_task(
     views: list[tuple[str, int]],
     clocked: bool,
 ) -> Callable[[int], None]:
-    """A stage in a slot: each of its buckets that rows reached (every one if the stage
-    is clocked, and bucket 0 always) steps; its rows for later stages are sent on, its
-    views' deltas written as blobs for the views' tables."""
+    """A stage in a slot. Stage 0 checks the changes of the tables checked there and
+    moves them on to the channels reading them. A circuit's stage steps each of the
+    slot's buckets that rows reached (every one if the stage is clocked, and bucket 0
+    always), after checking the changes of the tables checked in it; its rows for later
+    stages are sent on, its views' deltas written as blobs for the views' tables."""
+    names = sorted(tables)
+    here = plan.checked_in(stage)
+    shares = {t: tables[t] for t in here}
+    streams = {exchange.table_stream(names.index(t)): tables[t].types for t in here}
+    fed_here = {ch for t in here for ch, _ in plan.checks[t].routes}  # by the checks, not by files
+    for ch in sorted(set(plan.stages[stage - 1].inputs.values()) - fed_here) if stage else ():
+        streams[exchange.channel_stream(ch)] = plan.circuit[plan.channels[ch].node].types
     tags = {name: output_tag(i) for i, (name, _) in enumerate(views)}
-    wanted = sorted(set(plan.stages[stage - 1].inputs.values()))
-    streams = {exchange.channel_stream(ch): plan.circuit[plan.channels[ch].node].types for ch in wanted}
     buckets, n = slots.buckets, slots.n  # not the Slots: it holds the session
 
     def run(slot: int) -> None:
@@ -509,19 +501,31 @@ def _stage_task(
         out = where / "x" / f"r{refresh:08d}"
         for b in range(slot, buckets, n):  # the slot's buckets, as Slots.buckets_of
             received = exchange.receive(out, b, streams)
-            if not received and not clocked and b != 0:
+            changes = {names[int(s[1:])]: z for s, z in received.items() if s[0] == "t"}
+            inputs = {int(s[1:]): z for s, z in received.items() if s[0] == "c"}
+            if not (changes if stage == 0 else received or clocked or b == 0):
                 continue
-            inputs = {int(s[1:]): z for s, z in received.items()}
-            opened, result, clock, written = _step_bucket(
-                where, stage, b, base, refresh, partial(StageExecutor, plan, stage, b, buckets), partial(_run, inputs)
+            held: list[tuple[int, Callable[[], bucket_state.Held]]] = []
+            if changes:
+                held.append((share_state(stage), partial(TableShare, shares)))
+            if stage:
+                held.append((stage, partial(StageExecutor, plan, stage, b, buckets)))
+            opened, (checked, result), clock, written = _step_bucket(
+                where, held, b, base, refresh, partial(_step, plan, changes, inputs)
             )
+            if result is None:  # stage 0: the checked changes go to the channels' buckets
+                for table, z in checked.items():
+                    for ch, to in plan.checks[table].routes:
+                        exchange.send(out, exchange.channel_stream(ch), f"b{b}", split(z, to, b, buckets))
+                _facts(where, refresh, stage, b, changes.values(), opened, clock, written)
+                continue
             for ch, by_bucket in result.moved.items():
                 exchange.send(out, exchange.channel_stream(ch), f"b{b}", by_bucket)
             rows = [row for name, z in result.outputs.items() for row in pieces(tags[name], b, z)]
             if rows:
                 files.write_parquet(out / VIEWS / f"s{stage}-b{b}.parquet", pa.Table.from_batches([blobs(rows)]))
-            sizes = opened.executor.state_sizes().values()
-            _facts(where, refresh, stage, b, inputs.values(), opened, clock, written, sizes, result.outputs)
+            seen = [*changes.values(), *inputs.values()]
+            _facts(where, refresh, stage, b, seen, opened, clock, written, result.outputs)
 
     return run
 

@@ -1,12 +1,13 @@
-"""Stage 0 of a distributed refresh: each table's change checked against its bucket.
+"""Each table's change checked against its bucket's share of the table (distributed).
 
 A change is checked before any operator sees it, as in driver mode (table_checks.py):
 its columns, NOT NULL, and that every deleted row is there. The check needs the
 table's contents, so each table is kept integrated, spread over the buckets by a hash
-of the whole row: all copies of a row are in one bucket, so a bucket's share decides
-a delete alone. A refresh moves each change once, to the buckets of its rows; the
-checked rows then leave for what the circuit's first stages need (plan.py's source
-channels), written with the other stages' exchange files.
+of some of its columns (plan.py's `Check`): all copies of a row are in one bucket, so a
+bucket's share decides a delete alone. A table read by one key is shared by that key
+and checked in the task of the stage reading it, whose channels then take the checked
+rows where they are; another is shared by the whole row and checked in stage 0, whose
+checked rows leave for the channels reading the table as exchange files.
 
 A failed check raises in its task, and the refresh commits nothing: no bucket's share
 moves past the committed refresh (bucket_state.py).
@@ -23,6 +24,12 @@ from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import ZSet
 
 TABLE_STAGE = 0  # its state lives beside the circuit's stages (1, 2, ...) as s0
+
+
+def share_state(stage: int) -> int:
+    """The state stage of the shares of the tables checked in `stage` (plan.py's
+    `Check`): s0 for stage 0, s-<k> beside stage k's own state s<k>."""
+    return -stage
 
 
 class TableShare:
