@@ -19,6 +19,7 @@ import pyarrow as pa
 import pytest
 
 from dbspc.compiler.errors import InputError, UsageError
+from dbspc.runtime.distributed import view_tables
 from dbspc.runtime.spark import SparkPipeline
 from tests.test_spark_pipeline import (
     BATCHES,
@@ -52,7 +53,12 @@ def _logs(job: SparkPipeline) -> dict[str, Any]:
     return {v: spark_rows(job.changes(v).drop("_commit_timestamp")) for v in job.pipeline.view_names()}
 
 
-def test_distributed_equals_driver_mode_and_spark(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("views_written", ["over the slots", "through a shuffle"])
+def test_distributed_equals_driver_mode_and_spark(
+    spark: Any, tmp_path: Path, views_written: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if views_written == "through a shuffle":  # the path of large deltas (view_tables.py)
+        monkeypatch.setattr(view_tables, "_SMALL", -1)
     src = _sources(spark, tmp_path)
     dist = _job(spark, tmp_path / "dist", src, execution="distributed", buckets=3)
     driver = _job(spark, tmp_path / "driver", src)

@@ -146,7 +146,7 @@ class DistributedJob(Job):
         self, k: int, stepped: Any, committed: Mapping[str, Any]
     ) -> tuple[dict[str, Any], dict[str, int], dict[str, Any]]:
         assert self._sinks is not None and isinstance(stepped, Refreshed)
-        section, rows = view_tables.write(self.spark, self._sinks, k, stepped, committed)
+        section, rows = view_tables.write(self.spark, self._sinks, k, stepped, committed, self.stages().slots())
         return section, rows, stepped.deltas
 
     def _save_state(self, k: int, pipeline: Pipeline) -> tuple[dict[str, list[str]], Any, dict[str, Any]]:

@@ -23,10 +23,12 @@ from typing import Any
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from dbspc.compiler.types import SqlType
+from dbspc.runtime.distributed.slots import Slots
 from dbspc.runtime.distributed.spark_stages import (
     BLOB,
     Refreshed,
@@ -40,6 +42,7 @@ from dbspc.runtime.zset import ZSet
 
 _DONE = "view INT, bucket INT, nonempty BOOLEAN, rows BIGINT"
 _DELTA, _OLD = 0, 1  # in a moved blob's channel: 2 * view + which rows it holds
+_SMALL = 1 << 20  # delta rows times slots, up to which the views are written over the slots
 
 
 @dataclass(frozen=True)
@@ -53,10 +56,20 @@ class _Version:
 
 
 def write(
-    spark: SparkSession, sinks: Sinks, k: int, refreshed: Refreshed, committed: Mapping[str, Any]
+    spark: SparkSession,
+    sinks: Sinks,
+    k: int,
+    refreshed: Refreshed,
+    committed: Mapping[str, Any],
+    slots: Slots | None = None,
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """Refresh k's versions and staged change logs of every view: the manifest's sinks
-    section, and the rows of each view's delta (consolidated)."""
+    section, and the rows of each view's delta (consolidated).
+
+    A small change's deltas (at most _SMALL rows once per slot, no old rows to move) are
+    written by one job over the `slots`, each reading every delta and writing its share
+    of the buckets: no shuffle, half the time. Larger ones move through Spark's shuffle,
+    one task per view and bucket."""
     stamp = time.time()
     names = sorted(sinks.views)
     sums: dict[str, list[int]] = {v: [0, 0] for v in names}
@@ -79,10 +92,17 @@ def write(
     done: dict[str, dict[int, bool]] = {v: {} for v in plans}
     rows_out = dict.fromkeys(names, 0)
     if plans:
-        for row in _rewrite(spark, sinks, k, refreshed, plans, names, stamp).collect():
-            view = names[int(row["view"])]
-            done[view][int(row["bucket"])] = bool(row["nonempty"])
-            rows_out[view] += int(row["rows"])
+        small = sum(sums[v][0] for v in plans) * (slots.n if slots else 0) <= _SMALL
+        moves_old = any(p.rebucket and p.before.version is not None for p in plans.values())
+        if slots is not None and small and not moves_old:
+            task = _slot_task(sinks, k, names, plans, stamp, refreshed, slots.n)
+            found = [row for rows in slots.run(task) for row in rows]
+        else:
+            job = _rewrite(spark, sinks, k, refreshed, plans, names, stamp).collect()
+            found = [(int(r["view"]), int(r["bucket"]), bool(r["nonempty"]), int(r["rows"])) for r in job]
+        for i, bucket, nonempty, rows in found:
+            done[names[i]][bucket] = nonempty
+            rows_out[names[i]] += rows
     for view, p in plans.items():
         section[view] = sinks.finish_version(view, p.out, p.before, done[view], p.rebucket, p.rows).to_json()
     for view, entry in section.items():
@@ -146,23 +166,67 @@ def _old_rows(
     return run
 
 
+def _write_bucket(
+    sinks: Sinks, k: int, view: str, p: _Version, bucket: int, delta: ZSet, old: list[pl.DataFrame], stamp: float
+) -> bool:
+    """One bucket of the view's new version, from its consolidated delta (and, when the
+    view is bucketed anew, its old rows); its piece of the change log staged. False if
+    the bucket is empty."""
+    frame = pl.concat([delta.frame, *old]) if old else delta.frame
+    nonempty = sinks.rewrite_bucket(view, p.out, p.before, bucket, frame, p.rebucket)
+    if view in sinks.change_log and len(delta):
+        sinks.stage_changes(view, k, delta.frame, stamp, piece=bucket)
+    return nonempty
+
+
 def _bucket_task(
     sinks: Sinks, k: int, names: list[str], plans: Mapping[str, _Version], stamp: float
 ) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:
     def run(key: tuple[pa.Scalar, ...], table: pa.Table) -> pa.Table:
         i, bucket = int(key[0].as_py()), int(key[1].as_py())
         view = names[i]
-        p = plans[view]
         types = sinks.types(view)
         parts: dict[int, list[pl.DataFrame]] = {_DELTA: [], _OLD: []}
         for ch, data in zip(table.column("ch").to_pylist(), table.column("data").to_pylist(), strict=True):
             parts[ch % 2].append(decode(data, types).frame)
         delta = ZSet.concat([ZSet(f, types) for f in parts[_DELTA]], types).consolidate()
-        frame = pl.concat([delta.frame, *parts[_OLD]]) if parts[_OLD] else delta.frame
-        nonempty = sinks.rewrite_bucket(view, p.out, p.before, bucket, frame, p.rebucket)
-        if view in sinks.change_log and len(delta):
-            sinks.stage_changes(view, k, delta.frame, stamp, piece=bucket)
+        nonempty = _write_bucket(sinks, k, view, plans[view], bucket, delta, parts[_OLD], stamp)
         done = [pa.array([i], pa.int32()), pa.array([bucket], pa.int32()), pa.array([nonempty]), pa.array([len(delta)])]
         return pa.Table.from_arrays(done, names=["view", "bucket", "nonempty", "rows"])
+
+    return run
+
+
+def _slot_task(
+    sinks: Sinks,
+    k: int,
+    names: list[str],
+    plans: Mapping[str, _Version],
+    stamp: float,
+    refreshed: Refreshed,
+    slots: int,
+) -> Callable[[int], list[tuple[int, int, bool, int]]]:
+    """A slot's share of a small change's buckets: every view's whole delta read (it is
+    small), split by the view's buckets, and the buckets (view i, b) with (i + b) mod
+    slots = the slot written. Returns (view, bucket, not empty, delta rows) per bucket."""
+    tags = {output_tag(i): v for i, v in enumerate(sorted(refreshed.deltas))}
+    where = list(refreshed.stage_files)
+
+    def run(slot: int) -> list[tuple[int, int, bool, int]]:
+        blobs_found = pa.concat_tables([pq.read_table(w) for w in where])
+        found: dict[str, list[ZSet]] = {}
+        for ch, data in zip(blobs_found.column("ch").to_pylist(), blobs_found.column("data").to_pylist(), strict=True):
+            view = tags.get(ch)
+            if view is not None and view in plans:
+                found.setdefault(view, []).append(decode(data, sinks.types(view)))
+        done = []
+        for view, parts in sorted(found.items()):
+            i, p, types = names.index(view), plans[view], sinks.types(view)
+            delta = ZSet.concat(parts, types).consolidate()
+            for bucket, frame in enumerate(bucket_split(delta.frame, p.out.buckets)):
+                if frame.height and (i + bucket) % slots == slot:
+                    nonempty = _write_bucket(sinks, k, view, p, bucket, ZSet(frame, types), [], stamp)
+                    done.append((i, bucket, nonempty, frame.height))
+        return done
 
     return run
