@@ -18,10 +18,11 @@ equal it after every refresh.
 
 With `--pipeline` the same inputs go through the user's path instead: a SparkPipeline with
 execution="distributed" over two change tables (the change batches, offset = batch number),
-which also checks every change against the tables (stage 0) and publishes the view as a table.
+which also checks every change against the tables and publishes the view as a table.
 
 Per refresh: wall time, each stage's job, the tasks' summed load/compute/write seconds, shuffle bytes
-(Spark's REST API), state bytes read from storage (cache misses) and written, state held per
+(Spark's REST API) and the bytes of the exchange files rows moved through (runtime/distributed/
+exchange.py), state bytes read from storage (cache misses) and written, state held per
 executor's Python workers, and the driver Python process's peak RSS. One JSON line per refresh, then
 a markdown table.
 """
@@ -120,6 +121,7 @@ def run_size(spark: SparkSession, orders: int, args: argparse.Namespace, work: P
             "write_s": round(sum(m["write_s"] for m in facts), 2),
             "spark_sql_s": round(sql_s, 2),
             "shuffle_mb": round(moved.get("shuffleWriteBytes", 0) / 2**20, 2),
+            "exchange_mb": round(_exchanged(result) / 2**20, 2),
             "state_read_mb": round(sum(m["state_read_bytes"] for m in facts) / 2**20, 1),
             "state_written_mb": round(sum(m["state_written_bytes"] for m in facts) / 2**20, 1),
             "cached": f"{sum(m['cached'] for m in facts)}/{len(facts)}",
@@ -134,6 +136,12 @@ def run_size(spark: SparkSession, orders: int, args: argparse.Namespace, work: P
             raise SystemExit(f"refresh {k} at {orders} orders differs from Spark SQL, e.g. {wrong}")
     shutil.rmtree(data, ignore_errors=True)
     return rows
+
+
+def _exchanged(result: Refreshed) -> int:
+    """Bytes of the files the refresh moved rows through (exchange.py), beside Spark's shuffle."""
+    where = result.facts.parent / "e" if result.facts else None
+    return sum(p.stat().st_size for p in where.rglob("*.arrow")) if where and where.is_dir() else 0
 
 
 def _stages(spark: SparkSession, plan: Plan, args: argparse.Namespace, work: Path, orders: int) -> Any:
