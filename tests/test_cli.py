@@ -196,14 +196,17 @@ def test_compile_non_incremental(tmp_path: Path) -> None:
 
 
 def test_compile_distributed_prints_the_plan(tmp_path: Path) -> None:
-    """The join moves both tables by id once (stage 0 checks them first); DISTINCT
-    needs the whole row, so the join's output is moved once more: two stages."""
+    """The join moves both tables by id once (stage 1 checks them, by that key, before
+    it joins them); DISTINCT needs the whole row, so the join's output is moved once
+    more: two stages."""
     path = write(tmp_path, "ex.sql", EXAMPLE_44)
     result = invoke(["compile", path, "--no-report", "--distributed"])
     assert result.exit_code == 0, result.output
     plan_text = result.stdout[result.stdout.index("-- distributed plan") :]
     assert plan_text.startswith("-- distributed plan: 2 stage(s), 3 channel(s)\n"), plan_text
-    assert "source[t] -> ch" in plan_text and "source[r] -> ch" in plan_text
+    assert "stage 0" not in plan_text, plan_text
+    checks = plan_text.split("stage 1:")[1].split("stage 2:")[0]
+    assert "check t against its share by hash(#0) -> ch" in checks and "check r against its share by" in checks
     assert "distinct_h" in plan_text.split("stage 2:")[1]
     refused = invoke(["compile", path, "--non-incremental", "--distributed"])
     assert refused.exit_code != 0 and "only incremental circuits run distributed" in refused.output
