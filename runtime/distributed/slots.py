@@ -70,11 +70,11 @@ class Slots:
         if self._anchor is None:
             sc = self.spark.sparkContext
             want = min(self.n, self._executors())
-            for _ in range(_PLACEMENT_TRIES):
+            for attempt in range(_PLACEMENT_TRIES):
                 rdd = sc.parallelize(range(self.n), self.n).persist(StorageLevel.MEMORY_ONLY)
                 self.placement = rdd.mapPartitions(lambda it: [(list(it), _where())]).map(lambda r: r[1]).collect()
-                if len(set(self.placement)) >= want:
-                    break
+                if len(set(self.placement)) >= want or attempt == _PLACEMENT_TRIES - 1:
+                    break  # spread, or as spread as the tries got: it stays cached either way
                 rdd.unpersist()
             self._anchor = rdd
         return self._anchor

@@ -186,7 +186,7 @@ class SparkStages:
         self, table: str, df: DataFrame, base: int, convert: Convert | None = None, offsets: bool = False
     ) -> Sent:
         """One job: the change's rows converted and checked in the tasks that read them,
-        and sent to the buckets of their whole row, where the table's share is kept.
+        and sent to the buckets where the table's share is kept (plan.py's `Check`).
 
         With `offsets`, `df` is a change table's rows above the committed offset, with the
         columns OFFSET and HASH (`SparkEngine.changes_after`): the job also returns their
@@ -217,11 +217,12 @@ class SparkStages:
         )
 
     def step(self, base: int, tables: Collection[str], own_commit: bool = False) -> Refreshed:
-        """Refresh base + 1 over what `send` sent for `tables`: stage 0 checks the changes
-        against the tables (table_stage.py), then one job per stage runs the circuit,
-        each over the slots (slots.py), so that a bucket's task runs in the worker that
-        holds its state. A stage's rows for later stages are files the later jobs read;
-        the views' deltas are parquet files of blobs."""
+        """Refresh base + 1 over what `send` sent for `tables`: one job per stage, over
+        the slots (slots.py), so that a bucket's task runs in the worker that holds its
+        state. Each change is checked against its table (table_stage.py) in the stage
+        the plan names: stage 0, which then has a job of its own, or the stage reading
+        the table. A stage's rows for later stages are files the later jobs read; the
+        views' deltas are parquet files of blobs."""
         k = base + 1
         out = self._out(k)
         timings: dict[str, float] = {}
@@ -308,7 +309,6 @@ def _small_lists(schema: pa.Schema) -> pa.Schema:
 
 
 Convert = Callable[[pa.Table], ZSet]
-H = TypeVar("H", bound=bucket_state.Held)
 R = TypeVar("R")
 
 
