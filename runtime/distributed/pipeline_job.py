@@ -8,8 +8,8 @@ commit point. What moves to the executors:
   read, one job per source sends its rows to their buckets and returns the count, top
   offset and hash sum the offsets and checks need (`SparkStages.send`; a plain table's
   diff stays a Spark query);
-- the step is SparkStages: stage 0 checks them against the tables, then the circuit's
-  stages run per bucket with their state on the executors (spark_stages.py);
+- the step is SparkStages: the circuit's stages run per bucket with their state on the
+  executors, each change checked against its table first (spark_stages.py);
 - the views' tables are written by tasks (view_tables.py).
 
 The driver holds no state, no table and no delta: only the compiled program, offsets,
