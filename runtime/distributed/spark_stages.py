@@ -270,13 +270,14 @@ class SparkStages:
 
     def _deltas(self, made: list[str]) -> dict[str, DataFrame]:
         deltas = {}
+        found = self.spark.read.schema(BLOB).parquet(*made)  # a known schema: no footers read to infer it
         for i, (name, n) in enumerate(self.views):
             types = self.plan.circuit[n].types
             names = self.columns.get(name) or tuple(f"c{j}" for j in range(len(types)))
             with_weight = [*types, SqlType("BIGINT")]
             schema = _small_lists(table_schema([*names, WEIGHT_COLUMN], with_weight))
             ddl = spark_schema([quote(c) for c in (*names, WEIGHT_COLUMN)], with_weight, f"view '{name}'")
-            rows = self.spark.read.parquet(*made).where(F.col("ch") == output_tag(i))
+            rows = found.where(F.col("ch") == output_tag(i))
             deltas[name] = rows.mapInArrow(_decode_view(types, names, schema), ddl)
         return deltas
 

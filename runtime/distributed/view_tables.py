@@ -124,7 +124,7 @@ def _rewrite(
     index = {v: i for i, v in enumerate(names)}
     tags = {output_tag(i): v for i, v in enumerate(sorted(refreshed.deltas))}
     routes = {tag: (index[v], sinks.types(v), plans[v].out.buckets) for tag, v in tags.items() if v in plans}
-    outputs = spark.read.parquet(*refreshed.stage_files).where(F.col("ch").isin(list(routes)))
+    outputs = spark.read.schema(BLOB).parquet(*refreshed.stage_files).where(F.col("ch").isin(list(routes)))
     inputs = [outputs.mapInArrow(_by_table_bucket(routes), BLOB)]
     for view, p in plans.items():
         if p.rebucket and p.before.version is not None:
