@@ -54,6 +54,6 @@ def receive(out: Path, bucket: int, streams: Mapping[str, tuple[SqlType, ...]]) 
     if where.is_dir():
         for path in sorted(where.iterdir()):
             stream = path.name.split("-", 1)[0]
-            if stream in streams and path.suffix == ".arrow" and not path.name.startswith("."):
+            if stream in streams and path.suffix == ".arrow":  # not a temporary (".<name>.tmp-<pid>")
                 found.setdefault(stream, []).append(ZSet(pl.read_ipc(path), streams[stream]))
     return {s: ZSet.concat(parts, streams[s]) for s, parts in found.items()}

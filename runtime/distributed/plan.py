@@ -242,23 +242,22 @@ class Plan:
         for i, ch in enumerate(self.channels):
             to = "kept in its bucket" if ch.to is None else f"moved by {ch.to}"
             lines.append(f"ch{i} = %{num[ch.node]} {to}")
-        for stage in range(len(self.stages) + 1):
-            if stage == 0:
-                if self.checked_in(0):
-                    lines.append("stage 0 (the changes of tables read by differing keys, checked by the whole row):")
-            else:
-                lines.append(f"stage {stage}:")
+        def checks(stage: int) -> None:
             for table in self.checked_in(stage):
                 c = self.checks[table]
                 to = ", ".join(f"ch{ch}" for ch, _ in c.routes)
                 lines.append(f"  check {table} against its share by {c.share} -> {to}")
-            if stage == 0:
-                continue
-            stage_ = self.stages[stage - 1]
-            for n in stage_.nodes:
+
+        if self.checked_in(0):
+            lines.append("stage 0 (the changes of tables read by differing keys, checked by the whole row):")
+            checks(0)
+        for stage in self.stages:
+            lines.append(f"stage {stage.index}:")
+            checks(stage.index)
+            for n in stage.nodes:
                 o = self.circuit[n]
                 args = ", ".join(
-                    f"ch{stage_.inputs[(n, p)]}" if (n, p) in stage_.inputs else f"%{num[s]}"
+                    f"ch{stage.inputs[(n, p)]}" if (n, p) in stage.inputs else f"%{num[s]}"
                     for p, s in enumerate(o.inputs)
                 )
                 lines.append(f"  %{num[n]} = {head(o)}({args}) -- {self.part[n]}")
@@ -431,18 +430,19 @@ def _checks(circuit: Circuit, stages: list[Stage], channels: list[Channel]) -> d
     the hash of the whole row, and moved on from there."""
     routes: dict[str, list[tuple[int, Part]]] = {}
     readers: dict[str, set[int]] = {}
+    widths: dict[str, int] = {}
     for ch, channel in enumerate(channels):
         o = circuit[channel.node]
         if isinstance(o, op.Source):
             assert channel.to is not None  # rows read from a table are always moved
             routes.setdefault(o.name, []).append((ch, channel.to))
             readers.setdefault(o.name, set()).update(s.index for s in stages if ch in s.inputs.values())
+            widths[o.name] = len(o.types)
     checks = {}
     for table, moves in sorted(routes.items()):
         parts = {to for _, to in moves}
-        if len(parts) == 1 and next(iter(parts)).kind == "hash" and len(readers[table]) == 1:
-            checks[table] = Check(next(iter(readers[table])), next(iter(parts)), tuple(moves))
+        if len(parts) == 1 and len(readers[table]) == 1 and (share := parts.pop()).kind == "hash":
+            checks[table] = Check(readers[table].pop(), share, tuple(moves))
         else:
-            width = len(next(o for o in circuit.nodes if isinstance(o, op.Source) and o.name == table).types)
-            checks[table] = Check(0, whole_row(width), tuple(moves))
+            checks[table] = Check(0, whole_row(widths[table]), tuple(moves))
     return checks

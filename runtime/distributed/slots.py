@@ -9,7 +9,7 @@ So `Slots` caches a tiny RDD of one partition per task slot (at most one per buc
 placed once over the executors, and runs every job of a refresh as a map over it: slot
 i's task runs on the executor holding partition i, in the same reused Python worker
 (the partition's iterator is drained, which lets PySpark reuse the worker), and takes
-the buckets b with b mod n = i. If an executor is lost, Spark recomputes its partition
+the buckets b with b mod n = i (`slot_buckets`). If an executor is lost, Spark recomputes its partition
 on another one, which then keeps it: the buckets move once, and stay.
 
 A job over the slots moves no rows through Spark: its tasks read and write the exchange
@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from pyspark import StorageLevel
@@ -41,9 +41,17 @@ def raise_marked(e: BaseException) -> None:
         raise InputError(found.group(1)) from None
 
 
-def _where() -> str:
-    """The executor this Python worker belongs to: its host and its daemon (or JVM)."""
-    return f"{socket.gethostname()}:{os.getppid()}"
+def slot_buckets(slot: int, slots: int, buckets: int) -> range:
+    """The buckets whose tasks slot `slot` of `slots` runs."""
+    return range(slot, buckets, slots)
+
+
+def _where(rows: Iterable[int]) -> list[str]:
+    """The executor this Python worker belongs to (its host and its daemon, or JVM), from
+    a task that drains its partition, so that PySpark reuses the worker."""
+    for _ in rows:
+        pass
+    return [f"{socket.gethostname()}:{os.getppid()}"]
 
 
 class Slots:
@@ -54,9 +62,6 @@ class Slots:
         self.n = max(1, min(buckets, sc.defaultParallelism))
         self._anchor: Any = None
         self.placement: list[str] = []  # per slot, the executor that holds it
-
-    def buckets_of(self, slot: int) -> list[int]:
-        return list(range(slot, self.buckets, self.n))
 
     def _executors(self) -> int:
         sc = self.spark.sparkContext
@@ -72,7 +77,7 @@ class Slots:
             want = min(self.n, self._executors())
             for attempt in range(_PLACEMENT_TRIES):
                 rdd = sc.parallelize(range(self.n), self.n).persist(StorageLevel.MEMORY_ONLY)
-                self.placement = rdd.mapPartitions(lambda it: [(list(it), _where())]).map(lambda r: r[1]).collect()
+                self.placement = rdd.mapPartitions(_where).collect()
                 if len(set(self.placement)) >= want or attempt == _PLACEMENT_TRIES - 1:
                     break  # spread, or as spread as the tries got: it stays cached either way
                 rdd.unpersist()
@@ -93,8 +98,3 @@ class Slots:
         except Exception as e:
             raise_marked(e)
             raise
-
-    def close(self) -> None:
-        if self._anchor is not None:
-            self._anchor.unpersist()
-            self._anchor = None

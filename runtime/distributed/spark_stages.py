@@ -45,7 +45,7 @@ from dbspc.compiler.types import SqlType
 from dbspc.runtime.distributed import bucket_state, exchange
 from dbspc.runtime.distributed.buckets import split
 from dbspc.runtime.distributed.plan import Part, Plan, plan, whole_row
-from dbspc.runtime.distributed.slots import MARK, Slots, raise_marked
+from dbspc.runtime.distributed.slots import MARK, Slots, raise_marked, slot_buckets
 from dbspc.runtime.distributed.stage import StageExecutor, StageResult
 from dbspc.runtime.distributed.table_stage import TABLE_STAGE, TableShare, share_state
 from dbspc.runtime.refresh import files
@@ -500,7 +500,7 @@ def _stage_task(
     def run(slot: int) -> None:
         where = Path(root)
         out = where / "x" / f"r{refresh:08d}"
-        for b in range(slot, buckets, n):  # the slot's buckets, as Slots.buckets_of
+        for b in slot_buckets(slot, n, buckets):
             received = exchange.receive(out, b, streams)
             changes = {names[int(s[1:])]: z for s, z in received.items() if s[0] == "t"}
             inputs = {int(s[1:]): z for s, z in received.items() if s[0] == "c"}

@@ -92,9 +92,8 @@ def write(
     done: dict[str, dict[int, bool]] = {v: {} for v in plans}
     rows_out = dict.fromkeys(names, 0)
     if plans:
-        small = sum(sums[v][0] for v in plans) * (slots.n if slots else 0) <= _SMALL
         moves_old = any(p.rebucket and p.before.version is not None for p in plans.values())
-        if slots is not None and small and not moves_old:
+        if slots is not None and sum(sums[v][0] for v in plans) * slots.n <= _SMALL and not moves_old:
             task = _slot_task(sinks, k, names, plans, stamp, refreshed, slots.n)
             found = [row for rows in slots.run(task) for row in rows]
         else:
