@@ -236,6 +236,8 @@ op_st = st.one_of(
     st.tuples(st.just("ins"), row_st, st.integers(1, 2)),
     st.tuples(st.just("del"), st.integers(0, 100), st.integers(1, 2)),
 )
+steps_st = st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=6)  # a stream of change batches
+shape_st = st.sampled_from(["g", "gh", "global", "nogroup"])  # grouped by one or two columns, or not
 
 
 def nan_safe(r: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -245,8 +247,8 @@ def nan_safe(r: tuple[Any, ...]) -> tuple[Any, ...]:
 
 @settings(max_examples=50, deadline=None)
 @given(
-    steps=st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=6),
-    shape=st.sampled_from(["g", "gh", "global", "nogroup"]),
+    steps=steps_st,
+    shape=shape_st,
 )
 def test_incremental_equals_full(steps: list[list[tuple[str, Any, int]]], shape: str) -> None:
     check_stream(steps, shape, AGGS)
@@ -256,16 +258,6 @@ def test_incremental_equals_full(steps: list[list[tuple[str, Any, int]]], shape:
 # sums by group hash, else polars), so feed them unconsolidated, also with colliding hashes.
 LINEAR = [a for a in AGGS if a.fn in ("count_star", "count", "sum", "avg") and not a.distinct and a.arg != 3]
 
-
-@settings(max_examples=40, deadline=None)
-@given(
-    steps=st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=6),
-    shape=st.sampled_from(["g", "gh", "global", "nogroup"]),
-    collide=st.booleans(),
-)
-def test_incremental_linear_equals_full(steps: list[list[tuple[str, Any, int]]], shape: str, collide: bool) -> None:
-    with colliding_hashes(2 if collide else None):
-        check_stream(steps, shape, LINEAR, split=True)
 
 
 # collect_list / collect_set over ints, decimals and strings (arrays sorted ascending).
@@ -280,8 +272,8 @@ COLLECTS = [
 
 @settings(max_examples=40, deadline=None)
 @given(
-    steps=st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=6),
-    shape=st.sampled_from(["g", "gh", "global", "nogroup"]),
+    steps=steps_st,
+    shape=shape_st,
 )
 def test_incremental_collect_equals_full(steps: list[list[tuple[str, Any, int]]], shape: str) -> None:
     check_stream(steps, shape, COLLECTS)
@@ -303,15 +295,19 @@ MODE_AGGS = [
 ]
 
 
+@pytest.mark.parametrize(("aggs", "split"), [(LINEAR, True), (MODE_AGGS, False)], ids=["linear", "mode"])
 @settings(max_examples=40, deadline=None)
 @given(
-    steps=st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=6),
-    shape=st.sampled_from(["g", "gh", "global", "nogroup"]),
+    steps=steps_st,
+    shape=shape_st,
     collide=st.booleans(),
 )
-def test_incremental_mode_equals_full(steps: list[list[tuple[str, Any, int]]], shape: str, collide: bool) -> None:
+def test_incremental_equals_full_with_colliding_hashes(
+    aggs: list[AggCall], split: bool, steps: list[list[tuple[str, Any, int]]], shape: str, collide: bool
+) -> None:
+    """LINEAR fed unconsolidated (split batches), and MODE_AGGS, also with colliding hashes."""
     with colliding_hashes(2 if collide else None):
-        check_stream(steps, shape, MODE_AGGS)
+        check_stream(steps, shape, aggs, split=split)
 
 
 def _brute_mode(values: list[Any], descending: bool) -> Any:
@@ -421,7 +417,7 @@ SUMS = [
 @settings(max_examples=40, deadline=None)
 @given(
     rows=st.lists(st.tuples(row_st, st.integers(1, 3)), max_size=12),
-    shape=st.sampled_from(["g", "gh", "global", "nogroup"]),
+    shape=shape_st,
 )
 def test_counts_and_sums_finalize_in_numpy_as_in_polars(rows: list[tuple[Any, int]], shape: str) -> None:
     """COUNTs and scale-keeping SUMs skip polars' finalize query: same rows and types."""
@@ -440,7 +436,7 @@ def test_counts_and_sums_finalize_in_numpy_as_in_polars(rows: list[tuple[Any, in
 
 @settings(max_examples=40, deadline=None)
 @given(
-    steps=st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=6),
+    steps=steps_st,
     shape=st.sampled_from(["g", "gh"]),
     collide=st.sampled_from([None, 2, 1]),
 )
@@ -515,7 +511,7 @@ EXTREMA = [a for a in AGGS if a.fn in ("min", "max")]
 @settings(max_examples=50, deadline=None)
 @given(
     steps=st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=8),
-    shape=st.sampled_from(["g", "gh", "global", "nogroup"]),
+    shape=shape_st,
     with_sums=st.booleans(),
     collide=st.booleans(),
 )
