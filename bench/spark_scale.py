@@ -180,10 +180,15 @@ def _pipeline(spark: SparkSession, plan: Plan, args: argparse.Namespace, root: P
     job.change_table("orders", source="src_orders", offset="v", weight="w")
     job.change_table("customers", source="src_customers", offset="v", weight="w")
 
+    # Known schemas: a catalog table's reader runs no job to infer one from the files, and
+    # neither should the harness's temporary views within the timed refresh.
+    schemas = {t: spark.read.parquet(str(plan.root / f"cdc_{t}" / "b00000.parquet")).schema
+               for t in ("orders", "customers")}
+
     def sources(k: int) -> None:  # the change tables as they are after batch k was written
         for table in ("orders", "customers"):
             batches = [str(plan.root / f"cdc_{table}" / f"b{j:05d}.parquet") for j in range(k + 1)]
-            spark.read.parquet(*batches).createOrReplaceTempView(f"src_{table}")
+            spark.read.schema(schemas[table]).parquet(*batches).createOrReplaceTempView(f"src_{table}")
 
     sources(0)
     job.view(f"CREATE VIEW revenue AS {VIEW_SQL}")

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -86,6 +88,8 @@ class SparkEngine:
         return listed if listed and all(f.endswith(".parquet") for f in listed) else None
 
     def count_upto(self, source: str, files: Sequence[str], offset: str, upto: int) -> int | None:
+        if _all_above(files, offset, upto):
+            return 0
         try:
             base = _partition_base(files[0])  # a table partitioned by, say, the offset itself
             reader = self.spark.read if base is None else self.spark.read.option("basePath", base)
@@ -121,6 +125,32 @@ class SparkEngine:
         before = self.spark.read.schema(schema).parquet(str(old)).withColumn(WEIGHT, F.lit(-1).cast("bigint"))
         keys = [col_name(i) for i in range(len(columns))]
         return now.unionByName(before).groupBy(*keys).agg(F.sum(WEIGHT).alias(WEIGHT)).where(F.col(WEIGHT) != 0)
+
+
+def _all_above(files: Sequence[str], offset: str, upto: int) -> bool:
+    """Whether the footers of these local parquet files show every row's `offset` above
+    `upto` (each row group's minimum): then no Spark job need count them. A new batch's
+    file usually does; anything else (a remote file, no statistics, a column the files
+    do not hold, as when the offset is a partition column) is left to Spark."""
+    try:
+        for uri in files:
+            parsed = urlparse(uri)
+            if parsed.scheme != "file":
+                return False
+            meta = pq.ParquetFile(unquote(parsed.path)).metadata
+            leaf = next((j for j in range(meta.num_columns) if meta.schema.column(j).path == offset), None)
+            if leaf is None:
+                return False
+            for g in range(meta.num_row_groups):
+                group = meta.row_group(g)
+                if group.num_rows == 0:
+                    continue
+                stats = group.column(leaf).statistics
+                if stats is None or not stats.has_min_max or not isinstance(stats.min, int) or stats.min <= upto:
+                    return False
+    except (OSError, ValueError, pa.ArrowException):
+        return False
+    return True
 
 
 def _partition_base(path: str) -> str | None:

@@ -29,7 +29,8 @@ def contents(spark: SparkSession, root: str, view: Mapping[str, Any], name: str)
     """The view's committed table: the files of its current version, as they are."""
     if view.get("version") is None:
         return spark.createDataFrame([], schema(view, name))
-    return spark.read.parquet(f"{root}/{view['version']}")
+    # its schema is known: Spark need not run a job to read it from the files' footers
+    return spark.read.schema(schema(view, name)).parquet(f"{root}/{view['version']}")
 
 
 def changes(spark: SparkSession, root: str, view: Mapping[str, Any], name: str, refresh_id: int) -> DataFrame:
