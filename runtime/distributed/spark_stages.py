@@ -57,8 +57,8 @@ from dbspc.runtime.zset import WEIGHT, ZSet, col_name
 BLOB = "ch INT, bucket INT, data BINARY"
 _BLOB_ARROW = pa.schema([("ch", pa.int32()), ("bucket", pa.int32()), ("data", pa.binary())])
 WEIGHT_COLUMN = "_dbspc_weight"  # a delta's weight, beside the view's own columns
-FACTS = "facts"  # x/r<k>/facts/s<stage>-b<bucket>.json: what each task did
-VIEWS = "v"  # x/r<k>/v/s<stage>-b<bucket>.parquet: the views' deltas, as blobs
+FACTS = "facts"  # x/r<k>/facts/s<stage>-s<slot>.json: what each bucket's step did
+VIEWS = "v"  # x/r<k>/v/s<stage>-s<slot>.parquet: the views' deltas, as blobs
 # operators whose output can change with no input: every bucket runs every refresh
 _CLOCKED = (op.Differentiate, op.Delta0)
 
@@ -120,7 +120,7 @@ class Refreshed:
         per stage and bucket, seconds loading state, computing and writing it, state
         bytes read and written, state held, its views' delta rows and weight sums, and
         the Python worker (pid) that ran it."""
-        found = [files.read_json(p) for p in sorted(self.facts.glob("*.json"))] if self.facts else []
+        found = [f for p in sorted(self.facts.glob("*.json")) for f in files.read_json(p)] if self.facts else []
         return sorted(found, key=lambda m: (m["stage"], m["bucket"]))
 
 
@@ -201,6 +201,7 @@ class SparkStages:
             convert or _weighted(types),
             self._share(table),
             self.buckets,
+            self.slots().n,
             str(self._out(base + 1)),
             offsets,
         )
@@ -334,26 +335,26 @@ def _weighted(types: tuple[SqlType, ...]) -> Convert:
 
 
 def _send_table(
-    index: int, types: tuple[SqlType, ...], convert: Convert, to: Part, buckets: int, out: str, offsets: bool
+    index: int,
+    types: tuple[SqlType, ...],
+    convert: Convert,
+    to: Part,
+    buckets: int,
+    slots: int,
+    out: str,
+    offsets: bool,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A task of the job reading a change: its rows converted, checked and sent to their
-    buckets, a file per bucket and _SEND_ROWS rows (Arrow batches are ~10k rows: a file
-    per batch and bucket would make the load millions of small files). It returns one
-    row of facts (`SparkStages.send`). `to`: how the table's share is spread."""
+    buckets, a file per target slot and _SEND_ROWS rows (Arrow batches are ~10k rows: a
+    file per batch would make the load millions of small files). It returns one row of
+    facts (`SparkStages.send`). `to`: how the table's share is spread."""
     stream = exchange.table_stream(index)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         partition = TaskContext.get().partitionId()  # type: ignore[union-attr]
-        held: dict[int, list[ZSet]] = {}
-        sent = [0] * buckets  # files sent to each bucket: names fixed by the input's order
+        box = exchange.Outbox(Path(out), slots, f"p{partition}")
         rows = high = low = 0
         top: int | None = None
-
-        def flush(target: int) -> None:
-            z = ZSet.concat(held.pop(target), types)
-            exchange.send(Path(out), stream, f"p{partition}-{sent[target]}", {target: z})
-            sent[target] += 1
-
         for batch in batches:
             if offsets and batch.num_rows:  # a NULL offset is reported by `convert`
                 most = pc.max(batch.column(OFFSET)).as_py()
@@ -369,12 +370,9 @@ def _send_table(
             except DbspcError as e:
                 raise RuntimeError(f"{MARK}{e.message}{MARK}") from None
             rows += batch.num_rows
-            for target, part in split(z, to, 0, buckets).items():
-                held.setdefault(target, []).append(part)
-                if sum(len(p) for p in held[target]) >= _SEND_ROWS:
-                    flush(target)
-        for target in sorted(held):
-            flush(target)
+            box.put(stream, split(z, to, 0, buckets))
+            box.flush_full(_SEND_ROWS)
+        box.flush()
         facts = {"rows": [rows], "top": [top], "hi": [str(high)], "lo": [str(low)]}
         yield pa.RecordBatch.from_pydict(facts, schema=_SENT_ARROW)
 
@@ -418,8 +416,6 @@ def _step_bucket(
 
 
 def _facts(
-    where: Path,
-    refresh: int,
     stage: int,
     bucket: int,
     inputs: Iterable[ZSet],
@@ -427,9 +423,9 @@ def _facts(
     clock: list[float],
     written: int,
     outputs: Mapping[str, ZSet] | None = None,
-) -> None:
-    """Write a task's facts for `Refreshed.metrics`. `clock`: started, loaded, computed,
-    saved. `outputs`: per view, its delta's rows and weight sum from this task."""
+) -> dict[str, Any]:
+    """A bucket's facts for `Refreshed.metrics`. `clock`: started, loaded, computed,
+    saved. `outputs`: per view, its delta's rows and weight sum from this bucket."""
     held = [size for o in opened for size in o.executor.state_sizes().values()]
     facts = {
         "stage": stage,
@@ -446,7 +442,7 @@ def _facts(
         "state_bytes": sum(n for _, n in held),
         "outputs": {name: [len(z), int(z.frame.get_column(WEIGHT).sum())] for name, z in (outputs or {}).items()},
     }
-    files.write_json(where / "x" / f"r{refresh:08d}" / FACTS / f"s{stage}-b{bucket}.json", facts)
+    return facts
 
 
 def _step(
@@ -500,8 +496,12 @@ def _stage_task(
     def run(slot: int) -> None:
         where = Path(root)
         out = where / "x" / f"r{refresh:08d}"
+        inbox = exchange.receive(out, slot, streams)
+        box = exchange.Outbox(out, n, f"s{slot}")
+        views: list[tuple[int, int, bytes]] = []
+        facts: list[dict[str, Any]] = []
         for b in slot_buckets(slot, n, buckets):
-            received = exchange.receive(out, b, streams)
+            received = inbox.get(b, {})
             changes = {names[int(s[1:])]: z for s, z in received.items() if s[0] == "t"}
             inputs = {int(s[1:]): z for s, z in received.items() if s[0] == "c"}
             if not (changes if stage == 0 else received or clocked or b == 0):
@@ -517,16 +517,19 @@ def _stage_task(
             if result is None:  # stage 0: the checked changes go to the channels' buckets
                 for table, z in checked.items():
                     for ch, to in plan.checks[table].routes:
-                        exchange.send(out, exchange.channel_stream(ch), f"b{b}", split(z, to, b, buckets))
-                _facts(where, refresh, stage, b, changes.values(), opened, clock, written)
+                        box.put(exchange.channel_stream(ch), split(z, to, b, buckets))
+                facts.append(_facts(stage, b, changes.values(), opened, clock, written))
                 continue
             for ch, by_bucket in result.moved.items():
-                exchange.send(out, exchange.channel_stream(ch), f"b{b}", by_bucket)
-            rows = [row for name, z in result.outputs.items() for row in pieces(tags[name], b, z)]
-            if rows:
-                files.write_parquet(out / VIEWS / f"s{stage}-b{b}.parquet", pa.Table.from_batches([blobs(rows)]))
+                box.put(exchange.channel_stream(ch), by_bucket)
+            views += [row for name, z in result.outputs.items() for row in pieces(tags[name], b, z)]
             seen = [*changes.values(), *inputs.values()]
-            _facts(where, refresh, stage, b, seen, opened, clock, written, result.outputs)
+            facts.append(_facts(stage, b, seen, opened, clock, written, result.outputs))
+        box.flush()  # once every bucket stepped: a failed task sends nothing
+        if views:
+            files.write_parquet(out / VIEWS / f"s{stage}-s{slot}.parquet", pa.Table.from_batches([blobs(views)]))
+        if facts:
+            files.write_json(out / FACTS / f"s{stage}-s{slot}.json", facts)
 
     return run
 
