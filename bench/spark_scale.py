@@ -20,7 +20,8 @@ With `--pipeline` the same inputs go through the user's path instead: a SparkPip
 execution="distributed" over two change tables (the change batches, offset = batch number),
 which also checks every change against the tables and publishes the view as a table.
 
-Per refresh: wall time, each stage's job, the tasks' summed load/compute/write seconds, shuffle bytes
+Per refresh: wall time, the stages' job (and how many jobs they took: one unless the slots could
+not all run at once), the tasks' summed load/compute/write seconds, shuffle bytes
 (Spark's REST API) and the bytes of the exchange files rows moved through (runtime/distributed/
 exchange.py), state bytes read from storage (cache misses) and written, state held per
 executor's Python workers, and the driver Python process's peak RSS. One JSON line per refresh, then
@@ -115,7 +116,8 @@ def run_size(spark: SparkSession, orders: int, args: argparse.Namespace, work: P
             "orders": orders,
             "refresh": "load" if k == 0 else k,
             "wall_s": round(wall, 2),
-            "stages_s": [round(v, 2) for v in result.timings.values()],
+            "stages_s": round(result.timings.get("stages", 0.0), 2),  # the stages' job(s)
+            "stage_jobs": int(result.timings.get("jobs", 0)),
             "load_s": round(sum(m["load_s"] for m in facts), 2),
             "compute_s": round(sum(m["compute_s"] for m in facts), 2),
             "write_s": round(sum(m["write_s"] for m in facts), 2),

@@ -218,26 +218,25 @@ class SparkStages:
         )
 
     def step(self, base: int, tables: Collection[str], own_commit: bool = False) -> Refreshed:
-        """Refresh base + 1 over what `send` sent for `tables`: one job per stage, over
-        the slots (slots.py), so that a bucket's task runs in the worker that holds its
-        state. Each change is checked against its table (table_stage.py) in the stage
-        the plan names: stage 0, which then has a job of its own, or the stage reading
-        the table. A stage's rows for later stages are files the later jobs read; the
-        views' deltas are parquet files of blobs."""
+        """Refresh base + 1 over what `send` sent for `tables`: the stages as phases of
+        one job over the slots (slots.py's `run_phases`), so that a bucket's task runs
+        in the worker that holds its state. Each change is checked against its table
+        (table_stage.py) in the stage the plan names: stage 0, a phase of its own, or
+        the stage reading the table. A stage's rows for later stages are files the
+        later phases read; the views' deltas are parquet files of blobs."""
         k = base + 1
         out = self._out(k)
-        timings: dict[str, float] = {}
         slots = self.slots()
-        if set(tables) & set(self.plan.checked_in(TABLE_STAGE)):
-            started = time.perf_counter()
-            slots.run(_stage_task(self.plan, TABLE_STAGE, self.tables, str(self.root), base, k, slots, self.views,
-                                  False))
-            timings["tables"] = time.perf_counter() - started
-        for stage in self.plan.stages:
-            started = time.perf_counter()
-            slots.run(_stage_task(self.plan, stage.index, self.tables, str(self.root), base, k, slots, self.views,
-                                  self._clocked(stage.index)))
-            timings[f"stage {stage.index}"] = time.perf_counter() - started
+        stages = [TABLE_STAGE] if set(tables) & set(self.plan.checked_in(TABLE_STAGE)) else []
+        stages += [stage.index for stage in self.plan.stages]
+        root = str(self.root)
+        phases = [
+            _stage_task(self.plan, s, self.tables, root, base, k, slots, self.views, bool(s) and self._clocked(s))
+            for s in stages
+        ]
+        started = time.perf_counter()
+        rounds = slots.run_phases(phases, out / "phases")
+        timings = {"stages": time.perf_counter() - started, "jobs": float(rounds)}
         views = out / VIEWS
         if not any(views.glob("*.parquet")):
             # a directory Spark can read
