@@ -144,7 +144,7 @@ class DistributedJob(Job):
 
     def _write_outputs(
         self, k: int, stepped: Any, committed: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, int], dict[str, Any]]:
+    ) -> tuple[dict[str, Any], dict[str, int], Mapping[str, Any]]:
         assert self._sinks is not None and isinstance(stepped, Refreshed)
         section, rows = view_tables.write(self.spark, self._sinks, k, stepped, committed, self.stages().slots())
         return section, rows, stepped.deltas

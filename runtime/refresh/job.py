@@ -93,7 +93,7 @@ class RefreshResult:
     committed: bool  # False when no source had changes: nothing was written
     # each view's output delta of this refresh: a ZSet in driver mode; distributed, a
     # DataFrame of the view's columns plus `_dbspc_weight`
-    deltas: dict[str, Any]
+    deltas: Mapping[str, Any]
     rows_read: dict[str, int] = field(default_factory=dict)  # change rows per table
     rows_out: dict[str, int] = field(default_factory=dict)  # delta rows per view
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
@@ -512,7 +512,7 @@ class Job:
 
     def _write_outputs(
         self, k: int, stepped: Any, committed: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, int], dict[str, Any]]:
+    ) -> tuple[dict[str, Any], dict[str, int], Mapping[str, Any]]:
         """Refresh k's view versions and staged change logs, from what `_step` returned:
         the manifest's sinks section, the rows of each view's delta, and the deltas."""
         sinks = self._sinks
