@@ -1,4 +1,4 @@
-"""A compiled circuit run on Spark's executors, one Spark job per stage (issue 12).
+"""A compiled circuit run on Spark's executors, its stages in one Spark job (issue 12).
 
     stages = SparkStages(spark, compiled.circuit, "/shared/state/sales", buckets=8)
     result = stages.refresh({"orders": orders_changes_df})   # DataFrames, never collected
@@ -6,14 +6,14 @@
 
 A change DataFrame holds the table's columns in order, then an integer weight (+1 an
 insert, -1 a delete). One job reads the changes and sends each row to its bucket; then
-each stage is one job over the slots (slots.py), whose tasks run, for each of their
-buckets, the StageExecutor of plan.py's stage with its state from bucket_state.py,
+one job over the slots (slots.py) runs the stages as phases: a slot's task runs, for
+each of its buckets, the StageExecutor of plan.py's stage with its state from bucket_state.py,
 evaluated by the runtime's kernels. Rows move between stages as files on the shared
 storage (exchange.py), and the views' deltas are parquet files of Arrow IPC blobs in
 rows `(ch, bucket, data)` under `x/r<k>/v`, which the views' writes read as DataFrames.
 
 The driver plans jobs and switches COMMITTED.json; it holds no state and no rows.
-A refresh is committed when every stage's job succeeded: a failure before leaves the
+A refresh is committed when every stage succeeded: a failure before leaves the
 committed refresh in force, and the next refresh repeats it (bucket_state.py).
 """
 
@@ -69,7 +69,7 @@ def output_tag(view_index: int) -> int:
 
 
 _BLOB_ROWS = 1 << 17  # rows per blob: a JVM holds a few blobs at once in its heap
-_SEND_ROWS = 1 << 17  # rows per file of a change sent to a bucket
+_SEND_ROWS = 1 << 17  # rows per file of a change sent to a slot
 # a send task's facts; the hash sums as text, since they may outgrow a BIGINT
 _SENT = "rows BIGINT, top BIGINT, hi STRING, lo STRING"
 _SENT_ARROW = pa.schema([("rows", pa.int64()), ("top", pa.int64()), ("hi", pa.string()), ("lo", pa.string())])
@@ -133,7 +133,7 @@ class Deltas(Mapping[str, DataFrame]):
 class Refreshed:
     refresh: int
     deltas: Mapping[str, DataFrame]  # each view's delta: its columns plus WEIGHT_COLUMN
-    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage's job
+    timings: dict[str, float] = field(default_factory=dict)  # the stages' seconds, and their jobs
     stage_files: list[str] = field(default_factory=list)
 
     facts: Path | None = None  # the directory of the tasks' facts
