@@ -46,7 +46,6 @@ class Outbox:
     def __init__(self, out: Path, slots: int, producer: str) -> None:
         self.out, self.slots, self.producer = out, slots, producer
         self._held: dict[tuple[str, int], list[pl.DataFrame]] = {}
-        self._rows: dict[tuple[str, int], int] = {}
         self._written: dict[tuple[str, int], int] = {}  # files so far: names fixed by the input's order
 
     def put(self, stream: str, parts: Mapping[int, ZSet]) -> None:
@@ -55,10 +54,9 @@ class Outbox:
             if len(z):
                 key = (stream, target % self.slots)
                 self._held.setdefault(key, []).append(z.frame.with_columns(pl.lit(target, pl.Int32).alias(BUCKET)))
-                self._rows[key] = self._rows.get(key, 0) + len(z)
 
     def flush_full(self, limit: int) -> None:
-        for key in [k for k, n in self._rows.items() if n >= limit]:
+        for key in [k for k, frames in self._held.items() if sum(f.height for f in frames) >= limit]:
             self._write(key)
 
     def flush(self) -> None:
@@ -68,7 +66,6 @@ class Outbox:
     def _write(self, key: tuple[str, int]) -> None:
         stream, slot = key
         frame = concat_frames(self._held.pop(key))
-        del self._rows[key]
         i = self._written.get(key, 0)
         self._written[key] = i + 1
         path = self.out / EXCHANGE / f"s{slot}" / f"{stream}-{self.producer}-{i}.arrow"

@@ -9,8 +9,9 @@ So `Slots` caches a tiny RDD of one partition per task slot (at most one per buc
 placed once over the executors, and runs every job of a refresh as a map over it: slot
 i's task runs on the executor holding partition i, in the same reused Python worker
 (the partition's iterator is drained, which lets PySpark reuse the worker), and takes
-the buckets b with b mod n = i (`slot_buckets`). If an executor is lost, Spark recomputes its partition
-on another one, which then keeps it: the buckets move once, and stay.
+the buckets b with b mod n = i (`slot_buckets`). If an executor is lost, Spark
+recomputes its partition on another one, which then keeps it: the buckets move once,
+and stay.
 
 A job over the slots moves no rows through Spark: its tasks read and write the exchange
 files (exchange.py) on the shared file system the state already needs.
@@ -131,15 +132,25 @@ def _phased(phases: list[Callable[[int], None]], where: str, n: int, slot: int) 
     slot marked the one before; returns the phases done when it stopped."""
     root = Path(where)
     root.mkdir(parents=True, exist_ok=True)
-    with _Heartbeat(root / f"alive-s{slot}"):
+    with _Heartbeat(_alive(root, slot)):
         for p, phase in enumerate(phases):
-            if (root / f"p{p}-s{slot}").exists():  # done by an earlier round (or attempt) of this refresh
+            if _done(root, p, slot).exists():  # by an earlier round (or attempt) of this refresh
                 continue
             if p and not _await_peers(root, p - 1, n):
                 return p
             phase(slot)
-            (root / f"p{p}-s{slot}").touch()  # after the phase's files are all in place
+            _done(root, p, slot).touch()  # after the phase's files are all in place
     return len(phases)
+
+
+def _done(root: Path, phase: int, slot: int) -> Path:
+    """The marker of `slot` having done `phase`."""
+    return root / f"p{phase}-s{slot}"
+
+
+def _alive(root: Path, slot: int) -> Path:
+    """The heartbeat file of `slot`'s running task."""
+    return root / f"alive-s{slot}"
 
 
 def _await_peers(root: Path, phase: int, n: int) -> bool:
@@ -147,11 +158,11 @@ def _await_peers(root: Path, phase: int, n: int) -> bool:
     of those missing has beaten its heartbeat (it is not running: its core is taken)."""
     pause, idle_since = 0.001, time.monotonic()
     while True:
-        missing = [i for i in range(n) if not (root / f"p{phase}-s{i}").exists()]
+        missing = [i for i in range(n) if not _done(root, phase, i).exists()]
         if not missing:
             return True
         now = time.monotonic()
-        if any(_beating(root / f"alive-s{i}") for i in missing):
+        if any(_beating(_alive(root, i)) for i in missing):
             idle_since = now
         elif now - idle_since > _PEER_WAIT:
             return False

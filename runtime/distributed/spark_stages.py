@@ -63,6 +63,12 @@ VIEWS = "v"  # x/r<k>/v/s<stage>-s<slot>.parquet: the views' deltas, as blobs
 _CLOCKED = (op.Differentiate, op.Delta0)
 
 
+def refresh_dir(root: Path, k: int) -> Path:
+    """`x/r<k>` under the state directory: refresh k's exchange, views' deltas, facts and
+    phase markers, deleted before each attempt of k and two refreshes after it."""
+    return root / "x" / f"r{k:08d}"
+
+
 def output_tag(view_index: int) -> int:
     """The channel number under which a stage emits a view's delta."""
     return -2 - view_index
@@ -282,7 +288,7 @@ class SparkStages:
         return check.share if check is not None else whole_row(len(self.tables[table].types))
 
     def _out(self, k: int) -> Path:
-        return self.root / "x" / f"r{k:08d}"
+        return refresh_dir(self.root, k)
 
     def _clocked(self, stage: int) -> bool:
         """Whether every bucket runs the stage, input or not (its output can change
@@ -518,7 +524,7 @@ def _stage_task(
 
     def run(slot: int) -> None:
         where = Path(root)
-        out = where / "x" / f"r{refresh:08d}"
+        out = refresh_dir(where, refresh)
         inbox = exchange.receive(out, slot, streams)
         box = exchange.Outbox(out, n, f"s{slot}")
         views: list[tuple[int, int, bytes]] = []
