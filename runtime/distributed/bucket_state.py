@@ -45,11 +45,14 @@ def committed(root: Path) -> int:
     if not path.exists():
         return 0
     record = files.read_json(path)
-    check_layout(int(record.get("layout", 1)), str(root))
+    check_layout(record, str(root))
     return int(record["refresh"])
 
 
-def check_layout(found: int, where: str) -> None:
+def check_layout(record: Mapping[str, Any], where: str) -> None:
+    """Refuse a state whose record (COMMITTED.json, or the pipeline manifest's section)
+    names another layout; a record without one is of layout 1."""
+    found = int(record.get("layout", 1))
     if found != LAYOUT:
         raise UsageError(
             f"the distributed state in {where} was written by another version of dbspc (bucket layout {found}, "

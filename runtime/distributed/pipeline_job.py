@@ -102,7 +102,7 @@ class DistributedJob(Job):
                 "(by another version of dbspc); a distributed job cannot carry its state over: start over with "
                 "a new checkpoint"
             )
-        bucket_state.check_layout(int(meta.get("layout", 1)), str(self.checkpoint_dir))
+        bucket_state.check_layout(meta, str(self.checkpoint_dir))
         if int(meta["buckets"]) != self.buckets:
             raise UsageError(
                 f"checkpoint {self.checkpoint_dir} keeps its state in {meta['buckets']} buckets; resume it with "
