@@ -200,8 +200,15 @@ class FileEngine:
     def schema(self, source: str, table: str) -> pa.Schema:
         return self._dataset(source).schema
 
-    def read_after(self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None) -> pa.Table:
-        dataset = self._dataset(source)
+    def read_after(
+        self,
+        source: str,
+        select: Sequence[tuple[str, str]],
+        offset: str,
+        after: int | None,
+        within: Sequence[str] | None = None,
+    ) -> pa.Table:
+        dataset = ds.dataset(list(within), format="parquet") if within else self._dataset(source)
         flt = None if after is None else (pc.field(offset) > after) | pc.field(offset).is_null()
         table = dataset.to_table(columns=[s for s, _ in select], filter=flt)
         hashed = table.append_column(HASH, _hashes(table))

@@ -121,7 +121,9 @@ class DistributedJob(Job):
         self.stages().begin(self.refresh_id)  # before any source sends its rows
         return super()._read(k)
 
-    def _fetch(self, index: int, spec: Source, k: int, after: int | None, snapshot: str | None) -> Sent:
+    def _fetch(
+        self, index: int, spec: Source, k: int, after: int | None, snapshot: str | None, within: list[str] | None
+    ) -> Sent:
         """The source's changes sent to their buckets: the read is the send (one job)."""
         columns = self.columns[spec.table.lower()]
         convert = partial(_batch, spec, columns)
@@ -131,7 +133,7 @@ class DistributedJob(Job):
             new = self.checkpoint_dir / snapshot_path(index, k)
             diff = self.spark_engine.snapshot_diff_frame(spark_name(spec), [c.name for c in columns], new, old)
             return self.stages().send(table, diff, self.refresh_id, convert)
-        rows = self.spark_engine.changes_after(spark_name(spec), selection(spec, columns), spec.offset, after)
+        rows = self.spark_engine.changes_after(spark_name(spec), selection(spec, columns), spec.offset, after, within)
         return self.stages().send(table, rows, self.refresh_id, convert, offsets=True)
 
     def _as_change(self, spec: Source, data: Any) -> Pulled:

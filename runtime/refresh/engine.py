@@ -26,10 +26,20 @@ class Engine(Protocol):
         InputError naming it and `table` (the name the views use)."""
         ...
 
-    def read_after(self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None) -> pa.Table:
+    def read_after(
+        self,
+        source: str,
+        select: Sequence[tuple[str, str]],
+        offset: str,
+        after: int | None,
+        within: Sequence[str] | None = None,
+    ) -> pa.Table:
         """Rows whose `offset` column is above `after` (all rows if None) or NULL, with
         the columns `select` names as (source column, alias), as one Arrow table, plus
-        a column HASH: a 64-bit hash of the selected source columns of each row."""
+        a column HASH: a 64-bit hash of the selected source columns of each row.
+
+        `within`: files (as `files` lists them) known to hold every such row, because
+        the others were all read by earlier refreshes; the engine may read only these."""
         ...
 
     def summary(

@@ -488,8 +488,11 @@ class Job:
 
     # -- what the execution mode decides (runtime/distributed/pipeline_job.py: distributed)
 
-    def _fetch(self, index: int, spec: Source, k: int, after: int | None, snapshot: str | None) -> Any:
-        """One source's changes for refresh k as the engine hands them over."""
+    def _fetch(
+        self, index: int, spec: Source, k: int, after: int | None, snapshot: str | None, within: list[str] | None
+    ) -> Any:
+        """One source's changes for refresh k as the engine hands them over (`within`:
+        the files that hold every row above `after`, if known: `_read`)."""
         columns = self.columns[spec.table.lower()]
         if isinstance(spec, PlainTable):
             return self.engine.snapshot_diff(
@@ -498,7 +501,7 @@ class Job:
                 self.checkpoint_dir / snapshot_path(index, k),
                 self.checkpoint_dir / snapshot if snapshot else None,
             )
-        return self.engine.read_after(spark_name(spec), selection(spec, columns), spec.offset, after)
+        return self.engine.read_after(spark_name(spec), selection(spec, columns), spec.offset, after, within)
 
     def _as_change(self, spec: Source, data: Any) -> Pulled:
         """What `_fetch` returned, as the change the step takes."""
@@ -552,7 +555,17 @@ class Job:
             problem = drift(spec.table, spark_name(spec), columns, now)
             if problem:
                 raise InputError(problem)
-            return self._fetch(index, spec, k, offsets.get(table), snapshots.get(table))
+            return self._fetch(index, spec, k, offsets.get(table), snapshots.get(table), added_files(table))
+
+        def added_files(table: str) -> list[str] | None:
+            """The files listed now that the last committed refresh had not listed, if it
+            listed the table and every file it listed is still there: the rows above the
+            committed offset are all in these, since that refresh read every row of the
+            files it listed and committed the highest offset it read."""
+            before, now = files_read.get(table), listed.get(table)
+            if offsets.get(table) is None or before is None or now is None or not set(before) <= set(now):
+                return None
+            return sorted(set(now) - set(before))
 
         def committed_rows(spec: Source) -> list[int] | None:
             """[count, hash sum] of the rows at committed offsets, as they are now: those
@@ -561,9 +574,8 @@ class Job:
             upto = offsets.get(table)
             if isinstance(spec, PlainTable) or upto is None:
                 return None
-            before, now, recorded = files_read.get(table), listed.get(table), checks.get(table)
-            if before is not None and now is not None and recorded and set(before) <= set(now):
-                added = sorted(set(now) - set(before))
+            added, recorded = added_files(table), checks.get(table)
+            if added is not None and recorded:
                 if not added or self.engine.count_upto(spark_name(spec), added, spec.offset, upto) == 0:
                     return offset_spans.total(recorded)
             columns = [src for src, _ in selection(spec, self.columns[table])]

@@ -7,6 +7,7 @@ by row, and the checks and snapshot diffs as Spark queries.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from py4j.protocol import Py4JError
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -51,16 +53,34 @@ class SparkEngine:
             self.spark.catalog.refreshTable(source)
         return arrow_schema(self._table(source).schema, table)
 
-    def read_after(self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None) -> pa.Table:
-        return _arrow(self.changes_after(source, select, offset, after))
+    def read_after(
+        self,
+        source: str,
+        select: Sequence[tuple[str, str]],
+        offset: str,
+        after: int | None,
+        within: Sequence[str] | None = None,
+    ) -> pa.Table:
+        return _arrow(self.changes_after(source, select, offset, after, within))
 
     def changes_after(
-        self, source: str, select: Sequence[tuple[str, str]], offset: str, after: int | None
+        self,
+        source: str,
+        select: Sequence[tuple[str, str]],
+        offset: str,
+        after: int | None,
+        within: Sequence[str] | None = None,
     ) -> DataFrame:
         """The rows above offset `after`, as `select` names them, with their HASH. Read
         into the driver by `read_after`; in distributed mode, by the tasks that send
-        them to their buckets, which also find their count, top offset and hash sum."""
+        them to their buckets, which also find their count, top offset and hash sum.
+
+        With `within` (the files that hold every such row), a source that is a plain
+        parquet relation is read from those files alone: a change table's scan then
+        costs the new batch's files, not every file's footer and row-group statistics."""
         df = self._table(source)
+        narrowed = None if within is None else _narrowed(self.spark, df, within)
+        df = df if narrowed is None else narrowed
         off = F.col(quote(offset))
         if after is not None:
             # NULL offsets are read too, so that they are reported instead of skipped.
@@ -151,6 +171,41 @@ def _all_above(files: Sequence[str], offset: str, upto: int) -> bool:
     except (OSError, ValueError, pa.ArrowException):
         return False
     return True
+
+
+_GLOB = frozenset("*?[]{}\\")  # would make a path a pattern to Spark's reader
+
+
+def _narrowed(spark: SparkSession, df: DataFrame, files: Sequence[str]) -> DataFrame | None:
+    """`df` as read from `files` alone (a subset of its `inputFiles()`), if it is a bare
+    scan of parquet files: no filter, projection or join over the relation, no
+    partition or bucket columns. The reader keeps the relation's schema and options
+    (a rebase mode, say). None if `df` is anything else, or if a file's URI would not
+    name it literally as a path (escapes, glob characters): then read `df` whole."""
+    try:
+        plan = df._jdf.queryExecution().optimizedPlan()
+        if plan.getClass().getSimpleName() != "LogicalRelation" or plan.isStreaming():
+            return None
+        relation = plan.relation()
+        if (
+            relation.getClass().getSimpleName() != "HadoopFsRelation"
+            or relation.fileFormat().toString() != "Parquet"
+            or relation.partitionSchema().length()
+            or relation.bucketSpec().isDefined()
+        ):
+            return None
+        jvm: Any = spark.sparkContext._jvm
+        options = dict(jvm.scala.jdk.javaapi.CollectionConverters.asJava(relation.options()))
+        schema = T.StructType.fromJson(json.loads(relation.dataSchema().json()))
+    except (AttributeError, Py4JError):  # not a classic session's DataFrame, say
+        return None
+    if any(unquote(f) != f or _GLOB & set(f) or not urlparse(f).scheme for f in files):
+        return None
+    if not files:
+        return df.where(F.lit(False))
+    options = {key: value for key, value in options.items() if key not in ("path", "paths")}
+    narrowed = spark.read.schema(schema).options(**options).parquet(*files)
+    return narrowed if narrowed.schema == df.schema else None
 
 
 def _partition_base(path: str) -> str | None:
