@@ -78,6 +78,9 @@ def test_distributed_equals_driver_mode_and_spark(
         recorded = [json.loads((tmp_path / m / "ckpt" / "MANIFEST.json").read_text()) for m in ("dist", "driver")]
         dist_found, driver_found = ((r["offsets"], r["checks"]) for r in recorded)
         assert dist_found == driver_found
+        # A small change's views are written by the stages' job itself, in its last phase.
+        written = tmp_path / "dist" / "ckpt" / "distributed" / "x" / f"r{i + 1:08d}" / view_tables.WRITTEN
+        assert len(list(written.glob("s*.json"))) == (0 if views_written == "through a shuffle" else 2)
         # Each delta, a DataFrame with the view's columns and its weight.
         delta = got.deltas["order_count"]
         assert delta.columns == ["n", "_dbspc_weight"]

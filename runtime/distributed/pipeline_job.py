@@ -10,7 +10,8 @@ commit point. What moves to the executors:
   diff stays a Spark query);
 - the step is SparkStages: the circuit's stages run per bucket with their state on the
   executors, each change checked against its table first (spark_stages.py);
-- the views' tables are written by tasks (view_tables.py).
+- the views' tables are written by tasks (view_tables.py): a small change's by the
+  last phase of the stages' job.
 
 The driver holds no state, no table and no delta: only the compiled program, offsets,
 and per refresh a few small facts per task. The bucket states live in
@@ -25,6 +26,7 @@ checkpoint), and changing the number of buckets of a checkpoint.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -35,7 +37,7 @@ from pyspark.sql import SparkSession
 
 from dbspc.compiler.errors import UsageError
 from dbspc.runtime.distributed import bucket_state, view_tables
-from dbspc.runtime.distributed.spark_stages import Refreshed, Sent, SparkStages
+from dbspc.runtime.distributed.spark_stages import Refreshed, Sent, SparkStages, refresh_dir
 from dbspc.runtime.pipeline import CIRCUIT, Pipeline
 from dbspc.runtime.refresh.checkpoint import Manifest
 from dbspc.runtime.refresh.job import DISTRIBUTED, Job, Pulled, snapshot_path
@@ -141,14 +143,26 @@ class DistributedJob(Job):
         return Pulled(data, data.rows, data.top, data.hashes)
 
     def _step(self, pipeline: Pipeline, changes: dict[str, Any]) -> Refreshed:
-        self.last = self.stages().step(self.refresh_id, set(changes))
+        """The stages' job, whose last phase writes the views (view_tables.py's `phase`)."""
+        assert self._sinks is not None
+        stages, k = self.stages(), self.refresh_id + 1
+        for view in self._sinks.views:
+            self._sinks.clear_version(view, k)  # a crashed attempt's files, before the tasks write
+        committed = self.manifest.sinks if self.manifest else {}
+        views = [name for name, _ in stages.views]
+        out = refresh_dir(stages.root, k)
+        write = view_tables.phase(self._sinks, k, committed, out, views, stages.slots().n, time.time())
+        self.last = stages.step(self.refresh_id, set(changes), then=[write])
         return self.last
 
     def _write_outputs(
         self, k: int, stepped: Any, committed: Mapping[str, Any]
     ) -> tuple[dict[str, Any], dict[str, int], Mapping[str, Any]]:
         assert self._sinks is not None and isinstance(stepped, Refreshed)
-        section, rows = view_tables.write(self.spark, self._sinks, k, stepped, committed, self.stages().slots())
+        written = refresh_dir(self.stages().root, k) / view_tables.WRITTEN
+        section, rows = view_tables.write(
+            self.spark, self._sinks, k, stepped, committed, written, self.stages().slots().n
+        )
         return section, rows, stepped.deltas
 
     def _save_state(self, k: int, pipeline: Pipeline) -> tuple[dict[str, list[str]], Any, dict[str, Any]]:

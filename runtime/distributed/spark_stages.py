@@ -149,8 +149,13 @@ class Refreshed:
         per stage and bucket, seconds loading state, computing and writing it, state
         bytes read and written, state held, its views' delta rows and weight sums, and
         the Python worker (pid) that ran it."""
-        found = [f for p in sorted(self.facts.glob("*.json")) for f in files.read_json(p)] if self.facts else []
-        return sorted(found, key=lambda m: (m["stage"], m["bucket"]))
+        return read_facts(self.facts) if self.facts else []
+
+
+def read_facts(where: Path) -> list[dict[str, Any]]:
+    """The facts the tasks of a refresh wrote in `where` (`Refreshed.metrics`)."""
+    found = [f for p in sorted(where.glob("*.json")) for f in files.read_json(p)]
+    return sorted(found, key=lambda m: (m["stage"], m["bucket"]))
 
 
 class SparkStages:
@@ -246,13 +251,20 @@ class SparkStages:
             combine(sum(int(r["hi"]) for r in found), sum(int(r["lo"]) for r in found)),
         )
 
-    def step(self, base: int, tables: Collection[str], own_commit: bool = False) -> Refreshed:
+    def step(
+        self,
+        base: int,
+        tables: Collection[str],
+        own_commit: bool = False,
+        then: Sequence[Callable[[int], None]] = (),
+    ) -> Refreshed:
         """Refresh base + 1 over what `send` sent for `tables`: the stages as phases of
         one job over the slots (slots.py's `run_phases`), so that a bucket's task runs
         in the worker that holds its state. Each change is checked against its table
         (table_stage.py) in the stage the plan names: stage 0, a phase of its own, or
         the stage reading the table. A stage's rows for later stages are files the
-        later phases read; the views' deltas are parquet files of blobs."""
+        later phases read; the views' deltas are parquet files of blobs. `then`: phases
+        to run in the same job after the stages (the pipeline's view write)."""
         k = base + 1
         out = self._out(k)
         slots = self.slots()
@@ -263,6 +275,7 @@ class SparkStages:
             _stage_task(self.plan, s, self.tables, root, base, k, slots, self.views, bool(s) and self._clocked(s))
             for s in stages
         ]
+        phases += then
         started = time.perf_counter()
         rounds = slots.run_phases(phases, out / "phases")
         timings = {"stages": time.perf_counter() - started, "jobs": float(rounds)}

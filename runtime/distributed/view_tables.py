@@ -4,10 +4,14 @@ The same versions and change logs as driver mode (runtime/refresh/sinks.py), bui
 Spark tasks instead of the driver: the views' deltas, as the last stages wrote them,
 are split by the table's own buckets (a hash of the whole row) and moved so that one
 task holds one bucket of one view; it reads that bucket's old file, adds the delta,
-writes the new file and stages its piece of the change log. The driver decides the
-versions (from the weight sums the stages reported), links the buckets no change
-reached, and commits; it never holds a view's rows. A view bucketed anew (its first
+writes the new file and stages its piece of the change log. The versions follow from
+the weight sums the stages reported (`_decide`); the driver links the buckets no change
+reached and commits; it never holds a view's rows. A view bucketed anew (its first
 write, or grown fourfold) has its old files read by the tasks too.
+
+A small change, the usual one, is written by the slots in the last phase of the stages'
+job (`phase`): each slot reads every delta and takes the same decision from the same
+facts, so the write costs no Spark job of its own.
 
 Tasks write through the same `Sinks`, so the output must be a directory every
 executor mounts (`LocalStorage`).
@@ -16,9 +20,10 @@ executor mounts (`LocalStorage`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import reduce
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -28,21 +33,25 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from dbspc.compiler.types import SqlType
-from dbspc.runtime.distributed.slots import Slots
 from dbspc.runtime.distributed.spark_stages import (
     BLOB,
+    FACTS,
+    VIEWS,
     Refreshed,
     blobs,
     decode,
     output_tag,
     pieces,
+    read_facts,
 )
+from dbspc.runtime.refresh import files
 from dbspc.runtime.refresh.sinks import Sinks, ViewVersion, bucket_split
 from dbspc.runtime.zset import ZSet
 
 _DONE = "view INT, bucket INT, nonempty BOOLEAN, rows BIGINT"
 _DELTA, _OLD = 0, 1  # in a moved blob's channel: 2 * view + which rows it holds
 _SMALL = 1 << 20  # delta rows times slots, up to which the views are written over the slots
+WRITTEN = "w"  # x/r<k>/w/s<slot>.json: the view buckets each slot wrote in the stages' job
 
 
 @dataclass(frozen=True)
@@ -61,52 +70,106 @@ def write(
     k: int,
     refreshed: Refreshed,
     committed: Mapping[str, Any],
-    slots: Slots | None = None,
+    written: Path | None = None,
+    slots: int = 1,
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """Refresh k's versions and staged change logs of every view: the manifest's sinks
     section, and the rows of each view's delta (consolidated).
 
-    A small change's deltas (at most _SMALL rows once per slot, no old rows to move) are
-    written by one job over the `slots`, each reading every delta and writing its share
-    of the buckets: no shuffle, half the time. Larger ones move through Spark's shuffle,
-    one task per view and bucket."""
+    A small change's buckets (at most _SMALL delta rows once per slot, no old rows to
+    move) were written by the stages' job itself, in its last phase (`phase`), each of
+    the `slots` recording in `written` what it wrote. Larger ones move through Spark's
+    shuffle here, one task per view and bucket."""
     stamp = time.time()
     names = sorted(sinks.views)
-    sums: dict[str, list[int]] = {v: [0, 0] for v in names}
-    for facts in refreshed.metrics():
-        for view, (rows, weight) in facts.get("outputs", {}).items():
-            sums[view][0] += rows
-            sums[view][1] += weight
-    section: dict[str, Any] = {}
-    plans: dict[str, _Version] = {}
-    for view in names:
-        before = ViewVersion.from_json(committed.get(view))
-        if sums[view][0] == 0 and before.version is not None:
-            section[view] = replace(before, retired=None).to_json()  # the retired one goes now
-            continue
-        rows = before.rows + sums[view][1]
-        out, rebucket = sinks.start_version(view, k, before, rows)
-        plans[view] = _Version(before, out, rebucket, rows)
-        if view in sinks.change_log and before.version is None:
+    sums = _sums(refreshed.metrics(), names)
+    section, plans = _decide(sinks, k, committed, sums)
+    found = _written(written, slots) if plans and written is not None else None
+    for view, p in plans.items():
+        if found is None:
+            sinks.clear_version(view, k)  # a crashed attempt's files
+        if view in sinks.change_log and p.before.version is None:
             sinks.storage.mkdirs(f"{view}/changes")  # readers find an empty log
+    if plans and found is None:
+        job = _rewrite(spark, sinks, k, refreshed, plans, names, stamp).collect()
+        found = [(int(r["view"]), int(r["bucket"]), bool(r["nonempty"]), int(r["rows"])) for r in job]
     done: dict[str, dict[int, bool]] = {v: {} for v in plans}
     rows_out = dict.fromkeys(names, 0)
-    if plans:
-        moves_old = any(p.rebucket and p.before.version is not None for p in plans.values())
-        if slots is not None and sum(sums[v][0] for v in plans) * slots.n <= _SMALL and not moves_old:
-            task = _slot_task(sinks, k, names, plans, stamp, refreshed, slots.n)
-            found = [row for rows in slots.run(task) for row in rows]
-        else:
-            job = _rewrite(spark, sinks, k, refreshed, plans, names, stamp).collect()
-            found = [(int(r["view"]), int(r["bucket"]), bool(r["nonempty"]), int(r["rows"])) for r in job]
-        for i, bucket, nonempty, rows in found:
-            done[names[i]][bucket] = nonempty
-            rows_out[names[i]] += rows
+    for i, bucket, nonempty, rows in found or []:
+        done[names[i]][bucket] = nonempty
+        rows_out[names[i]] += rows
     for view, p in plans.items():
         section[view] = sinks.finish_version(view, p.out, p.before, done[view], p.rebucket, p.rows).to_json()
     for view, entry in section.items():
         entry["schema"] = sinks.schema(view)
     return section, rows_out
+
+
+def phase(
+    sinks: Sinks, k: int, committed: Mapping[str, Any], out: Path, views: Sequence[str], slots: int, stamp: float
+) -> Callable[[int], None]:
+    """The views' write as the last phase of the stages' job (`SparkStages.step`'s
+    `then`), which saves a job of its own: each slot reads the stages' facts and takes
+    the driver's decision itself (`_decide`, a function of the facts and `committed`).
+    If the change is small enough (`_over_slots`), the slot writes its share of the
+    buckets and records them in WRITTEN; else it writes nothing and `write` moves the
+    rows through a shuffle. `out`: the refresh's directory; `views`: the views in the
+    order of their output tags. The driver cleared refresh k's versions beforehand."""
+    small = _SMALL  # the driver's value, which the tasks' module may not share (a test lowers it)
+    tags = {output_tag(i): v for i, v in enumerate(views)}
+
+    def run(slot: int) -> None:
+        names = sorted(sinks.views)
+        sums = _sums(read_facts(out / FACTS), names)
+        _, plans = _decide(sinks, k, committed, sums)
+        if plans and _over_slots(plans, sums, slots, small):
+            done = _write_share(sinks, k, names, plans, stamp, tags, out / VIEWS, slots, slot)
+            files.write_json(out / WRITTEN / f"s{slot}.json", done)
+
+    return run
+
+
+def _sums(facts: list[dict[str, Any]], names: list[str]) -> dict[str, list[int]]:
+    """Per view, the rows and the weight sum of its delta, as the stages' tasks reported."""
+    sums: dict[str, list[int]] = {v: [0, 0] for v in names}
+    for fact in facts:
+        for view, (rows, weight) in fact.get("outputs", {}).items():
+            sums[view][0] += rows
+            sums[view][1] += weight
+    return sums
+
+
+def _decide(
+    sinks: Sinks, k: int, committed: Mapping[str, Any], sums: Mapping[str, list[int]]
+) -> tuple[dict[str, Any], dict[str, _Version]]:
+    """The sinks section of the views no change reached, and a new version of each other
+    one (`Sinks.plan_version`): a decision only, so that tasks can take it too."""
+    section: dict[str, Any] = {}
+    plans: dict[str, _Version] = {}
+    for view in sorted(sinks.views):
+        before = ViewVersion.from_json(committed.get(view))
+        if sums[view][0] == 0 and before.version is not None:
+            section[view] = replace(before, retired=None).to_json()  # the retired one goes now
+            continue
+        rows = before.rows + sums[view][1]
+        out, rebucket = sinks.plan_version(view, k, before, rows)
+        plans[view] = _Version(before, out, rebucket, rows)
+    return section, plans
+
+
+def _over_slots(plans: Mapping[str, _Version], sums: Mapping[str, list[int]], slots: int, small: int) -> bool:
+    """Whether the slots write the views: every slot reads every delta, so only a small
+    one, and no view bucketed anew has old rows to move."""
+    moves_old = any(p.rebucket and p.before.version is not None for p in plans.values())
+    return sum(sums[v][0] for v in plans) * slots <= small and not moves_old
+
+
+def _written(where: Path, slots: int) -> list[tuple[int, int, bool, int]] | None:
+    """What the slots recorded writing (`phase`), or None if any slot wrote nothing."""
+    found = [where / f"s{slot}.json" for slot in range(slots)]
+    if not all(f.exists() for f in found):
+        return None
+    return [(int(i), int(b), bool(nonempty), int(rows)) for f in found for i, b, nonempty, rows in files.read_json(f)]
 
 
 def _rewrite(
@@ -196,36 +259,33 @@ def _bucket_task(
     return run
 
 
-def _slot_task(
+def _write_share(
     sinks: Sinks,
     k: int,
     names: list[str],
     plans: Mapping[str, _Version],
     stamp: float,
-    refreshed: Refreshed,
+    tags: Mapping[int, str],
+    deltas: Path,
     slots: int,
-) -> Callable[[int], list[tuple[int, int, bool, int]]]:
+    slot: int,
+) -> list[tuple[int, int, bool, int]]:
     """A slot's share of a small change's buckets: every view's whole delta read (it is
     small), split by the view's buckets, and the buckets (view i, b) with (i + b) mod
     slots = the slot written. Returns (view, bucket, not empty, delta rows) per bucket."""
-    tags = {output_tag(i): v for i, v in enumerate(sorted(refreshed.deltas))}
-    where = list(refreshed.stage_files)
-
-    def run(slot: int) -> list[tuple[int, int, bool, int]]:
-        blobs_found = pa.concat_tables([pq.read_table(w) for w in where])
-        found: dict[str, list[ZSet]] = {}
-        for ch, data in zip(blobs_found.column("ch").to_pylist(), blobs_found.column("data").to_pylist(), strict=True):
+    found: dict[str, list[ZSet]] = {}
+    for path in sorted(deltas.glob("*.parquet")):
+        table = pq.read_table(path)
+        for ch, data in zip(table.column("ch").to_pylist(), table.column("data").to_pylist(), strict=True):
             view = tags.get(ch)
             if view is not None and view in plans:
                 found.setdefault(view, []).append(decode(data, sinks.types(view)))
-        done = []
-        for view, parts in sorted(found.items()):
-            i, p, types = names.index(view), plans[view], sinks.types(view)
-            delta = ZSet.concat(parts, types).consolidate()
-            for bucket, frame in enumerate(bucket_split(delta.frame, p.out.buckets)):
-                if frame.height and (i + bucket) % slots == slot:
-                    nonempty = _write_bucket(sinks, k, view, p, bucket, ZSet(frame, types), [], stamp)
-                    done.append((i, bucket, nonempty, frame.height))
-        return done
-
-    return run
+    done = []
+    for view, parts in sorted(found.items()):
+        i, p, types = names.index(view), plans[view], sinks.types(view)
+        delta = ZSet.concat(parts, types).consolidate()
+        for bucket, frame in enumerate(bucket_split(delta.frame, p.out.buckets)):
+            if frame.height and (i + bucket) % slots == slot:
+                nonempty = _write_bucket(sinks, k, view, p, bucket, ZSet(frame, types), [], stamp)
+                done.append((i, bucket, nonempty, frame.height))
+    return done

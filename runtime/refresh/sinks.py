@@ -175,15 +175,23 @@ class Sinks:
         return self.finish_version(view, out, before, written, rebucket, rows)
 
     def start_version(self, view: str, k: int, before: ViewVersion, rows: int) -> tuple[ViewVersion, bool]:
-        """Refresh k's version of the view (of `rows` rows), empty, and whether it is
-        bucketed anew (every old row rewritten) rather than by `before`'s buckets."""
+        """Refresh k's version of the view (`plan_version`), empty."""
+        self.clear_version(view, k)
+        return self.plan_version(view, k, before, rows)
+
+    def plan_version(self, view: str, k: int, before: ViewVersion, rows: int) -> tuple[ViewVersion, bool]:
+        """Refresh k's version of the view (of `rows` rows), and whether it is bucketed
+        anew (every old row rewritten) rather than by `before`'s buckets: a decision
+        only, the same wherever it is taken (the distributed write takes it in tasks)."""
         buckets = before.buckets
         rebucket = before.version is None or before.scheme != HASH_SCHEME or rows > 4 * buckets * self.bucket_rows
         if rebucket:
             buckets = _bucket_count(rows, self.bucket_rows)
-        version = f"{view}/v{k:08d}"
-        self.storage.remove(version)  # a crashed attempt's files
-        return ViewVersion(version, buckets), rebucket
+        return ViewVersion(_version_dir(view, k), buckets), rebucket
+
+    def clear_version(self, view: str, k: int) -> None:
+        """Remove what a crashed attempt wrote of refresh k's version of the view."""
+        self.storage.remove(_version_dir(view, k))
 
     def rewrite_bucket(
         self, view: str, out: ViewVersion, before: ViewVersion, bucket: int, frame: pl.DataFrame, rebucket: bool
@@ -317,6 +325,10 @@ def _refresh_of(name: str) -> int:
     """The refresh of a change file (`r<k>.parquet`, or piece `r<k>-<b>.parquet`), or -1."""
     m = _CHANGE_FILE.match(name)
     return int(m.group(1)) if m else -1
+
+
+def _version_dir(view: str, k: int) -> str:
+    return f"{view}/v{k:08d}"
 
 
 def _bucket_count(rows: int, bucket_rows: int) -> int:
