@@ -51,6 +51,10 @@ def test_anything_but_a_bare_scan_is_read_whole(spark: Any, tmp_path: Path) -> N
     assert _narrowed(spark, scan.selectExpr("id AS x", "v"), [added]) is None  # and the renaming
     assert _narrowed(spark, scan.join(scan.select("id"), "id"), [added]) is None
     assert _narrowed(spark, spark.range(3), [added]) is None  # not a file relation
+    (tmp_path / "j").mkdir()
+    (tmp_path / "j" / "b.json").write_text('{"id": 1, "v": 0}\n')
+    as_json = spark.read.schema("id BIGINT, v BIGINT").json(str(tmp_path / "j"))
+    assert _narrowed(spark, as_json, as_json.inputFiles()) is None  # not Spark's parquet format
     _batch(tmp_path / "p" / "day=1" / "b.parquet", [4], 2)
     partitioned = spark.read.parquet(str(tmp_path / "p"))
     assert _narrowed(spark, partitioned, partitioned.inputFiles()) is None  # `day` is in the path only

@@ -174,14 +174,17 @@ def _all_above(files: Sequence[str], offset: str, upto: int) -> bool:
 
 
 _GLOB = frozenset("*?[]{}\\")  # would make a path a pattern to Spark's reader
+_PARQUET_FORMAT = "org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat"
 
 
 def _narrowed(spark: SparkSession, df: DataFrame, files: Sequence[str]) -> DataFrame | None:
     """`df` as read from `files` alone (a subset of its `inputFiles()`), if it is a bare
-    scan of parquet files: no filter, projection or join over the relation, no
-    partition or bucket columns. The reader keeps the relation's schema and options
-    (a rebase mode, say). None if `df` is anything else, or if a file's URI would not
-    name it literally as a path (escapes, glob characters): then read `df` whole."""
+    scan of listed parquet files in Spark's own format (not a table format's, such as
+    Delta's, whose files need its log): no filter, projection or join over the
+    relation, no partition or bucket columns. The reader keeps the relation's schema
+    and options (a rebase mode, say). None if `df` is anything else, or if a file's
+    URI would not name it literally as a path (escapes, glob characters): then read
+    `df` whole."""
     try:
         plan = df._jdf.queryExecution().optimizedPlan()
         if plan.getClass().getSimpleName() != "LogicalRelation" or plan.isStreaming():
@@ -189,7 +192,9 @@ def _narrowed(spark: SparkSession, df: DataFrame, files: Sequence[str]) -> DataF
         relation = plan.relation()
         if (
             relation.getClass().getSimpleName() != "HadoopFsRelation"
-            or relation.fileFormat().toString() != "Parquet"
+            # exactly Spark's own: a subclass (Delta's) may map columns or delete rows
+            or relation.fileFormat().getClass().getName() != _PARQUET_FORMAT
+            or relation.location().getClass().getSimpleName() != "InMemoryFileIndex"
             or relation.partitionSchema().length()
             or relation.bucketSpec().isDefined()
         ):
