@@ -8,12 +8,14 @@ continues exactly. tests/test_distributed_cluster.py runs the same on two execut
 from __future__ import annotations
 
 import json
+import queue
 import random
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -168,11 +170,28 @@ def _kill_during_refresh_2(
                                            for r, w in ch] for t, ch in s.items()} for s in steps]))
     child = subprocess.Popen(command(steps_file), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert child.stdout is not None
-    for line in child.stdout:
-        if line.strip() == "refreshing 2":
-            time.sleep(rng.uniform(0.5, 4.0))  # somewhere inside refresh 2's jobs
-            child.send_signal(signal.SIGKILL)
+    out, lines = child.stdout, queue.Queue[tuple[str, float]]()
+
+    def read() -> None:  # each line the child prints, with when it came
+        for line in out:
+            lines.put((line.strip(), time.monotonic()))
+
+    threading.Thread(target=read, daemon=True).start()
+    seen: dict[str, float] = {}
+    while "refreshing 2" not in seen:
+        line, at = lines.get(timeout=600)
+        seen[line] = at
+    # Somewhere inside refresh 2's jobs: a random part of refresh 1's time (which, on a
+    # cold JVM, is the longer one); at the latest as refresh 2 commits, so that the kill
+    # always lands before the last refresh however fast the refreshes are.
+    deadline = seen["refreshing 2"] + rng.uniform(0.05, 0.95) * (seen["committed 1"] - seen["refreshing 1"])
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            if lines.get(timeout=left)[0] == "committed 2":
+                break
+        except queue.Empty:
             break
+    child.send_signal(signal.SIGKILL)
     child.wait()
     assert child.returncode == -signal.SIGKILL
     subprocess.run(command(steps_file), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
