@@ -133,6 +133,22 @@ def _substring_index(args: list[pl.Expr], call: Call) -> pl.Expr:
     return _null_if_any(value, [s, n])
 
 
+def _split_part(args: list[pl.Expr], call: Call) -> pl.Expr:
+    """The part-th piece of s split at the constant delimiter (Java's split with the
+    delimiter quoted: leftmost, not overlapping, empty pieces kept), counted from the end
+    when part < 0; '' beyond the pieces. An empty delimiter leaves s whole, its only
+    piece. Part 0 is the binder's error."""
+    s, _, part = args
+    delim = str(_constant(call, 1))
+    n = part.cast(pl.Int64)
+    if not delim:
+        value = pl.when(n.abs() == 1).then(s).otherwise(pl.lit(""))
+    else:
+        index = pl.when(n > 0).then(n - 1).otherwise(n)
+        value = s.str.split(delim).list.get(index, null_on_oob=True).fill_null("")
+    return _null_if_any(value, [s, n])
+
+
 def _translate(args: list[pl.Expr], call: Call) -> pl.Expr:
     """Each character of `replaced` becomes the character of `replacements` at its index;
     each of `deleted` is removed (all at once: a replacement is not replaced again)."""
@@ -245,6 +261,7 @@ KERNELS: dict[str, Kernel] = {
     "repeat": _repeat,
     "regexp_replace": _regexp_replace,
     "substring_index": _substring_index,
+    "split_part": _split_part,
     "translate": _translate,
     "startswith": lambda a, c: a[0].str.starts_with(a[1]),
     "endswith": lambda a, c: a[0].str.ends_with(a[1]),

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dbspc.compiler.errors import UnsupportedSql
+from dbspc.compiler.errors import RuntimeSqlError, UnsupportedSql
 from dbspc.compiler.frontend.bind_strings import _has_start_anchor, java_replacement
 from dbspc.runtime.script import run_script
 from dbspc.runtime.zset import ZSet
@@ -88,6 +88,16 @@ SPARK_ANSWERS: list[tuple[str, str | None, object]] = [
     ("substring_index(s, '.', 0)", "a.b.c", ""),
     ("substring_index(s, '', 1)", "a.b.c", ""),
     ("substring_index(s, '😀', -1)", "é😀é😀", ""),
+    ("split_part(s, ',', 2)", "a,b,,c,", "b"),
+    ("split_part(s, ',', -1)", "a,b,,c,", ""),
+    ("split_part(s, ',', -5)", "a,b,,c,", "a"),
+    ("split_part(s, ',', 6)", "a,b,,c,", ""),
+    ("split_part(s, '', -1)", "a,b", "a,b"),
+    ("split_part(s, '', 2)", "a,b", ""),
+    ("split_part(s, 'aa', 2)", "aaa", "a"),
+    ("split_part(s, '😀', 2)", "x😀y😀", "y"),
+    ("split_part(s, 1, 2)", "a1b1c", "b"),
+    ("split_part(s, ',', NULL)", "a", None),
     ("translate(s, 'aba', 'XYZ')", "abcabc", "XYcXYc"),
     ("translate(s, '😀é', 'éx')", "a😀é", "aéx"),
     ("ascii(s)", "😀", 128512),
@@ -127,12 +137,23 @@ def test_answers_spark_gave() -> None:
         "split(s, '^a')",
         "split(s, ',?')",
         "substring_index(s, 'aba', 1)",
+        "split_part(s, p, 1)",  # the delimiter must be a constant
         "translate(s, p, 'x')",
     ],
 )
 def test_refused(expr: str) -> None:
     with pytest.raises(UnsupportedSql):
         ours([expr], [])
+
+
+def test_split_part_of_index_zero_is_sparks_error_only_where_it_is_evaluated() -> None:
+    """Spark's element_at of the split: part 0 fails for a non-NULL string (answers as
+    Spark 4 gave them), not for NULL, and not in a CASE branch not taken."""
+    with pytest.raises(RuntimeSqlError, match=r"\[INVALID_INDEX_OF_ZERO\] The index 0 is invalid"):
+        ours(["split_part(s, ',', n)"], [(0, "a,b", None, 0)])
+    assert ours(["split_part(s, ',', 0)"], [(0, None, None, 0)]) == [[None]]
+    lazy = "CASE WHEN n = 0 THEN 'z' ELSE split_part(s, ',', n) END"
+    assert ours([lazy], [(0, "a,b", None, 0), (1, "a,b", None, 2)]) == [["z"], ["b"]]
 
 
 def test_trim_characters_refused_where_the_argument_order_is_not_spark() -> None:
@@ -156,6 +177,10 @@ _EXPRESSIONS = [
     "substring_index(s, ',', n)",
     "substring_index(s, 'é,', n)",
     "substring_index(s, '😀', -2)",
+    "split_part(s, ',', nullif(n, 0))",
+    "split_part(s, 'é,', nullif(n % 4, 0))",
+    "split_part(s, '', nullif(n, 0))",
+    "split_part(s, '😀', -1)",
     "translate(s, 'aé😀,a\\n', 'Aε')",
     "split(s, ',', 2)",
     "split(s, '', 3)",

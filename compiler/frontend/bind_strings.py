@@ -19,6 +19,9 @@ Rules receive the sqlglot node and `bind` (binds a subexpression in the caller's
   matches differently, and Java's split characters outside the BMP), `$`, and a
   replacement Java rejects on its first match (`$` without a group, a missing group, a
   trailing backslash) or that names a group (`${name}`).
+- split_part(s, delim, part): the part-th piece of s split at the constant delim
+  (1-based, from the end when part < 0), '' beyond the pieces, s itself (as its only
+  piece) for an empty delim; part 0 is Spark's INVALID_INDEX_OF_ZERO for a non-NULL s.
 - substring_index(s, delim, count): the text before the count-th delim (after the
   count-th from the end when count < 0); '' for count 0 or an empty delim. A constant
   delim that cannot overlap itself (Spark finds overlapping occurrences).
@@ -270,6 +273,26 @@ def _substring_index(node: exp.Expression, bind: Bind) -> Scalar:
     return Call(STRING, "substring_index", (s, Lit(STRING, delim), count))
 
 
+INDEX_OF_ZERO = (
+    "[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element "
+    "has index 1)."
+)
+
+
+def _split_part(node: exp.Expression, bind: Bind) -> Scalar:
+    s = _text(bind(node.this))
+    delim = _constant_text(node.args["delimiter"], bind, "the delimiter of SPLIT_PART")
+    part = coerce(bind(node.args["part_index"]), INT)
+    if delim is None:
+        return Lit(STRING, None)
+    value = Call(STRING, "split_part", (s, Lit(STRING, str(delim)), part))
+    if isinstance(part, Lit) and part.value != 0:
+        return value
+    # Spark's element_at of the split: index 0 fails for every non-NULL string, lazily
+    zero = Call(BOOLEAN, "and", (Call(BOOLEAN, "is_not_null", (s,)), Call(BOOLEAN, "eq", (part, Lit(INT, 0)))))
+    return Call(STRING, "error_if", (zero, value, Lit(STRING, INDEX_OF_ZERO)))
+
+
 def _translate(node: exp.Expression, bind: Bind) -> Scalar:
     s = _text(bind(node.this))
     source_node, target_node = node.args["from_"], node.args["to"]
@@ -387,6 +410,7 @@ RULES: dict[type[exp.Expression], Rule] = {
     exp.Repeat: _repeat,
     exp.RegexpReplace: _regexp_replace,
     exp.SubstringIndex: _substring_index,
+    exp.SplitPart: _split_part,
     exp.Translate: _translate,
     exp.StartsWith: _predicate("startswith"),
     exp.EndsWith: _predicate("endswith"),

@@ -75,6 +75,7 @@ More strings (compiler/frontend/bind_strings.py):
   regexp_extract (s, pattern, group), rlike (s, pattern), initcap, reverse, repeat
   (patterns are rewritten from Java's syntax for the runtime's engine: java_regex.py)
   regexp_replace (s, pattern, replacement, position), substring_index (s, delim, count),
+  split_part (s, delim, part),
   translate (s, replaced, replacements, deleted), startswith, endswith, contains (s, t),
   ascii, chr, btrim, ltrim_chars, rtrim_chars (s, chars), octet_length, bit_length,
   split (s, pattern, limit): ARRAY<STRING>
@@ -101,7 +102,7 @@ FUNCTIONS = frozenset(
     sqrt cbrt exp expm1 ln log10 log2 log1p log power sin cos tan asin acos atan atan2 hypot sinh cosh tanh
     asinh acosh atanh cot sec csc degrees radians sign rint isnan nanvl factorial pmod
     try_add try_sub try_mul try_div try_mod
-    regexp_replace substring_index translate startswith endswith contains
+    regexp_replace substring_index split_part translate startswith endswith contains
     ascii chr btrim ltrim_chars rtrim_chars octet_length bit_length split
     make_date make_date_invalid add_months_overflow date_format months_between zoned_months_between next_day
     weekday dayname monthname
