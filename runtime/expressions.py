@@ -822,10 +822,13 @@ def _coalesce(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
 
 
 def _error_if(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
+    """error_if(condition, value, message[, shown]): `value`, or the error `message` where
+    the condition holds; `shown` fills the message's {value}."""
     message = call.args[2]
     if not isinstance(message, Lit):
         raise InternalCompilerError("error_if needs a literal message")
-    c.check(c.compile(call.args[0], guard), str(message.value), guard)
+    shown = c.compile(call.args[3], guard) if len(call.args) > 3 else None
+    c.check(c.compile(call.args[0], guard), str(message.value), guard, shown)
     return c.compile(call.args[1], guard)
 
 

@@ -79,6 +79,7 @@ SPARK_CASES = [
     "decimal_quotient_carry",  # DECIMAL(38,38) / DECIMAL(20,19): the rounded quotient carries past the dividend type
     "string_functions_edges",  # split, substring_index, lpad, locate, left, trim ... at their edges; replace(s, search)
     "string_split_part",  # split_part: negative and far parts, an empty delimiter (DuckDB splits into characters)
+    "string_elt",  # elt: numbers cast to strings, only the chosen argument evaluated (DuckDB has no elt)
     "outer_join",  # LEFT/RIGHT/FULL joins, padded rows reappearing after deletes
     "exists_in",  # EXISTS/NOT EXISTS/IN/NOT IN with NULLs, correlated
     "scalar_subquery",  # scalar aggregates, COUNT of an empty correlated group is 0

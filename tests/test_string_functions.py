@@ -98,6 +98,10 @@ SPARK_ANSWERS: list[tuple[str, str | None, object]] = [
     ("split_part(s, '😀', 2)", "x😀y😀", "y"),
     ("split_part(s, 1, 2)", "a1b1c", "b"),
     ("split_part(s, ',', NULL)", "a", None),
+    ("elt(2, s, 'b', 'c')", "a", "b"),
+    ("elt(1, s, NULL)", "é😀", "é😀"),
+    ("elt(2, 1, 2.5)", "", "2.5"),
+    ("elt(NULL, s)", "a", None),
     ("translate(s, 'aba', 'XYZ')", "abcabc", "XYcXYc"),
     ("translate(s, '😀é', 'éx')", "a😀é", "aéx"),
     ("ascii(s)", "😀", 128512),
@@ -156,6 +160,15 @@ def test_split_part_of_index_zero_is_sparks_error_only_where_it_is_evaluated() -
     assert ours([lazy], [(0, "a,b", None, 0), (1, "a,b", None, 2)]) == [["z"], ["b"]]
 
 
+def test_elt_outside_its_strings_is_sparks_ansi_error_and_only_the_chosen_one_is_evaluated() -> None:
+    """Answers as Spark 4 (ANSI) gave them."""
+    for n in (0, 3, -7):
+        message = rf"\[INVALID_ARRAY_INDEX\] The index {n} is out of bounds. The array has 2 elements"
+        with pytest.raises(RuntimeSqlError, match=message):
+            ours(["elt(n, s, p)"], [(0, "a", "b", n)])
+    assert ours(["elt(n, s, cast(p AS INT))"], [(0, "a", "zz", 1)]) == [["a"]]  # 'zz' is not cast
+
+
 def test_trim_characters_refused_where_the_argument_order_is_not_spark() -> None:
     """sqlglot reads Hive's trim(a, b) as trim(b FROM a); Spark, which runs Hive's SQL, as
     trim(a FROM b)."""
@@ -181,6 +194,8 @@ _EXPRESSIONS = [
     "split_part(s, 'é,', nullif(n % 4, 0))",
     "split_part(s, '', nullif(n, 0))",
     "split_part(s, '😀', -1)",
+    "elt(abs(n % 3) + 1, s, p, 'c')",
+    "CASE WHEN n BETWEEN 1 AND 3 THEN elt(n, s, p, NULL) ELSE 'out' END",
     "translate(s, 'aé😀,a\\n', 'Aε')",
     "split(s, ',', 2)",
     "split(s, '', 3)",

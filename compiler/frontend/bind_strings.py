@@ -22,6 +22,8 @@ Rules receive the sqlglot node and `bind` (binds a subexpression in the caller's
 - split_part(s, delim, part): the part-th piece of s split at the constant delim
   (1-based, from the end when part < 0), '' beyond the pieces, s itself (as its only
   piece) for an empty delim; part 0 is Spark's INVALID_INDEX_OF_ZERO for a non-NULL s.
+- elt(n, s1, s2, ...): the n-th string (only it is evaluated); NULL for a NULL n; an n
+  outside 1..k is Spark's ANSI INVALID_ARRAY_INDEX.
 - substring_index(s, delim, count): the text before the count-th delim (after the
   count-th from the end when count < 0); '' for count 0 or an empty delim. A constant
   delim that cannot overlap itself (Spark finds overlapping occurrences).
@@ -293,6 +295,27 @@ def _split_part(node: exp.Expression, bind: Bind) -> Scalar:
     return Call(STRING, "error_if", (zero, value, Lit(STRING, INDEX_OF_ZERO)))
 
 
+def _elt(node: exp.Expression, bind: Bind) -> Scalar:
+    index = coerce(bind(node.this), INT)
+    values = [_text(bind(e)) for e in node.expressions]
+    if not values:
+        raise SqlError("ELT needs at least one string after the index", span_of(node))
+    k = len(values)
+    if isinstance(index, Lit) and isinstance(index.value, int) and 1 <= index.value <= k:
+        return values[index.value - 1]
+    arms: list[Scalar] = []
+    for i, v in enumerate(values, start=1):
+        arms += [Call(BOOLEAN, "eq", (index, Lit(INT, i))), v]
+    value = Call(STRING, "case", (*arms, Lit(STRING, None)))  # the others are not evaluated
+    below, above = Call(BOOLEAN, "lt", (index, Lit(INT, 1))), Call(BOOLEAN, "gt", (index, Lit(INT, k)))
+    outside = Call(BOOLEAN, "or", (below, above))
+    message = (
+        f"[INVALID_ARRAY_INDEX] The index {{value}} is out of bounds. The array has {k} elements. Use the SQL "
+        "function `get()` to tolerate accessing element at invalid index and return NULL instead."
+    )
+    return Call(STRING, "error_if", (outside, value, Lit(STRING, message), index))
+
+
 def _translate(node: exp.Expression, bind: Bind) -> Scalar:
     s = _text(bind(node.this))
     source_node, target_node = node.args["from_"], node.args["to"]
@@ -411,6 +434,7 @@ RULES: dict[type[exp.Expression], Rule] = {
     exp.RegexpReplace: _regexp_replace,
     exp.SubstringIndex: _substring_index,
     exp.SplitPart: _split_part,
+    exp.Elt: _elt,
     exp.Translate: _translate,
     exp.StartsWith: _predicate("startswith"),
     exp.EndsWith: _predicate("endswith"),

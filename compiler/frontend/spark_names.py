@@ -42,7 +42,7 @@ _PLAIN = frozenset(
         "left right repeat reverse ltrim rtrim trim year month day dayofmonth dayofweek hour minute second "
         "quarter dayofyear weekofyear unix_seconds timestamp_seconds date_add add_months last_day datediff to_date "
         "array_contains array_size size "
-        "substring_index split_part translate startswith endswith contains ascii chr char btrim octet_length "
+        "substring_index split_part elt translate startswith endswith contains ascii chr char btrim octet_length "
         "bit_length space "
         "pmod isnan nanvl rint factorial zeroifnull nullifzero negative "
         "try_add try_subtract try_multiply try_divide try_mod "

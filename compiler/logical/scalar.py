@@ -34,9 +34,10 @@ Conditionals:
                            counts as false
   coalesce (variadic)
   nullif                   nullif(a, b) = CASE WHEN a = b THEN NULL ELSE a END
-  error_if                 args = (cond, value, message literal): value, but raises
-                           `message` on a row where cond is true (a scalar subquery
-                           that returned several rows)
+  error_if                 args = (cond, value, message literal[, shown]): value, but
+                           raises `message` on a row where cond is true (a scalar
+                           subquery that returned several rows), its {value} the
+                           row's `shown`
 Conversion:
   cast                     to Call.type; invalid string input raises (Spark ANSI)
   try_cast                 to Call.type; invalid input gives NULL
@@ -75,7 +76,7 @@ More strings (compiler/frontend/bind_strings.py):
   regexp_extract (s, pattern, group), rlike (s, pattern), initcap, reverse, repeat
   (patterns are rewritten from Java's syntax for the runtime's engine: java_regex.py)
   regexp_replace (s, pattern, replacement, position), substring_index (s, delim, count),
-  split_part (s, delim, part),
+  split_part (s, delim, part), elt (see bind_strings: a case under error_if),
   translate (s, replaced, replacements, deleted), startswith, endswith, contains (s, t),
   ascii, chr, btrim, ltrim_chars, rtrim_chars (s, chars), octet_length, bit_length,
   split (s, pattern, limit): ARRAY<STRING>
