@@ -80,6 +80,10 @@ CONSTRUCTS: list[tuple[str, str]] = [
         "SELECT g, bit_and(x) AS a, bit_xor(x) AS xo FROM t GROUP BY g",
     ),
     ("bitwise operators (also OR, written with a bar)", "SELECT x & 3 AS low, x ^ 1 AS flipped, ~x AS n FROM t"),
+    (
+        "bit shifts: shiftleft / << , shiftright / >>, shiftrightunsigned (integers)",
+        "SELECT x << 2 AS l, shiftright(x, 1) AS r, shiftrightunsigned(x, 1) AS u FROM t",
+    ),
     ("LIKE", "SELECT id FROM t WHERE s LIKE 'a%'"),
     ("RLIKE (Java regular expressions)", "SELECT id FROM t WHERE s RLIKE '^a'"),
     ("PIVOT", "SELECT * FROM t PIVOT (SUM(x) FOR g IN ('a', 'b'))"),

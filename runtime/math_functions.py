@@ -101,7 +101,36 @@ def _factorial(args: list[pl.Expr], call: Call) -> pl.Expr:
     return args[0].replace_strict(list(range(21)), _FACTORIALS, default=None, return_dtype=pl.Int64)
 
 
+def _shift(kind: str) -> Kernel:
+    """Java's <<, >> or >>> of an INT or BIGINT: the distance's low 5 or 6 bits, the bits
+    shifted out dropped (a left shift wraps), >> copying the sign bit in, >>> a zero."""
+
+    def kernel(args: list[pl.Expr], call: Call) -> pl.Expr:
+        x, by = args
+        wide = call.type.kind == "BIGINT"
+        signed, unsigned, bits = (np.int64, np.uint64, 64) if wide else (np.int32, np.uint32, 32)
+        dtype = pl.Int64 if wide else pl.Int32
+
+        def apply(batch: pl.Series) -> pl.Series:
+            value = batch.struct.field("x").fill_null(0).to_numpy().astype(signed)
+            distance = batch.struct.field("by").fill_null(0).to_numpy().astype(np.int64) & (bits - 1)
+            if kind == "right":
+                return pl.Series(value >> distance.astype(signed), dtype=dtype)
+            raw = value.view(unsigned)
+            moved = raw << distance.astype(unsigned) if kind == "left" else raw >> distance.astype(unsigned)
+            return pl.Series(moved.view(signed), dtype=dtype)
+
+        fields = [x.cast(dtype).alias("x"), by.cast(pl.Int32).alias("by")]
+        value = pl.struct(fields).map_batches(apply, return_dtype=dtype)
+        return pl.when(x.is_null() | by.is_null()).then(None).otherwise(value)
+
+    return kernel
+
+
 KERNELS: dict[str, Kernel] = {
+    "shift_left": _shift("left"),
+    "shift_right": _shift("right"),
+    "shift_right_unsigned": _shift("unsigned"),
     "sqrt": lambda a, c: a[0].sqrt(),  # IEEE square root: exact everywhere
     "cbrt": _ufunc(_c("cbrt")),
     "exp": _ufunc(_c("exp")),

@@ -40,6 +40,22 @@ def test_try_arithmetic_nulls_its_own_errors_only() -> None:
         _values("try_add(x / 0, 1)", "(1, 1, 0, 0.0)")
 
 
+def test_shifts_are_javas() -> None:
+    """The distance mod 32 (INT) or 64 (BIGINT), the bits shifted out dropped; answers
+    as Spark 4 gave them (sql_tests/bitwise_shifts.sql checks more against Spark)."""
+    assert _values("shiftleft(x, 31)", "(1, 1, 0, 0.0), (2, 3, 0, 0.0)") == [-2147483648, -2147483648]
+    assert _values("x << 32", "(1, 1, 0, 0.0)") == [1]
+    assert _values("shiftleft(x, -1)", "(1, 1, 0, 0.0)") == [-2147483648]
+    assert _values("shiftright(x, 1)", "(1, -5, 0, 0.0)") == [-3]
+    assert _values("shiftrightunsigned(x, 1)", "(1, -1, 0, 0.0)") == [2147483647]
+    assert _values("shiftrightunsigned(b, 1)", "(1, 0, -1, 0.0)") == [9223372036854775807]
+    assert _values("b << 63", "(1, 0, 3, 0.0)") == [-9223372036854775808]
+    assert _values("b >> 64", "(1, 0, -8, 0.0)") == [-8]
+    assert _values("shiftleft(x, NULL)", "(1, 1, 0, 0.0)") == [None]
+    with pytest.raises(UnsupportedSql, match=r"shiftleft \(<<\) of a DOUBLE value"):
+        compile_sql(TABLE + "CREATE VIEW v AS SELECT shiftleft(d, 1) AS r FROM t;")
+
+
 def test_logarithms_are_null_at_and_below_their_asymptote() -> None:
     assert _values("ln(d)", "(1, 0, 0, 0.0), (2, 0, 0, -1.0), (3, 0, 0, 1.0)") == [None, None, 0.0]
     assert _values("log1p(d)", "(1, 0, 0, -1.0), (2, 0, 0, 0.0)") == [None, 0.0]

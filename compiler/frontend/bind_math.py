@@ -15,6 +15,9 @@ Rules receive the sqlglot node and `bind` (binds a subexpression in the caller's
 - try_add, try_subtract, try_multiply, try_divide, try_mod: the operator's result, NULL
   where the operator itself would raise (overflow, a zero divisor); an error in an
   argument still raises, as in Spark.
+- shiftleft, shiftright, shiftrightunsigned (and `<<`, `>>`): Java's shifts of an INT
+  (TINYINT and SMALLINT widened to it) or a BIGINT, in its type, by an INT distance taken
+  mod 32 or 64 as Java takes it; they wrap, and never overflow. Other types are refused.
 pmod is bound beside `%` in bind_scalar.py, whose typing it shares.
 """
 
@@ -159,6 +162,33 @@ def _try(operator: type[exp.Expression]) -> Rule:
     return rule
 
 
+# as the user may have written them (sqlglot reads shiftleft and << alike)
+_SHIFTS = {
+    "shift_left": "shiftleft (<<)",
+    "shift_right": "shiftright (>>)",
+    "shift_right_unsigned": "shiftrightunsigned",
+}
+
+
+def _shift(fn: str) -> Rule:
+    def rule(node: exp.Expression, bind: Bind) -> Scalar:
+        if isinstance(node, exp.Anonymous):
+            value_node, by_node = _arguments(node, 2)
+        else:
+            value_node, by_node = node.this, node.expression
+        x, by = bind(value_node), bind(by_node)
+        t = BIGINT if x.type == BIGINT else INT
+        for arg, what in ((x, "value"), (by, "distance")):
+            if arg.type != NULL and not arg.type.is_integer:
+                problem = f"{_SHIFTS[fn]} of a {arg.type} {what}: only integer types are supported"
+                raise UnsupportedSql(problem, span_of(node))
+        if NULL in (x.type, by.type):
+            return Lit(t, None)
+        return Call(t, fn, (coerce(x, t), coerce(by, INT)))
+
+    return rule
+
+
 RULES: dict[type[exp.Expression], Rule] = {
     exp.Negative: _signed(negate=True),
     exp.Sqrt: _unary("sqrt"),
@@ -191,6 +221,8 @@ RULES: dict[type[exp.Expression], Rule] = {
     exp.IsNan: _isnan,
     exp.Nanvl: _nanvl,
     exp.Factorial: _factorial,
+    exp.BitwiseLeftShift: _shift("shift_left"),
+    exp.BitwiseRightShift: _shift("shift_right"),
     exp.SafeAdd: _try(exp.Add),
     exp.SafeSubtract: _try(exp.Sub),
     exp.SafeMultiply: _try(exp.Mul),
@@ -207,4 +239,5 @@ ANONYMOUS_RULES: dict[str, Rule] = {
     "nullifzero": _null_if_zero,
     "try_mod": _try(exp.Mod),
     "positive": _signed(negate=False),
+    "shiftrightunsigned": _shift("shift_right_unsigned"),
 }

@@ -22,6 +22,8 @@ noted ones):
   abs
   bit_and, bit_or, bit_xor, bit_not   two's complement, of integer kinds only (never overflow)
   bit_count                the bits set in a BIGINT (a narrower value sign-extended first), INT
+  shift_left, shift_right, shift_right_unsigned   Java's <<, >>, >>> of an INT or BIGINT by an
+                           INT (mod 32 or 64), in the value's type (never overflow)
 Comparison (operands cast to a common type by the binder):
   eq, ne, lt, le, gt, ge
   null_safe_eq             never NULL: NULL <=> NULL is true
@@ -91,7 +93,7 @@ from dbspc.compiler.types import BOOLEAN, SqlType
 
 FUNCTIONS = frozenset(
     """add sub mul neg div div_or_null ieee_div int_div int_div_or_null mod mod_or_null abs
-    bit_and bit_or bit_xor bit_not bit_count
+    bit_and bit_or bit_xor bit_not bit_count shift_left shift_right shift_right_unsigned
     eq ne lt le gt ge null_safe_eq and or not is_null is_not_null is_true is_false
     case coalesce nullif error_if store_char cast try_cast like concat upper lower length trim ltrim rtrim
     substring replace left right round bround floor ceil greatest least
