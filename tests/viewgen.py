@@ -165,6 +165,10 @@ class Gen:
                         f"{self.pick(['try_add', 'try_multiply'])}"
                         f"({self.expr(scope, INT, d)}, {self.expr(scope, INT, d)})"
                     ),
+                    lambda: (
+                        f"{self.pick(['shiftleft', 'shiftright', 'shiftrightunsigned'])}"
+                        f"({self.expr(scope, INT, d)}, {self.pick(['1', '4', '31', '33', '-1'])})"
+                    ),
                 ),
             ],
             LONG: [
@@ -173,7 +177,10 @@ class Gen:
                 lambda: f"CAST({self.expr(scope, INT, d)} AS BIGINT)",
                 lambda: f"abs({self.expr(scope, LONG, d)})",
                 lambda: f"({self.expr(scope, LONG, d)} % {self.pick(['2', '7'])})",
-                *self.spark(lambda: f"unix_seconds({self.expr(scope, TS, d)})"),
+                *self.spark(
+                    lambda: f"unix_seconds({self.expr(scope, TS, d)})",
+                    lambda: f"({self.expr(scope, LONG, d)} {self.pick(['<<', '>>'])} {self.pick(['3', '63', '64'])})",
+                ),
             ],
             SHORT: [
                 lambda: f"({self.expr(scope, SHORT, d)} + {self.expr(scope, SHORT, d)})",
@@ -196,6 +203,8 @@ class Gen:
                     ),
                     lambda: f"substring_index({self.expr(scope, STR, d)}, 'a', {self.pick(['1', '-1', '2'])})",
                     lambda: f"translate({self.expr(scope, STR, d)}, 'ab', 'x')",
+                    lambda: f"split_part({self.expr(scope, STR, d)}, 'a', {self.pick(['1', '2', '-1', '3'])})",
+                    lambda: f"elt({self.pick(['1', '2'])}, {self.expr(scope, STR, d)}, {self.expr(scope, STR, d)})",
                     lambda: (
                         f"date_format({self.expr(scope, TS, d)}, "
                         f"'{self.pick(['yyyy-MM', 'dd MMM HH:mm', 'EEE'])}')"
