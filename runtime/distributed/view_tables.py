@@ -20,7 +20,7 @@ executor mounts (`LocalStorage`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import reduce
 from pathlib import Path
@@ -116,7 +116,7 @@ def phase(
     rows through a shuffle. `out`: the refresh's directory; `views`: the views in the
     order of their output tags. The driver cleared refresh k's versions beforehand."""
     small = _SMALL  # the driver's value, which the tasks' module may not share (a test lowers it)
-    tags = {output_tag(i): v for i, v in enumerate(views)}
+    tags = _view_of_tag(views)
 
     def run(slot: int) -> None:
         names = sorted(sinks.views)
@@ -127,6 +127,11 @@ def phase(
             files.write_json(out / WRITTEN / f"s{slot}.json", done)
 
     return run
+
+
+def _view_of_tag(views: Iterable[str]) -> dict[int, str]:
+    """Each output tag's view, `views` in SparkStages' order (the order of their tags)."""
+    return {output_tag(i): v for i, v in enumerate(views)}
 
 
 def _sums(facts: list[dict[str, Any]], names: list[str]) -> dict[str, list[int]]:
@@ -184,7 +189,7 @@ def _rewrite(
     """The job: every delta (and a rebucketed view's old rows) to its table bucket, one
     task per view and bucket."""
     index = {v: i for i, v in enumerate(names)}
-    tags = {output_tag(i): v for i, v in enumerate(sorted(refreshed.deltas))}
+    tags = _view_of_tag(refreshed.deltas)
     routes = {tag: (index[v], sinks.types(v), plans[v].out.buckets) for tag, v in tags.items() if v in plans}
     outputs = spark.read.schema(BLOB).parquet(*refreshed.stage_files).where(F.col("ch").isin(list(routes)))
     inputs = [outputs.mapInArrow(_by_table_bucket(routes), BLOB)]
