@@ -42,7 +42,7 @@ from dbspc.runtime.int64_columns import int64_column
 from dbspc.runtime.native import iterscope
 from dbspc.runtime.native.iterscope import Batch
 from dbspc.runtime.registry import EVALUATORS, as_zset, evaluate_stateless
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, frame_of, polars_dtype
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, frame_of, polars_dtype, series_of_numbers
 
 # iterscope.h's aggregate kind of each SQL aggregate the loop computes
 _AGG_KINDS = {
@@ -51,6 +51,10 @@ _AGG_KINDS = {
     "min": iterscope.AGG_MIN,
     "max": iterscope.AGG_MAX,
 }
+
+# SQL integer types whose int64 codes are the values: decoded by a numpy cast, where
+# polars' cast is a query (~0.1 ms) after a copy of the strided column
+_NUMPY_INTS = {"TINYINT": np.int8, "SMALLINT": np.int16, "INT": np.int32, "BIGINT": np.int64}
 
 
 def supports(scope: op.ScopeIncremental) -> bool:
@@ -93,6 +97,9 @@ class Codec:
             offsets, data = self.strings.decode(values)
             array = pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
             return pl.Series(name, array).cast(pl.String)
+        plain = _NUMPY_INTS.get(t.kind)
+        if plain is not None and (exact := series_of_numbers(name, values.astype(plain))) is not None:
+            return exact  # one strided pass; the codes came from this type, so they fit
         column = pl.Series(name, values)
         dtype = polars_dtype(t)
         # (a cast, even to the same type, is a polars query: ~0.1 ms)

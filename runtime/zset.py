@@ -289,6 +289,14 @@ def _frame_of_arrays(names: Sequence[str], values: Sequence[np.ndarray]) -> pl.D
     )
 
 
+def series_of_numbers(name: str, values: np.ndarray) -> pl.Series | None:
+    """A Series of this numpy column (plain numbers, no NULLs) through polars' typed
+    constructor, or None when its dtype has none."""
+    if _PyDataFrame is None or values.dtype not in _NEW_SERIES:
+        return None
+    return pl.Series._from_pyseries(_NEW_SERIES[values.dtype](name, np.ascontiguousarray(values), False))
+
+
 def frame_of_numbers(names: Sequence[str], values: Sequence[np.ndarray]) -> pl.DataFrame | None:
     """A frame of these numpy columns (plain numbers, no NULLs) through polars' typed
     constructors, or None when a dtype has none (the caller then gathers in polars)."""
