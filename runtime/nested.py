@@ -130,10 +130,14 @@ def evaluate_scope(
 # -- the incremental scope -------------------------------------------------------------------
 
 
-# Rows a compiled scope's iteration trace holds back before inserting them in one batch;
-# one trace inserts per step, the one holding most (unless one holds 4x this): the
-# batches of several traces do not fall on one step, which would make the p99.
-_PENDING_ROWS = 1 << 15
+# Rows a compiled scope's iteration trace holds back before inserting them in one batch,
+# and at least this many steps' worth: each insert has a fixed cost (~0.5 ms) to spread,
+# and its rows' cost (~0.1 us a row) on top of one step makes the p99, so a scope that
+# records few rows a step inserts small batches and one that records many, rarely. One
+# trace inserts per step, the one holding most (unless one holds 4x the bound): the
+# batches of several traces do not fall on one step.
+_PENDING_ROWS = 1 << 14
+_PENDING_STEPS = 4
 
 
 class IterationTrace:
@@ -141,7 +145,8 @@ class IterationTrace:
 
     def __init__(self, types: tuple[SqlType, ...], key: tuple[int, ...]) -> None:
         self.types = types
-        self._trace = Trace((*types, INT), key)
+        # read only by checkpoints and the uncompiled loop: every merge runs beside the steps
+        self._trace = Trace((*types, INT), key, background_rows=0)
         self.depth = -1  # deepest iteration stored
         # Steps recorded by a compiled scope (runtime/nested_compiled.py), which probes its
         # own index: kept as its int64 rows, iterations and weights, and decoded and
@@ -487,8 +492,9 @@ class IncrementalScope:
                 sums, record, self.last_iterations = done
 
                 def recorded() -> None:
+                    before = self._pending_rows()
                     record(self._record)
-                    self._insert_pending()
+                    self._insert_pending(self._pending_rows() - before)
 
                 return sums, recorded
             self.compiled = None  # a NULL: this step and every later one run below
@@ -525,14 +531,19 @@ class IncrementalScope:
     ) -> None:
         self.states[(n, side)].add_rows(rows, iterations, weights, decode)
 
-    def _insert_pending(self) -> None:
-        """Insert the recorded rows of the trace holding most, once it holds _PENDING_ROWS,
-        and of any holding 4x that."""
+    def _pending_rows(self) -> int:
+        return sum(s.pending for s in self.states.values())
+
+    def _insert_pending(self, step_rows: int) -> None:
+        """Insert the recorded rows of the trace holding most, once it holds the larger of
+        _PENDING_ROWS and _PENDING_STEPS times this step's `step_rows`, and of any
+        holding 4x that."""
         if not self.states:  # a scope of linear operators only keeps nothing
             return
+        bound = max(_PENDING_ROWS, _PENDING_STEPS * step_rows)
         largest = max(self.states.values(), key=lambda s: s.pending)
         for s in self.states.values():
-            if (s is largest and s.pending >= _PENDING_ROWS) or s.pending >= 4 * _PENDING_ROWS:
+            if (s is largest and s.pending >= bound) or s.pending >= 4 * bound:
                 _ = s.trace
 
     def _work_ahead(self, i: int, running: _RunningSums) -> bool:

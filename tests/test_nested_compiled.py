@@ -278,7 +278,8 @@ def test_pending_rows_are_decoded_by_the_codec_that_encoded_them() -> None:
 def test_one_iteration_trace_inserts_its_pending_rows_a_step(monkeypatch: pytest.MonkeyPatch) -> None:
     """A compiled scope's iteration traces insert what they hold back one per step, the
     largest first (a trace holding 4x the batch does not wait): their batches do not fall
-    on one step. The view stays exact meanwhile and after."""
+    on one step. A batch holds at least _PENDING_ROWS and _PENDING_STEPS times the rows
+    of the step that inserts it. The view stays exact meanwhile and after."""
     monkeypatch.setattr(nested, "_PENDING_ROWS", 40)
     text = (
         "CREATE TABLE e (s INT, d INT); CREATE VIEW tc AS WITH RECURSIVE r(s, d) AS "
@@ -302,8 +303,16 @@ def test_one_iteration_trace_inserts_its_pending_rows_a_step(monkeypatch: pytest
         return real(self)
 
     monkeypatch.setattr(nested.IterationTrace, "trace", property(spy))
+    step_rows: list[int] = []
+    real_insert = nested.IncrementalScope._insert_pending
+
+    def spy_insert(self: nested.IncrementalScope, rows: int) -> None:
+        step_rows.append(rows)
+        real_insert(self, rows)
+
+    monkeypatch.setattr(nested.IncrementalScope, "_insert_pending", spy_insert)
     batches = 0
-    for step in range(30):
+    for step in range(50):
         rows, weights = [], []
         for _ in range(8):
             edge = (rng.randrange(30), rng.randrange(30))
@@ -319,6 +328,8 @@ def test_one_iteration_trace_inserts_its_pending_rows_a_step(monkeypatch: pytest
         change = {"e": ZSet.from_rows(rows, p.table_types("e"), weights)}
         got, want = p.step(change), check.step(change)
         assert_same_rows(got["tc"], want["tc"], f"step {step}", exact=True)
-        assert len([n for n in inserted if n < 4 * 40]) <= 1
+        bound = max(40, nested._PENDING_STEPS * step_rows[-1])
+        assert all(n >= bound for n in inserted)
+        assert len([n for n in inserted if n < 4 * bound]) <= 1
         batches += len(inserted)
     assert batches > 5
