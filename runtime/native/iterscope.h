@@ -353,6 +353,16 @@ struct NestedJoin {
     std::vector<int> lk, rk;
     Rows ca, cb;
     std::vector<int32_t> ca_it, cb_it;
+    /* Where this step's inputs meet the other side's stored entries at later iterations,
+       found once, when a row joins C_a or C_b, and kept by iteration: the terms
+       C_a[<i]⋈S_b[=i] and S_a[=i]⋈C_b[<i] read them at iteration i, where a probe per
+       iteration walks each key's chain again, every iteration of it. Stored entries do
+       not change within a step (commit adds to them after), so what was found holds. */
+    struct Hit {
+        int64_t x;  // row of ca (a_hits) or cb (b_hits)
+        int64_t e;  // entry of sb (a_hits) or sa (b_hits)
+    };
+    std::vector<std::vector<Hit>> a_hits, b_hits;  // by iteration
 
     void init(int wa, int wb, const std::vector<int>& l, const std::vector<int>& r) {
         lk = l;
@@ -363,7 +373,28 @@ struct NestedJoin {
         cb.w = wb;
         begin();
     }
-    void begin() { ca.clear(); cb.clear(); ca_it.clear(); cb_it.clear(); }
+    void begin() {
+        ca.clear(); cb.clear(); ca_it.clear(); cb_it.clear();
+        a_hits.clear(); b_hits.clear();
+    }
+
+    /* Rows from..c.n() of c joined it at iteration i: file their meetings with s's
+       entries of iterations after i (the probe rows' key columns `cols`). */
+    static void later(const IterIndex& s, const Rows& c, int64_t from, const std::vector<int>& cols, int32_t i,
+                      std::vector<std::vector<Hit>>& hits) {
+        if (from >= c.n() || s.n() == 0) return;
+        std::vector<uint64_t> hs((size_t)(c.n() - from));
+        for (int64_t x = from; x < c.n(); x++) hs[x - from] = hash_cols(c.row(x), cols.data(), (int)cols.size());
+        for (int64_t x = 0; x < std::min<int64_t>((int64_t)hs.size(), IterIndex::AHEAD); x++) s.prefetch_heads(hs[x], 0);
+        for (int64_t x = from; x < c.n(); x++) {
+            ahead(s, hs, x - from);
+            s.probe_hashed(c.row(x), cols.data(), hs[x - from], i + 1, INT32_MAX, [&](int64_t e) {
+                size_t j = (size_t)s.it_of(e);
+                if (j >= hits.size()) hits.resize(j + 1);
+                hits[j].push_back(Hit{x, e});
+            });
+        }
+    }
 
     /* The six terms of runtime/nested.py's IncrementalScope._join, for iteration i:
        a⋈(S_b[≤i] + C_b[<i] + b) + S_a[=i]⋈(C_b[<i] + b) + C_a[<i]⋈(S_b[=i] + b) + S_a[<i]⋈b. */
@@ -376,26 +407,27 @@ struct NestedJoin {
         join_rows(a, lk.data(), cb, rk.data(), nk, out);
         join_rows(a, lk.data(), b, rk.data(), nk, out);
         auto from_a = [&](const int64_t* br, int64_t w, int64_t e) { out.push2(sa.row(e), wa, br, wb, sa.wt_of(e) * w); };
-        probe_all(sa, cb, rk, i, i, from_a);
+        if ((size_t)i < b_hits.size())
+            for (const Hit& h : b_hits[i]) out.push2(sa.row(h.e), wa, cb.row(h.x), wb, sa.wt_of(h.e) * cb.wt[h.x]);
         probe_all(sa, b, rk, i, i, from_a);
-        probe_all(sb, ca, lk, i, i, [&](const int64_t* ar, int64_t w, int64_t e) {
-            out.push2(ar, wa, sb.row(e), wb, w * sb.wt_of(e));
-        });
+        if ((size_t)i < a_hits.size())
+            for (const Hit& h : a_hits[i]) out.push2(ca.row(h.x), wa, sb.row(h.e), wb, ca.wt[h.x] * sb.wt_of(h.e));
         join_rows(ca, lk.data(), b, rk.data(), nk, out);
         probe_all(sa, b, rk, 0, i - 1, from_a);
+        const int64_t na = ca.n(), nb = cb.n();
         for (int64_t x = 0; x < a.n(); x++) { ca.push(a.row(x), a.wt[x]); ca_it.push_back(i); }
         for (int64_t x = 0; x < b.n(); x++) { cb.push(b.row(x), b.wt[x]); cb_it.push_back(i); }
+        later(sb, ca, na, lk, i, a_hits);
+        later(sa, cb, nb, rk, i, b_hits);
     }
 
     /* Whether a stored row of an iteration after i meets a key this step touched: the
        loop may stop before the stored depth when none does (IncrementalScope._work_ahead). */
     bool work_ahead(int32_t i) const {
-        bool found = false;
-        for (int64_t x = 0; x < cb.n() && !found; x++)
-            sa.probe(cb.row(x), rk.data(), i + 1, INT32_MAX, [&](int64_t) { found = true; });
-        for (int64_t x = 0; x < ca.n() && !found; x++)
-            sb.probe(ca.row(x), lk.data(), i + 1, INT32_MAX, [&](int64_t) { found = true; });
-        return found;
+        for (const auto* hits : {&a_hits, &b_hits})
+            for (size_t j = (size_t)i + 1; j < hits->size(); j++)
+                if (!(*hits)[j].empty()) return true;
+        return false;
     }
 
     void commit() {
