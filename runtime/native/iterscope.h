@@ -510,6 +510,12 @@ struct NestedDistinct {
     std::vector<int64_t> visit;
     Rows in;                          // this step's inputs, for the commit
     std::vector<int32_t> in_it;
+    /* A touched row's input is summed per iteration: its place in `in` and 1 + the
+       iteration it holds there (0: none yet). The join's six terms give a row once per
+       derivation, and each row of `in` costs the commit an add and the iteration trace
+       a row. */
+    std::vector<int64_t> in_pos;
+    std::vector<int32_t> in_iter;
 
     void init(int w) {
         all.resize(w);
@@ -521,7 +527,7 @@ struct NestedDistinct {
     }
     void begin() {
         seen.clear(); now.clear(); was.clear(); s_it.clear(); s_w.clear(); in.clear();
-        in_it.clear(); at.clear(); mark.clear();
+        in_it.clear(); at.clear(); mark.clear(); in_pos.clear(); in_iter.clear();
         s_start.assign(1, 0);
     }
 
@@ -533,6 +539,8 @@ struct NestedDistinct {
         now.push_back(0);
         was.push_back(0);
         mark.push_back(0);
+        in_pos.push_back(0);
+        in_iter.push_back(0);
         s.probe_hashed(r, all.data(), h, 0, INT32_MAX, [&](int64_t e) {
             int32_t j = s.it_of(e);
             s_it.push_back(j);
@@ -558,8 +566,14 @@ struct NestedDistinct {
                 visit.push_back(t);
             }
             now[t] += d.wt[x];
-            in.push(d.row(x), d.wt[x]);
-            in_it.push_back(i);
+            if (in_iter[t] == i + 1) {
+                in.wt[in_pos[t]] += d.wt[x];
+            } else {
+                in_iter[t] = i + 1;
+                in_pos[t] = in.n();
+                in.push(d.row(x), d.wt[x]);
+                in_it.push_back(i);
+            }
         }
         if ((size_t)i < at.size()) {
             for (int64_t t : at[i]) {
