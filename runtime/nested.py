@@ -145,8 +145,7 @@ class IterationTrace:
 
     def __init__(self, types: tuple[SqlType, ...], key: tuple[int, ...]) -> None:
         self.types = types
-        # read only by checkpoints and the uncompiled loop: every merge runs beside the steps
-        self._trace = Trace((*types, INT), key, background_rows=0)
+        self._trace = Trace((*types, INT), key)
         self.depth = -1  # deepest iteration stored
         # Steps recorded by a compiled scope (runtime/nested_compiled.py), which probes its
         # own index: kept as its int64 rows, iterations and weights, and decoded and

@@ -192,13 +192,9 @@ class Trace:
     SQL equality (joins) drop NULL keys before probing.
     """
 
-    def __init__(
-        self, types: Sequence[SqlType], key: tuple[int, ...], derived: bool = False, background_rows: int | None = None
-    ) -> None:
+    def __init__(self, types: Sequence[SqlType], key: tuple[int, ...], derived: bool = False) -> None:
         # derived: its owner rebuilds it from its other traces when a checkpoint lacks it
         self.derived = derived
-        # merges of at least this many rows run beside the steps (default _BACKGROUND_ROWS)
-        self._background_rows = background_rows
         self._types: tuple[SqlType, ...] = tuple(types)
         self._key: tuple[int, ...] = tuple(key)
         for k in self._key:
@@ -382,7 +378,7 @@ class Trace:
         """Merge runs until they are in geometric order again (or wait for the merger)."""
         while (i := self._next_merge()) is not None:
             older, newer = self._runs[i], self._runs[i + 1]
-            if len(older) + len(newer) >= self._beside_from():
+            if len(older) + len(newer) >= _BACKGROUND_ROWS:
                 self._merging = _Merging(older, newer, _MERGER.submit(self._merge, older, newer, True))
                 continue
             merged = self._merge(older, newer)
@@ -390,9 +386,6 @@ class Trace:
         if len(self._runs) > _MAX_RUNS and self._merging is not None:
             self._adopt(wait=True)  # the merger fell far behind: catch up now
             self._rebalance()
-
-    def _beside_from(self) -> int:
-        return _BACKGROUND_ROWS if self._background_rows is None else self._background_rows
 
     def _next_merge(self) -> int | None:
         """The newest adjacent pair of runs out of geometric order (the older at most
@@ -404,7 +397,7 @@ class Trace:
             if len(older) > _MERGE_FACTOR * len(newer):
                 continue
             if m is not None and (
-                older is m.old or older is m.new or newer is m.old or len(older) + len(newer) >= self._beside_from()
+                older is m.old or older is m.new or newer is m.old or len(older) + len(newer) >= _BACKGROUND_ROWS
             ):
                 continue
             return i
