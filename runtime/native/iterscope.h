@@ -38,6 +38,10 @@ static uint64_t collide = 0;
 
 static inline uint64_t reduced(uint64_t h) { return collide ? h % collide : h; }
 
+/* An index compacts once it holds more than this many dead entries (weight zero) and
+   more dead than live ones; tests lower it. */
+static int64_t compact_from = 4096;
+
 static inline uint64_t hash_cols(const int64_t* row, const int* cols, int k) {
     uint64_t h = 0x9e3779b97f4a7c15ULL;
     for (int j = 0; j < k; j++) h = mix(h ^ (uint64_t)row[cols[j]]) + 0x632be59bd9b4e019ULL;
@@ -118,6 +122,7 @@ struct IterIndex {
     Blocks<RowLink> rl;
     std::vector<int64_t> khead, rhead;
     uint64_t mask = 0;
+    int64_t dead = 0;  // entries whose weight is zero
     /* Growth moves the chains to a table twice the size a few buckets per add, not all
        at once: a step never pays the rehash of the whole state. While it runs, a bucket
        of the old table below `cursor` has moved; the others are searched there too. */
@@ -136,6 +141,7 @@ struct IterIndex {
         rhead.assign(whole ? 0 : 16, -1);
         mask = 15;
         old_mask = cursor = 0;
+        dead = 0;
     }
     int64_t n() const { return (int64_t)es.size(); }
     const int64_t* row(int64_t e) const { return rows.at(e); }
@@ -245,7 +251,9 @@ struct IterIndex {
         move_buckets(MOVES_PER_ADD);
         int64_t found = find_entry(r, iteration, whole ? k : h);
         if (found >= 0) {
+            const bool was_dead = es[found].wt == 0;
             es[found].wt += weight;
+            dead += (int64_t)(es[found].wt == 0) - (int64_t)was_dead;
             return;
         }
         if ((uint64_t)n() + 1 > (mask + 1) / 2) grow();
@@ -259,6 +267,50 @@ struct IterIndex {
         rl.push(&link);
         rhead[h & mask] = e;
     }
+
+    /* Entries stay in place when their weight returns to zero, so a stream that keeps
+       moving rows between iterations (a path that gets shorter, then longer) leaves dead
+       entries behind: memory and chains that grow with the changes, not the state.
+       After a step's adds, once the dead outnumber the live and compact_from, the index
+       is rebuilt from its live entries, in their order: O(entries), after at least as
+       many adds, so O(1) an add. Entry numbers change: only between steps. */
+    void maybe_compact() {
+        if (dead > compact_from && dead * 2 > n()) compact();
+    }
+    void compact() {
+        move_buckets(UINT64_MAX);
+        const int64_t live = n() - dead;
+        uint64_t size = 16;
+        while (size / 2 < (uint64_t)live + 1) size *= 2;
+        Blocks<int64_t> keep_rows;
+        keep_rows.width = w;
+        Blocks<Entry> keep_es;
+        Blocks<RowLink> keep_rl;
+        std::vector<int64_t> kh(size, -1), rh(whole ? 0 : size, -1);
+        const uint64_t m = size - 1;
+        for (int64_t e = 0; e < n(); e++) {
+            Entry x = es[e];
+            if (x.wt == 0) continue;
+            const int64_t f = keep_es.size();
+            x.knext = kh[x.kh & m];
+            kh[x.kh & m] = f;
+            keep_rows.push(rows.at(e));
+            keep_es.push(&x);
+            if (whole) continue;
+            RowLink l = rl[e];
+            l.rnext = rh[l.rh & m];
+            rh[l.rh & m] = f;
+            keep_rl.push(&l);
+        }
+        rows = std::move(keep_rows);
+        es = std::move(keep_es);
+        rl = std::move(keep_rl);
+        khead.swap(kh);
+        rhead.swap(rh);
+        mask = m;
+        dead = 0;
+    }
+    int64_t live() const { return n() - dead; }
 
     /* Calls f(entry) for each live entry whose key equals the probe row's columns `pk`
        and whose iteration lies in [lo, hi]. */
@@ -433,6 +485,8 @@ struct NestedJoin {
     void commit() {
         sa.add_all(ca, ca_it);
         sb.add_all(cb, cb_it);
+        sa.maybe_compact();
+        sb.maybe_compact();
         begin();
     }
 };
@@ -606,6 +660,7 @@ struct NestedDistinct {
 
     void commit() {
         s.add_all(in, in_it);
+        s.maybe_compact();
         begin();
     }
 };
@@ -765,6 +820,7 @@ struct NestedAggregate {
 
     void commit() {
         s.add_all(in, in_it);
+        s.maybe_compact();
         begin();
     }
 };

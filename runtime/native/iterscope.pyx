@@ -24,6 +24,7 @@ cdef extern from "iterscope.h" namespace "dbspc_iter":
 
     cdef cppclass IterIndex:
         int64_t n()
+        int64_t live()
         int64_t bytes()
         void add_many(const int64_t* rows, const int32_t* its, const int64_t* wts, int64_t n)
 
@@ -71,12 +72,22 @@ cdef extern from "iterscope.h" namespace "dbspc_iter":
         int64_t code(const char* p, int64_t n)
         vector[const string*] values
     uint64_t collide
+    int64_t compact_from
 
 
 def set_collisions(uint64_t values):
     """Reduce every hash modulo `values` (0: hashes as they are); for tests."""
     global collide
     collide = values
+
+
+def set_compact_from(int64_t entries):
+    """Dead entries an index may hold before it compacts (default 4,096); returns the
+    previous bound. For tests."""
+    global compact_from
+    previous = compact_from
+    compact_from = entries
+    return previous
 
 
 # the aggregate kinds of iterscope.h's NestedAggregate
@@ -221,6 +232,10 @@ cdef class Join:
         """Bytes of both sides' compiled iteration traces."""
         return self.j.sa.bytes() + self.j.sb.bytes()
 
+    def entries(self):
+        """(entries, live entries) of both sides' indexes."""
+        return self.j.sa.n() + self.j.sb.n(), self.j.sa.live() + self.j.sb.live()
+
 
 cdef class Distinct:
     """A nested distinct's iteration trace and the rows touched in this step."""
@@ -252,6 +267,9 @@ cdef class Distinct:
 
     def nbytes(self):
         return self.d.s.bytes()
+
+    def entries(self):
+        return self.d.s.n(), self.d.s.live()
 
 
 cdef class Aggregate:
@@ -287,6 +305,9 @@ cdef class Aggregate:
 
     def nbytes(self):
         return self.a.s.bytes()
+
+    def entries(self):
+        return self.a.s.n(), self.a.s.live()
 
 
 cdef class Dictionary:
