@@ -581,11 +581,15 @@ struct NestedDistinct {
     }
     void begin() {
         seen.clear(); now.clear(); was.clear(); s_it.clear(); s_w.clear(); in.clear();
-        in_it.clear(); at.clear(); mark.clear(); in_pos.clear(); in_iter.clear();
+        in_it.clear(); at.clear(); mark.clear(); in_pos.clear(); in_iter.clear(); fresh.clear();
         s_start.assign(1, 0);
     }
 
-    /* The touched row r (its hash h, as the set and the index's key chains hash it). */
+    std::vector<int64_t> fresh;  // touched rows added by this iteration, not probed yet
+    std::vector<uint64_t> hs, fresh_h;
+
+    /* The touched row r (its hash h, as the set and the index's key chains hash it); a
+       new one waits in `fresh` for its stored entries (probe_fresh). */
     int64_t find_or_add(const int64_t* r, uint64_t h) {
         int64_t t = seen.find(r, all.data(), h);
         if (t >= 0) return t;
@@ -595,24 +599,39 @@ struct NestedDistinct {
         mark.push_back(0);
         in_pos.push_back(0);
         in_iter.push_back(0);
-        s.probe_hashed(r, all.data(), h, 0, INT32_MAX, [&](int64_t e) {
-            int32_t j = s.it_of(e);
-            s_it.push_back(j);
-            s_w.push_back(s.wt_of(e));
-            if ((size_t)j >= at.size()) at.resize(j + 1);
-            if (at[j].empty() || at[j].back() != t) at[j].push_back(t);
-        });
-        s_start.push_back((int64_t)s_it.size());
+        fresh.push_back(t);
         return t;
     }
 
-    std::vector<uint64_t> hs;
+    /* The stored entries of the fresh rows, in their order (s_start is by touched row).
+       Most of an iteration's input rows were touched before and cost a lookup in `seen`
+       only, so asking for the index's chains a few input rows ahead asked too late for
+       the rows that probe it: a pass over the fresh rows alone asks for theirs. */
+    void probe_fresh() {
+        const int64_t m = (int64_t)fresh.size();
+        fresh_h.resize((size_t)m);
+        for (int64_t k = 0; k < m; k++) fresh_h[k] = seen.h[fresh[k]];
+        for (int64_t k = 0; k < std::min<int64_t>(m, IterIndex::AHEAD); k++) s.prefetch_heads(fresh_h[k], 0);
+        for (int64_t k = 0; k < m; k++) {
+            ahead(s, fresh_h, k);
+            const int64_t t = fresh[k];
+            s.probe_hashed(seen.row(t), all.data(), fresh_h[k], 0, INT32_MAX, [&](int64_t e) {
+                int32_t j = s.it_of(e);
+                s_it.push_back(j);
+                s_w.push_back(s.wt_of(e));
+                if ((size_t)j >= at.size()) at.resize(j + 1);
+                if (at[j].empty() || at[j].back() != t) at[j].push_back(t);
+            });
+            s_start.push_back((int64_t)s_it.size());
+        }
+        fresh.clear();
+    }
 
     void step(const Rows& d, int32_t i, Rows& out) {
         visit.clear();
-        hashed(s, d, all, hs);
+        hs.resize((size_t)d.n());
+        for (int64_t x = 0; x < d.n(); x++) hs[x] = hash_cols(d.row(x), all.data(), (int)all.size());
         for (int64_t x = 0; x < d.n(); x++) {
-            ahead(s, hs, x);
             int64_t t = find_or_add(d.row(x), hs[x]);
             if (mark[t] != i + 1) {
                 mark[t] = i + 1;
@@ -629,6 +648,7 @@ struct NestedDistinct {
                 in_it.push_back(i);
             }
         }
+        probe_fresh();
         if ((size_t)i < at.size()) {
             for (int64_t t : at[i]) {
                 if (mark[t] != i + 1) {
