@@ -9,9 +9,10 @@
    IterIndex is an iteration trace (runtime/nested.py: IterationTrace): the sum over
    earlier outer steps of an operator input, one weight per (row, iteration), chained by
    the hash of the key columns for probes and by the hash of (row, iteration) to add
-   weights. A weight that returns to zero leaves its entry in place (probes skip it, and
-   the same row at the same iteration reuses it); entries are never removed, so a probe
-   never sees a moved row. */
+   weights. A weight that returns to zero keeps its entry until the batch of adds that
+   zeroed it is done (probes skip it, and the same row at the same iteration revives it);
+   then the entry leaves its chains and its slot serves the next new entry. Entries move
+   only between steps, so a step's probes may hold entry numbers. */
 #pragma once
 
 #include <algorithm>
@@ -38,9 +39,6 @@ static uint64_t collide = 0;
 
 static inline uint64_t reduced(uint64_t h) { return collide ? h % collide : h; }
 
-/* An index compacts once it holds more than this many dead entries (weight zero) and
-   more dead than live ones; tests lower it. */
-static int64_t compact_from = 4096;
 
 static inline uint64_t hash_cols(const int64_t* row, const int* cols, int k) {
     uint64_t h = 0x9e3779b97f4a7c15ULL;
@@ -122,7 +120,12 @@ struct IterIndex {
     Blocks<RowLink> rl;
     std::vector<int64_t> khead, rhead;
     uint64_t mask = 0;
-    int64_t dead = 0;  // entries whose weight is zero
+    /* An entry whose weight returns to zero is unlinked from its chains once the batch
+       of adds is done (reclaim) and its slot serves the next new entry: a stream that
+       keeps moving rows between iterations (a path that gets shorter, then longer)
+       would otherwise leave such entries behind for good, and memory and chains would
+       grow with the changes, not the state. */
+    std::vector<int64_t> died, free_slots;
     /* Growth moves the chains to a table twice the size a few buckets per add, not all
        at once: a step never pays the rehash of the whole state. While it runs, a bucket
        of the old table below `cursor` has moved; the others are searched there too. */
@@ -141,9 +144,11 @@ struct IterIndex {
         rhead.assign(whole ? 0 : 16, -1);
         mask = 15;
         old_mask = cursor = 0;
-        dead = 0;
+        died.clear();
+        free_slots.clear();
     }
-    int64_t n() const { return (int64_t)es.size(); }
+    int64_t n() const { return (int64_t)es.size(); }  // slots: live entries and free ones
+    int64_t live() const { return n() - (int64_t)free_slots.size(); }
     const int64_t* row(int64_t e) const { return rows.at(e); }
     int32_t it_of(int64_t e) const { return es[e].it; }
     int64_t wt_of(int64_t e) const { return es[e].wt; }
@@ -229,6 +234,7 @@ struct IterIndex {
             }
             add_hashed(rs + x * w, its[x], wts[x], ks[x], hs[x]);
         }
+        reclaim();
     }
 
     /* The entry of (row r, iteration), or -1: on the row chains by its row_hash, or, in
@@ -251,66 +257,68 @@ struct IterIndex {
         move_buckets(MOVES_PER_ADD);
         int64_t found = find_entry(r, iteration, whole ? k : h);
         if (found >= 0) {
-            const bool was_dead = es[found].wt == 0;
             es[found].wt += weight;
-            dead += (int64_t)(es[found].wt == 0) - (int64_t)was_dead;
+            if (es[found].wt == 0) died.push_back(found);
             return;
         }
-        if ((uint64_t)n() + 1 > (mask + 1) / 2) grow();
-        int64_t e = n();
-        rows.push(r);
+        if ((uint64_t)live() + 1 > (mask + 1) / 2) grow();
         Entry entry{k, khead[k & mask], weight, iteration};
-        es.push(&entry);
+        const bool reuse = !free_slots.empty();
+        int64_t e = n();
+        if (reuse) {
+            e = free_slots.back();
+            free_slots.pop_back();
+            std::memcpy(rows.at(e), r, sizeof(int64_t) * w);
+            *es.at(e) = entry;
+        } else {
+            rows.push(r);
+            es.push(&entry);
+        }
         khead[k & mask] = e;
         if (whole) return;
         RowLink link{h, rhead[h & mask]};
-        rl.push(&link);
+        if (reuse)
+            *rl.at(e) = link;
+        else
+            rl.push(&link);
         rhead[h & mask] = e;
     }
 
-    /* Entries stay in place when their weight returns to zero, so a stream that keeps
-       moving rows between iterations (a path that gets shorter, then longer) leaves dead
-       entries behind: memory and chains that grow with the changes, not the state.
-       After a step's adds, once the dead outnumber the live and compact_from, the index
-       is rebuilt from its live entries, in their order: O(entries), after at least as
-       many adds, so O(1) an add. Entry numbers change: only between steps. */
-    void maybe_compact() {
-        if (dead > compact_from && dead * 2 > n()) compact();
-    }
-    void compact() {
-        move_buckets(UINT64_MAX);
-        const int64_t live = n() - dead;
-        uint64_t size = 16;
-        while (size / 2 < (uint64_t)live + 1) size *= 2;
-        Blocks<int64_t> keep_rows;
-        keep_rows.width = w;
-        Blocks<Entry> keep_es;
-        Blocks<RowLink> keep_rl;
-        std::vector<int64_t> kh(size, -1), rh(whole ? 0 : size, -1);
-        const uint64_t m = size - 1;
-        for (int64_t e = 0; e < n(); e++) {
-            Entry x = es[e];
-            if (x.wt == 0) continue;
-            const int64_t f = keep_es.size();
-            x.knext = kh[x.kh & m];
-            kh[x.kh & m] = f;
-            keep_rows.push(rows.at(e));
-            keep_es.push(&x);
-            if (whole) continue;
-            RowLink l = rl[e];
-            l.rnext = rh[l.rh & m];
-            rh[l.rh & m] = f;
-            keep_rl.push(&l);
+    /* Unlink the entries whose weight is zero after a batch of adds and free their
+       slots: O(chain) each, like the add that zeroed it. Between steps only, since a
+       step's probes hold entry numbers (the join's filed meetings, say). An entry that
+       an add zeroed and a later one revived stays. */
+    void reclaim() {
+        std::sort(died.begin(), died.end());
+        died.erase(std::unique(died.begin(), died.end()), died.end());
+        for (int64_t e : died) {
+            if (es[e].wt != 0) continue;
+            unlink(khead, kold, es[e].kh, e, [&](int64_t x) -> int64_t& { return es.at(x)->knext; });
+            if (!whole) unlink(rhead, rold, rl[e].rh, e, [&](int64_t x) -> int64_t& { return rl.at(x)->rnext; });
+            free_slots.push_back(e);
         }
-        rows = std::move(keep_rows);
-        es = std::move(keep_es);
-        rl = std::move(keep_rl);
-        khead.swap(kh);
-        rhead.swap(rh);
-        mask = m;
-        dead = 0;
+        died.clear();
     }
-    int64_t live() const { return n() - dead; }
+
+    /* Take entry e off the chain of hash h: the new table's, or while a growth is under
+       way the old table's, where an entry added before the growth may still be. */
+    template <class Next>
+    void unlink(std::vector<int64_t>& heads, std::vector<int64_t>& old, uint64_t h, int64_t e, Next next) {
+        for (int64_t* link = &heads[h & mask]; *link >= 0; link = &next(*link)) {
+            if (*link == e) {
+                *link = next(e);
+                return;
+            }
+        }
+        if (!moving() || (h & old_mask) < cursor) return;
+        for (int64_t* link = &old[h & old_mask]; *link >= 0; link = &next(*link)) {
+            if (*link == e) {
+                *link = next(e);
+                return;
+            }
+        }
+    }
+
 
     /* Calls f(entry) for each live entry whose key equals the probe row's columns `pk`
        and whose iteration lies in [lo, hi]. */
@@ -485,8 +493,6 @@ struct NestedJoin {
     void commit() {
         sa.add_all(ca, ca_it);
         sb.add_all(cb, cb_it);
-        sa.maybe_compact();
-        sb.maybe_compact();
         begin();
     }
 };
@@ -680,7 +686,6 @@ struct NestedDistinct {
 
     void commit() {
         s.add_all(in, in_it);
-        s.maybe_compact();
         begin();
     }
 };
@@ -840,7 +845,6 @@ struct NestedAggregate {
 
     void commit() {
         s.add_all(in, in_it);
-        s.maybe_compact();
         begin();
     }
 };

@@ -72,22 +72,12 @@ cdef extern from "iterscope.h" namespace "dbspc_iter":
         int64_t code(const char* p, int64_t n)
         vector[const string*] values
     uint64_t collide
-    int64_t compact_from
 
 
 def set_collisions(uint64_t values):
     """Reduce every hash modulo `values` (0: hashes as they are); for tests."""
     global collide
     collide = values
-
-
-def set_compact_from(int64_t entries):
-    """Dead entries an index may hold before it compacts (default 4,096); returns the
-    previous bound. For tests."""
-    global compact_from
-    previous = compact_from
-    compact_from = entries
-    return previous
 
 
 # the aggregate kinds of iterscope.h's NestedAggregate
@@ -233,7 +223,7 @@ cdef class Join:
         return self.j.sa.bytes() + self.j.sb.bytes()
 
     def entries(self):
-        """(entries, live entries) of both sides' indexes."""
+        """(slots, live entries) of both sides' indexes."""
         return self.j.sa.n() + self.j.sb.n(), self.j.sa.live() + self.j.sb.live()
 
 
