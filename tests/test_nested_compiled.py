@@ -275,16 +275,39 @@ def test_pending_rows_are_decoded_by_the_codec_that_encoded_them() -> None:
     assert sorted(trace.trace.snapshot().to_rows()) == [(("x", 0), 1), (("y", 0), 1)]
 
 
+_CLOSURE = (
+    "CREATE TABLE e (s INT, d INT); CREATE VIEW tc AS WITH RECURSIVE r(s, d) AS "
+    "(SELECT s, d FROM e UNION SELECT r.s, e.d FROM r JOIN e ON r.d = e.s) SELECT s, d FROM r;"
+)
+
+
+def _toggled(
+    rng: random.Random, edges: set[tuple[int, int]], tries: int, nodes: int
+) -> tuple[list[tuple[int, int]], list[int]]:
+    """A change of up to `tries` random edges among `nodes`: each present one deleted,
+    each absent one inserted; `edges` follows."""
+    rows: list[tuple[int, int]] = []
+    weights: list[int] = []
+    for _ in range(tries):
+        edge = (rng.randrange(nodes), rng.randrange(nodes))
+        if edge in edges:
+            edges.discard(edge)
+            rows.append(edge)
+            weights.append(-1)
+        elif edge not in rows:
+            edges.add(edge)
+            rows.append(edge)
+            weights.append(1)
+    return rows, weights
+
+
 def test_one_iteration_trace_inserts_its_pending_rows_a_step(monkeypatch: pytest.MonkeyPatch) -> None:
     """A compiled scope's iteration traces insert what they hold back one per step, the
     largest first (a trace holding 4x the batch does not wait): their batches do not fall
     on one step. A batch holds at least _PENDING_ROWS and _PENDING_STEPS times the rows
     of the step that inserts it. The view stays exact meanwhile and after."""
     monkeypatch.setattr(nested, "_PENDING_ROWS", 40)
-    text = (
-        "CREATE TABLE e (s INT, d INT); CREATE VIEW tc AS WITH RECURSIVE r(s, d) AS "
-        "(SELECT s, d FROM e UNION SELECT r.s, e.d FROM r JOIN e ON r.d = e.s) SELECT s, d FROM r;"
-    )
+    text = _CLOSURE
     p = Pipeline.from_sql(text)
     with monkeypatch.context() as m:
         m.setattr(nested, "supports_compiled", lambda scope: False)
@@ -313,17 +336,7 @@ def test_one_iteration_trace_inserts_its_pending_rows_a_step(monkeypatch: pytest
     monkeypatch.setattr(nested.IncrementalScope, "_insert_pending", spy_insert)
     batches = 0
     for step in range(50):
-        rows, weights = [], []
-        for _ in range(8):
-            edge = (rng.randrange(30), rng.randrange(30))
-            if edge in edges:
-                edges.discard(edge)
-                rows.append(edge)
-                weights.append(-1)
-            elif edge not in rows:
-                edges.add(edge)
-                rows.append(edge)
-                weights.append(1)
+        rows, weights = _toggled(rng, edges, 8, 30)
         inserted.clear()
         change = {"e": ZSet.from_rows(rows, p.table_types("e"), weights)}
         got, want = p.step(change), check.step(change)
@@ -341,10 +354,7 @@ def test_an_index_reuses_the_slots_of_dead_entries_and_stays_exact(monkeypatch: 
     index never holds more slots than its live entries at their most, plus what one
     batch of adds zeroed, however long the stream runs, and the view stays what the
     interpreted loop gives."""
-    text = (
-        "CREATE TABLE e (s INT, d INT); CREATE VIEW tc AS WITH RECURSIVE r(s, d) AS "
-        "(SELECT s, d FROM e UNION SELECT r.s, e.d FROM r JOIN e ON r.d = e.s) SELECT s, d FROM r;"
-    )
+    text = _CLOSURE
     p = Pipeline.from_sql(text)
     with monkeypatch.context() as m:
         m.setattr(nested, "supports_compiled", lambda scope: False)
@@ -356,17 +366,7 @@ def test_an_index_reuses_the_slots_of_dead_entries_and_stays_exact(monkeypatch: 
     peak = [0 for _ in scope.compiled.kernels]
     reused = False
     for step in range(150):
-        rows, weights = [], []
-        for _ in range(6):  # a chain's shortcuts come and go: paths change length
-            edge = (rng.randrange(12), rng.randrange(12))
-            if edge in edges:
-                edges.discard(edge)
-                rows.append(edge)
-                weights.append(-1)
-            elif edge not in rows:
-                edges.add(edge)
-                rows.append(edge)
-                weights.append(1)
+        rows, weights = _toggled(rng, edges, 6, 12)  # shortcuts come and go: paths change length
         change = {"e": ZSet.from_rows(rows, p.table_types("e"), weights)}
         got, want = p.step(change), check.step(change)
         assert_same_rows(got["tc"], want["tc"], f"step {step}", exact=True)
