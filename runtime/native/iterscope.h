@@ -764,10 +764,15 @@ struct NestedAggregate {
 
     struct Item { const int64_t* row; int64_t w[4]; };
 
+    // corners' scratch, kept between calls: a group visit allocates nothing
+    std::vector<Item> items;
+    std::vector<int64_t> corner_row, value;
+    std::vector<char> valued;
+
     /* The group's four corners, aggregated, into `out` with their signs. */
     void corners(int64_t g, int32_t i, Rows& out) {
         const int w = in.w;
-        std::vector<Item> items;
+        items.clear();
         for (int64_t x = s_start[g]; x < s_start[g + 1]; x++) {
             int64_t e = s_entry[x], wt = s.wt_of(e);
             int32_t j = s.it_of(e);
@@ -783,11 +788,13 @@ struct NestedAggregate {
             return std::memcmp(a.row, b.row, sizeof(int64_t) * w) < 0;
         });
         const size_t na = kinds.size();
-        std::vector<int64_t> row(keys.rows.w + na);
+        std::vector<int64_t>& row = corner_row;
+        row.resize(keys.rows.w + na);
+        std::vector<char>& seen = valued;
         for (int c = 0; c < 4; c++) {
             int64_t count = 0;
-            std::vector<int64_t> value(na, 0);
-            std::vector<bool> seen(na, false);
+            value.assign(na, 0);
+            seen.assign(na, 0);
             for (size_t x = 0; x < items.size();) {
                 size_t y = x;
                 int64_t net = 0;
