@@ -279,14 +279,15 @@ def _numpy_columns(frame: pl.DataFrame) -> tuple[list[str], list[np.ndarray]] | 
     return names, values
 
 
+def _new_series(name: str, values: np.ndarray) -> Any:
+    """polars' series of a numpy column of a dtype in _NEW_SERIES, by its typed
+    constructor (NaN stays NaN: False is the float constructors' nan_is_null)."""
+    return _NEW_SERIES[values.dtype](name, np.ascontiguousarray(values), False)
+
+
 def _frame_of_arrays(names: Sequence[str], values: Sequence[np.ndarray]) -> pl.DataFrame:
-    """A frame of numpy columns of the dtypes in _NEW_SERIES (NaN stays NaN: False is
-    the float constructors' nan_is_null)."""
-    return pl.DataFrame._from_pydf(
-        _PyDataFrame(
-            [_NEW_SERIES[v.dtype](n, np.ascontiguousarray(v), False) for n, v in zip(names, values, strict=True)]
-        )
-    )
+    """A frame of numpy columns of the dtypes in _NEW_SERIES."""
+    return pl.DataFrame._from_pydf(_PyDataFrame([_new_series(n, v) for n, v in zip(names, values, strict=True)]))
 
 
 def series_of_numbers(name: str, values: np.ndarray) -> pl.Series | None:
@@ -294,7 +295,7 @@ def series_of_numbers(name: str, values: np.ndarray) -> pl.Series | None:
     constructor, or None when its dtype has none."""
     if _PyDataFrame is None or values.dtype not in _NEW_SERIES:
         return None
-    return pl.Series._from_pyseries(_NEW_SERIES[values.dtype](name, np.ascontiguousarray(values), False))
+    return pl.Series._from_pyseries(_new_series(name, values))
 
 
 def frame_of_numbers(names: Sequence[str], values: Sequence[np.ndarray]) -> pl.DataFrame | None:

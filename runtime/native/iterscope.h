@@ -39,7 +39,6 @@ static uint64_t collide = 0;
 
 static inline uint64_t reduced(uint64_t h) { return collide ? h % collide : h; }
 
-
 static inline uint64_t hash_cols(const int64_t* row, const int* cols, int k) {
     uint64_t h = 0x9e3779b97f4a7c15ULL;
     for (int j = 0; j < k; j++) h = mix(h ^ (uint64_t)row[cols[j]]) + 0x632be59bd9b4e019ULL;
@@ -304,21 +303,17 @@ struct IterIndex {
        way the old table's, where an entry added before the growth may still be. */
     template <class Next>
     void unlink(std::vector<int64_t>& heads, std::vector<int64_t>& old, uint64_t h, int64_t e, Next next) {
-        for (int64_t* link = &heads[h & mask]; *link >= 0; link = &next(*link)) {
-            if (*link == e) {
-                *link = next(e);
-                return;
+        auto off = [&](int64_t* link) {
+            for (; *link >= 0; link = &next(*link)) {
+                if (*link == e) {
+                    *link = next(e);
+                    return true;
+                }
             }
-        }
-        if (!moving() || (h & old_mask) < cursor) return;
-        for (int64_t* link = &old[h & old_mask]; *link >= 0; link = &next(*link)) {
-            if (*link == e) {
-                *link = next(e);
-                return;
-            }
-        }
+            return false;
+        };
+        if (!off(&heads[h & mask]) && moving() && (h & old_mask) >= cursor) off(&old[h & old_mask]);
     }
-
 
     /* Calls f(entry) for each live entry whose key equals the probe row's columns `pk`
        and whose iteration lies in [lo, hi]. */
@@ -341,11 +336,16 @@ struct IterIndex {
     }
 };
 
+/* Before a loop of probes that calls `ahead`: the chain heads of its first AHEAD keys. */
+static void ask_first(const IterIndex& s, const std::vector<uint64_t>& hs) {
+    for (int64_t x = 0; x < std::min<int64_t>((int64_t)hs.size(), IterIndex::AHEAD); x++) s.prefetch_heads(hs[x], 0);
+}
+
 /* The key hashes of a batch's rows (columns `cols`), for probes of index `s`. */
 static void hashed(const IterIndex& s, const Rows& d, const std::vector<int>& cols, std::vector<uint64_t>& hs) {
     hs.resize(d.n());
     for (int64_t x = 0; x < d.n(); x++) hs[x] = hash_cols(d.row(x), cols.data(), (int)cols.size());
-    for (int64_t x = 0; x < std::min<int64_t>(d.n(), IterIndex::AHEAD); x++) s.prefetch_heads(hs[x], 0);
+    ask_first(s, hs);
 }
 
 /* Before probing row x: the chain head of row x + AHEAD, and the first entry of row
@@ -445,7 +445,7 @@ struct NestedJoin {
         if (from >= c.n() || s.n() == 0) return;
         std::vector<uint64_t> hs((size_t)(c.n() - from));
         for (int64_t x = from; x < c.n(); x++) hs[x - from] = hash_cols(c.row(x), cols.data(), (int)cols.size());
-        for (int64_t x = 0; x < std::min<int64_t>((int64_t)hs.size(), IterIndex::AHEAD); x++) s.prefetch_heads(hs[x], 0);
+        ask_first(s, hs);
         for (int64_t x = from; x < c.n(); x++) {
             ahead(s, hs, x - from);
             s.probe_hashed(c.row(x), cols.data(), hs[x - from], i + 1, INT32_MAX, [&](int64_t e) {
@@ -617,7 +617,7 @@ struct NestedDistinct {
         const int64_t m = (int64_t)fresh.size();
         fresh_h.resize((size_t)m);
         for (int64_t k = 0; k < m; k++) fresh_h[k] = seen.h[fresh[k]];
-        for (int64_t k = 0; k < std::min<int64_t>(m, IterIndex::AHEAD); k++) s.prefetch_heads(fresh_h[k], 0);
+        ask_first(s, fresh_h);
         for (int64_t k = 0; k < m; k++) {
             ahead(s, fresh_h, k);
             const int64_t t = fresh[k];
@@ -766,8 +766,8 @@ struct NestedAggregate {
 
     // corners' scratch, kept between calls: a group visit allocates nothing
     std::vector<Item> items;
-    std::vector<int64_t> corner_row, value;
-    std::vector<char> valued;
+    std::vector<int64_t> row, value;
+    std::vector<char> seen;
 
     /* The group's four corners, aggregated, into `out` with their signs. */
     void corners(int64_t g, int32_t i, Rows& out) {
@@ -788,9 +788,7 @@ struct NestedAggregate {
             return std::memcmp(a.row, b.row, sizeof(int64_t) * w) < 0;
         });
         const size_t na = kinds.size();
-        std::vector<int64_t>& row = corner_row;
         row.resize(keys.rows.w + na);
-        std::vector<char>& seen = valued;
         for (int c = 0; c < 4; c++) {
             int64_t count = 0;
             value.assign(na, 0);
