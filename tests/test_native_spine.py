@@ -73,6 +73,20 @@ def test_fenced_probes_find_every_position_of_the_wanted_hashes(seed: int) -> No
         assert np.array_equal(got, np.flatnonzero(np.isin(run, wanted)))
 
 
+@pytest.mark.parametrize("wanted_count", [1, 3, 40, 2000])
+def test_probes_find_their_blocks_whether_few_or_many_ask(wanted_count: int) -> None:
+    """A run of 100k hashes: a few probes gallop over its fences, many walk them in
+    order (one probe per 64 fences or closer); both find the same positions."""
+    rng = np.random.default_rng(wanted_count)
+    run = np.sort(_hashes(rng, 100_000, 1 << 40))
+    wanted = np.unique(np.concatenate([rng.choice(run, wanted_count), _hashes(rng, wanted_count, 1 << 40)]))
+    (got,) = spine.probe_fenced([run], [spine.fences(run)], wanted)
+    assert np.array_equal(got, np.flatnonzero(np.isin(run, wanted)))
+    rows = _hashes(rng, len(run), 1 << 40)
+    (pairs,) = spine.probe_pairs([run], [rows], [spine.fences(run)], run[got], rows[got])
+    assert np.array_equal(pairs[0], np.arange(len(got))) and np.array_equal(pairs[1], got)
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_pair_probes_find_each_wanted_pair_where_a_run_holds_it(seed: int) -> None:
     """Runs of distinct (key hash, row hash) pairs, with keys of one row and keys of

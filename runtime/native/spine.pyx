@@ -164,29 +164,73 @@ def fences(const uint64_t[::1] h):
     return np.asarray(h[::FENCE_STEP]).copy()
 
 
-cdef inline Py_ssize_t _first_at_least(
-    const uint64_t[::1] h, const uint64_t[::1] fe, uint64_t x, Py_ssize_t* f
-) noexcept nogil:
-    """The first position of the sorted run `h` whose hash is >= x (its length if
-    none), through its fences `fe`: the first fence >= x, galloping from fence f[0]
-    (probes ascend, so the search starts where the last one ended), then one block of
-    the run. f[0] is left at that fence."""
-    cdef Py_ssize_t n = h.shape[0], nf = fe.shape[0], k = 1, hi = f[0], lo, mid
-    while hi < nf and fe[hi] < x:
-        f[0] = hi + 1
-        hi = f[0] + k
-        k *= 2
-    if hi > nf:
-        hi = nf
-    while f[0] < hi:
-        mid = (f[0] + hi) >> 1
-        if fe[mid] < x:
-            f[0] = mid + 1
-        else:
-            hi = mid
-    # the run's first hash >= x lies in ((f - 1) * STEP, f * STEP]
-    lo = (f[0] - 1) * _STEP + 1 if f[0] > 0 else 0
-    hi = f[0] * _STEP if f[0] * _STEP < n else n
+cdef extern from *:
+    """
+    static inline void dbspc_prefetch(const void* p) { __builtin_prefetch(p); }
+    """
+    void dbspc_prefetch(const void* p) noexcept nogil
+
+
+# A probe reads its block only after the probe this many ahead of it has asked for that
+# block's cache lines: a cold block of a large run costs a few dependent misses to
+# search, and these now overlap across probes (500 pair probes of a cold 1M-row run:
+# 212-222 -> 155-175 us; key probes 150 -> 113-133 us).
+cdef enum:
+    _AHEAD = 8
+
+
+cdef inline void _fence_blocks(const uint64_t[::1] fe, const uint64_t[::1] wanted, int64_t[::1] out) noexcept nogil:
+    """For each of the ascending `wanted` hashes, the fence f such that the run's first
+    hash >= it lies in block ((f - 1) * STEP, f * STEP]. Probes dense among the fences
+    (one every 64 fences or closer) walk them in order, which the hardware streams;
+    sparse ones gallop on from the last probe's fence, whose dependent reads of cold
+    lines would cost more than the walk if they were dense."""
+    cdef Py_ssize_t nf = fe.shape[0], m = wanted.shape[0], q, k, hi, mid, f = 0
+    cdef uint64_t x
+    if nf <= 64 * m:
+        for q in range(m):
+            x = wanted[q]
+            while f < nf and fe[f] < x:
+                f += 1
+            out[q] = f
+        return
+    for q in range(m):
+        x = wanted[q]
+        if f > 0:
+            f -= 1  # this probe may start in the last one's block again
+        k = 1
+        hi = f
+        while hi < nf and fe[hi] < x:
+            f = hi + 1
+            hi = f + k
+            k *= 2
+        if hi > nf:
+            hi = nf
+        while f < hi:
+            mid = (f + hi) >> 1
+            if fe[mid] < x:
+                f = mid + 1
+            else:
+                hi = mid
+        out[q] = f
+
+
+cdef inline void _ask_block(const uint64_t* h, Py_ssize_t n, Py_ssize_t f) noexcept nogil:
+    """Ask for the cache lines of block f of the run `h` (n hashes)."""
+    cdef Py_ssize_t lo = (f - 1) * _STEP + 1 if f > 0 else 0, hi = f * _STEP if f * _STEP < n else n, i
+    i = lo
+    while i < hi:
+        dbspc_prefetch(h + i)
+        i += 8  # (64-byte lines of 8 hashes)
+    if hi > lo:
+        dbspc_prefetch(h + hi - 1)
+
+
+cdef inline Py_ssize_t _first_in_block(const uint64_t[::1] h, Py_ssize_t f, uint64_t x) noexcept nogil:
+    """The first position of the sorted run `h` whose hash is >= x, given its block f
+    (`_fence_blocks`); the run's length if none."""
+    cdef Py_ssize_t n = h.shape[0], lo = (f - 1) * _STEP + 1 if f > 0 else 0, hi, mid
+    hi = f * _STEP if f * _STEP < n else n
     while lo < hi:
         mid = (lo + hi) >> 1
         if h[mid] < x:
@@ -200,10 +244,11 @@ def probe_fenced(list runs, list run_fences, const uint64_t[::1] wanted):
     """For each run's sorted key hashes in `runs`, the positions whose hash is one of
     `wanted` (sorted, distinct), found through the run's fences (`fences(run)`): a list
     of int64 arrays, one per run, ascending."""
-    cdef Py_ssize_t m = wanted.shape[0], n, q, lo, total, f, cap
+    cdef Py_ssize_t m = wanted.shape[0], n, q, lo, total, cap
     cdef const uint64_t[::1] h
     cdef const uint64_t[::1] fe
     cdef int64_t[::1] out
+    cdef int64_t[::1] blocks = np.empty(m, np.int64)
     cdef uint64_t x
     found = []
     for run, fence in zip(runs, run_fences):
@@ -214,11 +259,15 @@ def probe_fenced(list runs, list run_fences, const uint64_t[::1] wanted):
         buf = np.empty(cap, np.int64)
         out = buf
         total = 0
-        f = 0
         with nogil:
+            _fence_blocks(fe, wanted, blocks)
+            for q in range(min(m, _AHEAD)):
+                _ask_block(&h[0], n, blocks[q])
             for q in range(m):
+                if q + _AHEAD < m:
+                    _ask_block(&h[0], n, blocks[q + _AHEAD])
                 x = wanted[q]
-                lo = _first_at_least(h, fe, x, &f)
+                lo = _first_in_block(h, blocks[q], x)
                 while lo < n and h[lo] == x:
                     if total == cap:
                         with gil:
@@ -230,8 +279,6 @@ def probe_fenced(list runs, list run_fences, const uint64_t[::1] wanted):
                     lo += 1
                 if lo >= n:
                     break
-                if f > 0:
-                    f -= 1  # the next probe may start in this block again
         found.append(buf[:total])
     return found
 
@@ -243,12 +290,13 @@ def probe_pairs(list runs, list run_rows, list run_fences, const uint64_t[::1] w
     wanted pairs, sorted by (key hash, row hash) and distinct. A run holds a row once, so
     a pair is at one position of a run at most, and a key with many rows costs a search
     among them, not a scan (a delete check through a join's integral, say)."""
-    cdef Py_ssize_t m = wkh.shape[0], n, q, lo, hi, mid, k, total, f, cap
+    cdef Py_ssize_t m = wkh.shape[0], n, q, lo, hi, mid, k, total, cap
     cdef const uint64_t[::1] h
     cdef const uint64_t[::1] r
     cdef const uint64_t[::1] fe
     cdef int64_t[::1] out_q
     cdef int64_t[::1] out_p
+    cdef int64_t[::1] blocks = np.empty(m, np.int64)
     cdef uint64_t x, y
     found = []
     for run, rows, fence in zip(runs, run_rows, run_fences):
@@ -262,12 +310,18 @@ def probe_pairs(list runs, list run_rows, list run_fences, const uint64_t[::1] w
         out_q = qs
         out_p = ps
         total = 0
-        f = 0
         with nogil:
+            _fence_blocks(fe, wkh, blocks)
+            for q in range(min(m, _AHEAD)):
+                _ask_block(&h[0], n, blocks[q])
+                _ask_block(&r[0], n, blocks[q])
             for q in range(m):
+                if q + _AHEAD < m:
+                    _ask_block(&h[0], n, blocks[q + _AHEAD])
+                    _ask_block(&r[0], n, blocks[q + _AHEAD])
                 x = wkh[q]
                 y = wrh[q]
-                lo = _first_at_least(h, fe, x, &f)
+                lo = _first_in_block(h, blocks[q], x)
                 if lo >= n:
                     break
                 # lo: the key's first row; gallop over its rows to the first row hash >= y
@@ -289,7 +343,5 @@ def probe_pairs(list runs, list run_rows, list run_fences, const uint64_t[::1] w
                     out_q[total] = q
                     out_p[total] = lo
                     total += 1
-                if f > 0:
-                    f -= 1  # the next pair may start in this block again
         found.append((qs[:total], ps[:total]))
     return found
