@@ -21,13 +21,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from dbspc.compiler.logical.aggregate import has_ordered_index
 from dbspc.compiler.types import SqlType
-from dbspc.runtime.int64_columns import int64_column
+from dbspc.runtime.int64_columns import int64_column, int64_keys, series_of_int64
 from dbspc.runtime.native import extrema, iterscope
-from dbspc.runtime.zset import polars_dtype
 
 
 class ExtremaIndex:
@@ -46,19 +44,7 @@ class ExtremaIndex:
 
     def keys(self, columns: Sequence[pl.Series], n: int) -> np.ndarray | None:
         """The int64 key rows of n rows (None: a column Arrow holds otherwise)."""
-        if not self.key_types:
-            return np.zeros((n, 1), dtype=np.int64)
-        rows = np.empty((n, 2 * len(self.key_types)), dtype=np.int64)
-        for j, (column, t) in enumerate(zip(columns, self.key_types, strict=True)):
-            nulls = column.null_count()
-            values = int64_column(_filled(column, t) if nulls else column, t, self.strings)
-            if values is None:
-                return None
-            rows[:, 2 * j] = values
-            rows[:, 2 * j + 1] = column.is_null().to_numpy() if nulls else 0
-            if nulls:  # a NULL's slot may hold anything
-                rows[:, 2 * j] *= 1 - rows[:, 2 * j + 1]
-        return rows
+        return int64_keys(columns, self.key_types, self.strings, n)
 
     def values(self, column: pl.Series) -> np.ndarray | None:
         """The int64 images of a column without NULLs."""
@@ -67,22 +53,7 @@ class ExtremaIndex:
 
     def series(self, name: str, values: np.ndarray, present: np.ndarray) -> pl.Series:
         """The values of int64 images, NULL where not `present`."""
-        t = self.value_type
-        if t.kind == "DECIMAL":
-            words = np.empty((len(values), 2), dtype=np.int64)
-            words[:, 0] = values
-            words[:, 1] = values >> 63
-            validity = None if present.all() else pa.py_buffer(np.packbits(present, bitorder="little"))
-            array = pa.Array.from_buffers(
-                pa.decimal128(t.precision or 38, t.scale or 0), len(values), [validity, pa.py_buffer(words)]
-            )
-            return pl.Series(name, array)
-        column = pl.Series(name, values)
-        if t.kind == "BOOLEAN":
-            column = pl.Series(name, values != 0)
-        elif polars_dtype(t) != pl.Int64:
-            column = column.cast(polars_dtype(t))
-        return column if present.all() else column.scatter(np.flatnonzero(~present), None)
+        return series_of_int64(name, values, present, self.value_type, self.strings)
 
     def load(self, keys: Sequence[pl.Series], values: pl.Series, weights: np.ndarray) -> bool:
         """Fill from the trace's rows; False when they cannot be held."""
@@ -92,16 +63,3 @@ class ExtremaIndex:
 
     def nbytes(self) -> int:
         return int(self.index.nbytes())
-
-
-def _filled(column: pl.Series, t: SqlType) -> pl.Series:
-    """A key column's NULLs replaced by some value (the key's NULL flag tells them apart)."""
-    if t.kind == "DECIMAL":
-        return column  # its words are read as they are, and a NULL's zeroed
-    if t.kind == "BOOLEAN":
-        return column.fill_null(False)
-    if t.kind == "STRING":
-        return column.fill_null("")
-    return column.to_physical().fill_null(0)
-
-
