@@ -4,7 +4,7 @@ package is declared in pyproject.toml."""
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-NATIVE = ["extrema", "iterscope", "libm", "rowhash", "spine"]
+NATIVE = ["extrema", "groupsums", "iterscope", "libm", "rowhash", "spine"]
 
 setup(
     ext_modules=cythonize(

@@ -11,14 +11,14 @@ import polars as pl
 import pytest
 
 from dbspc.runtime import zset
-from dbspc.runtime.native import extrema, iterscope
+from dbspc.runtime.native import extrema, groupsums, iterscope
 
 
 @contextmanager
 def colliding_hashes(values: int | None = 2) -> Iterator[None]:
     """Within the block, every row hash (runtime/zset.py `hash_rows`, polars' hash_rows
     for the operators that still use it, the compiled recursion's, runtime/native/
-    iterscope.h, and the MIN/MAX index's, extrema.h) takes one of `values` values (1: all
+    iterscope.h, the MIN/MAX index's, extrema.h, and the group table's, groupsums.h) takes one of `values` values (1: all
     equal; None: hashes as they are)."""
     if values is None:
         yield
@@ -33,8 +33,10 @@ def colliding_hashes(values: int | None = 2) -> Iterator[None]:
         mp.setattr(zset, "_collide", values)
         iterscope.set_collisions(values)
         extrema.set_collisions(values)
+        groupsums.set_collisions(values)
         try:
             yield
         finally:
             iterscope.set_collisions(0)
             extrema.set_collisions(0)
+            groupsums.set_collisions(0)

@@ -486,7 +486,7 @@ def test_counts_and_sums_step_on_arrays_and_agree_with_the_general_path() -> Non
         assert got.frame.dtypes == want.frame.dtypes
         assert got.to_rows() == want.to_rows()
     assert taken == len(batches)
-    assert fast._state.snapshot().to_rows() == slow._state.snapshot().to_rows()
+    assert fast.traces()["state"].snapshot().to_rows() == slow.traces()["state"].snapshot().to_rows()
 
 
 def test_counts_and_sums_beyond_int64_take_the_exact_path() -> None:

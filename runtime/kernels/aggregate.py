@@ -52,6 +52,7 @@ from dbspc.compiler.logical.aggregate import (
 from dbspc.compiler.types import BIGINT, DOUBLE, INTEGER_BOUNDS, SqlType, decimal
 from dbspc.runtime.decimal_arithmetic import unscaled_to_decimal
 from dbspc.runtime.kernels.extrema_index import ExtremaIndex
+from dbspc.runtime.kernels.group_sums import GroupSums
 from dbspc.runtime.registry import Context, Setup, Value, as_zset, evaluates
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import (
@@ -846,19 +847,43 @@ class IncrementalAggregate:
         self._started = False
         # COUNTs and scale-keeping SUMs by group: a step can run on int64 arrays (_step_linear)
         self._linear_only = bool(p.gnames) and not p.mset_aggs and all(_summable(a) for a in p.aggs)
+        # ... whose sums then live in a compiled table, read and added to in place; the
+        # trace hears of them when read (traces()). None: the trace alone, as for every
+        # other aggregate, and for good once a step needs the general path.
+        self._groups: GroupSums | None = None
+        if self._linear_only and GroupSums.supports(p.group_types):
+            self._groups = GroupSums(p.group_types, 1 + len(_linear_layout(p)))
 
     def state_rows(self) -> int:
         out = len(self._out) if self._out is not None else 0
-        return len(self._state) + sum(len(t) for t in self._msets.values()) + out
+        state = len(self._groups) if self._groups is not None else len(self._state)
+        return state + sum(len(t) for t in self._msets.values()) + out
 
     def state_bytes(self) -> int:
         held = sum(i.nbytes() for i in self._indexes.values())
-        return sum(t.nbytes() for t in self.traces().values()) + held
+        held += self._groups.nbytes() if self._groups is not None else 0
+        traces = [self._state, *self._msets.values(), *([self._out] if self._out is not None else [])]
+        return sum(t.nbytes() for t in traces) + held
 
     def traces(self) -> dict[str, Trace]:
-        """Every piece of state, by a stable name (for checkpoints)."""
+        """Every piece of state, by a stable name (for checkpoints), up to date."""
+        if self._groups is not None:
+            self._groups.sync(self._state, self._linear_state_frame)
         traces = {"state": self._state, **{f"values{arg}": t for arg, t in self._msets.items()}}
         return traces | ({"out": self._out} if self._out is not None else {})
+
+    def _linear_state_frame(self, keys: list[pl.Series], sums: np.ndarray) -> pl.DataFrame:
+        """The state trace's rows of some groups from their sums in the table's layout."""
+        p = self._plan
+        n, parts = sums[:, 0], dict(zip(_linear_layout(p), sums[:, 1:].T, strict=True))
+        k = {i: v for (part, i), v in parts.items() if part == "k"}
+        return _linear_state(p, keys, n, k, {i: v for (part, i), v in parts.items() if part == "s"})
+
+    def _drop_groups(self) -> None:
+        """Leave the table for the trace, for good (a step the table cannot take)."""
+        if self._groups is not None:
+            self._groups.sync(self._state, self._linear_state_frame)
+            self._groups = None
 
     @property
     def started(self) -> bool:
@@ -872,6 +897,10 @@ class IncrementalAggregate:
         self._started = bool(meta)
         self._indexes.clear()  # reloaded from the refilled traces at the next step
         p = self._plan
+        if self._groups is not None:
+            self._groups = GroupSums(p.group_types, 1 + len(_linear_layout(p)))
+            if not self._load_groups(self._groups):
+                self._groups = None
         if self._out is None or len(self._out) or not (len(self._state) or (p.is_global and self._started)):
             return
         # A checkpoint from before the emitted rows were kept: every live group (and a
@@ -1062,6 +1091,17 @@ class IncrementalAggregate:
         old_m = _renamed_mset(p, arg, self._fetch(trace, take(both, groups.reps[lost])))
         return concat_frames([values, _positive_values(concat_frames([old_m, dm]))])
 
+    def _load_groups(self, groups: GroupSums) -> bool:
+        """Fill the table from the state trace (a restore); False when its sums do not
+        fit the table (the trace alone serves then)."""
+        p = self._plan
+        stored = self._state.snapshot().frame
+        sums = _stored_sums(p, stored, np.arange(stored.height, dtype=np.int64))
+        if sums is None:
+            return False
+        keys = [stored.get_column(col_name(i)) for i in range(len(p.gnames))]
+        return groups.load(keys, _layout_matrix(p, sums))
+
     def _mark_started(self) -> None:
         self._started = True
 
@@ -1080,6 +1120,8 @@ class IncrementalAggregate:
         groups, delta = summed
         assert groups.hashes is not None
         keys = [take_series(work.get_column(g), groups.reps) for g in p.gnames]
+        if self._groups is not None:
+            return self._step_table(self._groups, keys, delta) or self._step_linear(work)
         aligned = self._state.lookup_aligned(keys, groups.hashes[groups.reps])
         if aligned is None:
             return None
@@ -1087,50 +1129,22 @@ class IncrementalAggregate:
         old = _stored_sums(p, stored, at)
         if old is None:
             return None
-        new = _Sums(old.n + delta.n, {i: old.k[i] + k for i, k in delta.k.items()}, {})
-        new.s.update({i: old.s[i] + s for i, s in delta.s.items()})
-        unchanged = delta.n == 0
-        for part in [*delta.k.values(), *delta.s.values()]:
-            unchanged &= part == 0
-        had = (at >= 0) & ~unchanged
-        live = (new.n != 0) & ~unchanged
-
-        # Output rows: a group's row before (-1) and after (+1), from its sums alone; a
-        # group whose row did not change (a COUNT(x) of NULLs added, say) cancels out.
-        same = had & live
-        old_cols, new_cols = _output_arrays(p, old), _output_arrays(p, new)
-        for (vo, ko), (vn, kn) in zip(old_cols, new_cols, strict=True):
-            same &= (ko == kn) & ((vo == vn) | ~ko)
-        gone, born = np.flatnonzero(had & ~same), np.flatnonzero(live & ~same)
-        rows = np.concatenate([gone, born])
-        columns = [take_series(k, rows) for k in keys]
-        for a, (vo, ko), (vn, kn) in zip(p.aggs, old_cols, new_cols, strict=True):
-            values = np.concatenate([vo[gone], vn[born]])
-            valid = np.concatenate([ko[gone], kn[born]])
-            if a.call.fn in ("count_star", "count"):
-                columns.append(int64_series("", values))
-                continue
-            column = _sum_column(values, valid, a.out_type)
-            if column is None:
-                return None
-            columns.append(column)
-        sign = np.concatenate([np.full(len(gone), -1, dtype=np.int64), np.ones(len(born), dtype=np.int64)])
-        out = frame_of([c.alias(col_name(i)) for i, c in enumerate(columns)] + [int64_series(WEIGHT, sign)])
-        if out.dtypes[:-1] != [polars_dtype(t) for t in p.out_types]:
+        new = _added(old, delta)
+        had = (at >= 0) & ~_unchanged(delta)
+        live = (new.n != 0) & ~_unchanged(delta)
+        out = _linear_output(p, keys, old, new, had, live)
+        if out is None:
             return None
 
         # The state's change: the touched groups' stored rows out, their new rows in.
         retract = at[had]
-        state = [take_series(k, np.flatnonzero(live)) for k in keys]
-        state.append(int64_series("", new.n[live]))
-        for a in p.aggs:
-            if a.index in new.k:
-                state.append(int64_series("", new.k[a.index][live]))
-            if a.index in new.s:
-                state.append(_decimal_column(new.s[a.index][live], None, 38, 0))
-        born_state = frame_of(
-            [c.alias(col_name(i)) for i, c in enumerate(state)]
-            + [int64_series(WEIGHT, np.ones(int(live.sum()), dtype=np.int64))]
+        kept = np.flatnonzero(live)
+        born_state = _linear_state(
+            p,
+            [take_series(k, kept) for k in keys],
+            new.n[kept],
+            {i: v[kept] for i, v in new.k.items()},
+            {i: v[kept] for i, v in new.s.items()},
         )
         gone_state = take_weighted(stored, retract, np.full(len(retract), -1, dtype=np.int64))
         change = concat_frames([gone_state, born_state])
@@ -1140,7 +1154,129 @@ class IncrementalAggregate:
             trace.insert(ZSet(change, tuple(p.state_types)))
             self._started = True
 
-        return ZSet(out, p.out_types, consolidated=True), commit
+        return out, commit
+
+    def _step_table(
+        self, table: GroupSums, keys: list[pl.Series], delta: _Sums
+    ) -> tuple[ZSet, Callable[[], None]] | None:
+        """`_step_linear` on the compiled table: the touched groups' sums read in one
+        call, and added to in one at the commit. None after leaving the table for the
+        trace (`_drop_groups`) when a key has no int64 image or a sum nears int64's end."""
+        p = self._plan
+        rows = table.keys(keys)
+        if rows is None:
+            self._drop_groups()
+            return None
+        held, sums = table.lookup(rows)
+        if bool((np.abs(sums) >= _SUM_BOUND).any()):
+            self._drop_groups()
+            return None
+        old = _layout_sums(p, sums)
+        new = _added(old, delta)
+        had = held & ~_unchanged(delta)
+        live = (new.n != 0) & ~_unchanged(delta)
+        out = _linear_output(p, keys, old, new, had, live)
+        if out is None:
+            self._drop_groups()
+            return None
+        deltas = _layout_matrix(p, delta)
+        removed = int((held & (new.n == 0)).sum())
+
+        def commit() -> None:
+            table.add(rows, deltas, removed)
+            self._started = True
+            if table.backlogged():
+                table.sync(self._state, self._linear_state_frame)
+
+        return out, commit
+
+
+def _linear_layout(plan: _Plan) -> list[tuple[str, int]]:
+    """The linear parts after the row count, in the state trace's column order: per
+    aggregate other than COUNT(*), its non-NULL count ("k") and, for a SUM or AVG, its
+    unscaled sum ("s"), with the aggregate's index."""
+    layout = []
+    for a in plan.aggs:
+        if a.call.fn == "count_star":
+            continue
+        layout.append(("k", a.index))
+        if a.needs_sum:
+            layout.append(("s", a.index))
+    return layout
+
+
+def _layout_matrix(plan: _Plan, sums: _Sums) -> np.ndarray:
+    """Sums as the table's rows: n, then `_linear_layout`'s parts."""
+    parts = [sums.n, *((sums.k if part == "k" else sums.s)[i] for part, i in _linear_layout(plan))]
+    return np.ascontiguousarray(np.stack(parts, axis=1), dtype=np.int64)
+
+
+def _layout_sums(plan: _Plan, matrix: np.ndarray) -> _Sums:
+    sums = _Sums(matrix[:, 0], {}, {})
+    for j, (part, i) in enumerate(_linear_layout(plan), start=1):
+        (sums.k if part == "k" else sums.s)[i] = matrix[:, j]
+    return sums
+
+
+def _added(old: _Sums, delta: _Sums) -> _Sums:
+    new = _Sums(old.n + delta.n, {i: old.k[i] + k for i, k in delta.k.items()}, {})
+    new.s.update({i: old.s[i] + s for i, s in delta.s.items()})
+    return new
+
+
+def _unchanged(delta: _Sums) -> np.ndarray:
+    """Groups the change leaves as they were (every part's delta zero)."""
+    unchanged = delta.n == 0
+    for part in [*delta.k.values(), *delta.s.values()]:
+        unchanged &= part == 0
+    return unchanged
+
+
+def _linear_output(
+    plan: _Plan, keys: list[pl.Series], old: _Sums, new: _Sums, had: np.ndarray, live: np.ndarray
+) -> ZSet | None:
+    """The output rows of the touched groups: a group's row before (-1, where it `had`
+    one) and after (+1, where it is `live`), from its sums alone; a group whose row did
+    not change (a COUNT(x) of NULLs added, say) cancels out. None for a sum whose column
+    cannot be built here, or rows not of the output's types."""
+    p = plan
+    same = had & live
+    old_cols, new_cols = _output_arrays(p, old), _output_arrays(p, new)
+    for (vo, ko), (vn, kn) in zip(old_cols, new_cols, strict=True):
+        same &= (ko == kn) & ((vo == vn) | ~ko)
+    gone, born = np.flatnonzero(had & ~same), np.flatnonzero(live & ~same)
+    rows = np.concatenate([gone, born])
+    columns = [take_series(k, rows) for k in keys]
+    for a, (vo, ko), (vn, kn) in zip(p.aggs, old_cols, new_cols, strict=True):
+        values = np.concatenate([vo[gone], vn[born]])
+        valid = np.concatenate([ko[gone], kn[born]])
+        if a.call.fn in ("count_star", "count"):
+            columns.append(int64_series("", values))
+            continue
+        column = _sum_column(values, valid, a.out_type)
+        if column is None:
+            return None
+        columns.append(column)
+    sign = np.concatenate([np.full(len(gone), -1, dtype=np.int64), np.ones(len(born), dtype=np.int64)])
+    out = frame_of([c.alias(col_name(i)) for i, c in enumerate(columns)] + [int64_series(WEIGHT, sign)])
+    if out.dtypes[:-1] != [polars_dtype(t) for t in p.out_types]:
+        return None
+    return ZSet(out, p.out_types, consolidated=True)
+
+
+def _linear_state(
+    plan: _Plan, keys: list[pl.Series], n: np.ndarray, k: dict[int, np.ndarray], s: dict[int, np.ndarray]
+) -> pl.DataFrame:
+    """The state trace's rows (weight 1) of groups with these keys and linear parts."""
+    state = [*keys, int64_series("", n)]
+    for a in plan.aggs:
+        if a.index in k:
+            state.append(int64_series("", k[a.index]))
+        if a.index in s:
+            state.append(_decimal_column(s[a.index], None, 38, 0))
+    return frame_of(
+        [c.alias(col_name(i)) for i, c in enumerate(state)] + [int64_series(WEIGHT, np.ones(len(n), dtype=np.int64))]
+    )
 
 
 def _stored_sums(plan: _Plan, stored: pl.DataFrame, at: np.ndarray) -> _Sums | None:

@@ -1,0 +1,81 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# distutils: language = c++
+"""A linear aggregate's running sums per group (runtime/kernels/group_sums.py). The C++
+is groupsums.h."""
+
+import numpy as np
+
+from libc.stdint cimport int8_t, int64_t, uint64_t
+from libc.string cimport memcpy
+from libcpp cimport bool as cbool
+from libcpp.vector cimport vector
+
+cdef extern from "groupsums.h" namespace "dbspc_groups":
+    cdef cppclass GroupSums:
+        void init(int w, int s)
+        void lookup(const int64_t* keys, int64_t m, int8_t* present, int64_t* out) nogil
+        void add(const int64_t* keys, int64_t m, const int64_t* deltas, cbool mark) nogil
+        void drain(vector[int64_t]& keys, vector[int64_t]& sums, vector[int64_t]& gone) nogil
+        int64_t bytes()
+        int64_t live
+        int w, s
+    uint64_t collide
+
+
+def set_collisions(uint64_t values):
+    """Reduce every hash modulo `values` (0: hashes as they are); for tests."""
+    global collide
+    collide = values
+
+
+cdef _rows(vector[int64_t]& v, int width):
+    out = np.empty((v.size() // width if width else 0, width), dtype=np.int64)
+    cdef int64_t[:, ::1] o = out
+    if v.size():
+        memcpy(&o[0, 0], v.data(), v.size() * sizeof(int64_t))
+    return out
+
+
+cdef class Table:
+    """Per group (`width` int64 key words), `sums` int64 running sums, the first of them
+    the group's row count."""
+
+    cdef GroupSums g
+
+    def __init__(self, int width, int sums):
+        self.g.init(width, sums)
+
+    def lookup(self, const int64_t[:, ::1] keys):
+        """(present, sums) of each group of `keys` (distinct): an int8 flag and its sums
+        (m x sums; zeros when absent). Reads only."""
+        cdef int64_t m = keys.shape[0]
+        present_a = np.zeros(m, dtype=np.int8)
+        sums_a = np.zeros((m, self.g.s), dtype=np.int64)
+        cdef int8_t[::1] present = present_a
+        cdef int64_t[:, ::1] out = sums_a
+        if m:
+            with nogil:
+                self.g.lookup(&keys[0, 0], m, &present[0], &out[0, 0])
+        return present_a, sums_a
+
+    def add(self, const int64_t[:, ::1] keys, const int64_t[:, ::1] deltas, cbool mark=True):
+        """sums += deltas for each group of `keys` (distinct); a group whose count falls to
+        zero is removed. `mark`: the trace has not seen this change (drain hands it over)."""
+        cdef int64_t m = keys.shape[0]
+        if m:
+            with nogil:
+                self.g.add(&keys[0, 0], m, &deltas[0, 0], mark)
+
+    def drain(self):
+        """(keys, sums, gone): the groups changed since the last drain that are held, with
+        their sums, and the keys of those removed since (each once); clears the marks."""
+        cdef vector[int64_t] keys, sums, gone
+        with nogil:
+            self.g.drain(keys, sums, gone)
+        return _rows(keys, self.g.w), _rows(sums, self.g.s), _rows(gone, self.g.w)
+
+    def __len__(self):
+        return self.g.live
+
+    def nbytes(self):
+        return self.g.bytes()

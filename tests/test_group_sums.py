@@ -1,0 +1,160 @@
+"""A linear aggregate's group table (runtime/kernels/group_sums.py, native/groupsums.h):
+the table against a dict, and the aggregate on it against the aggregate on its trace
+alone, with its trace read (a checkpoint) and restored from at random steps."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dbspc.compiler.logical.aggregate import AggCall
+from dbspc.compiler.types import BIGINT, DATE, INT, STRING, decimal
+from dbspc.runtime.kernels import group_sums
+from dbspc.runtime.kernels.aggregate import IncrementalAggregate
+from dbspc.runtime.native import groupsums
+from dbspc.runtime.zset import ZSet
+from tests.collisions import colliding_hashes
+
+
+@pytest.mark.parametrize("collide", [None, 3, 1])
+def test_the_table_adds_removes_and_drains_as_a_dict_does(collide: int | None) -> None:
+    """Random adds over few keys (so groups die and come back), against a dict; a drain
+    lists each changed group once: held ones with their sums, removed ones by key."""
+    rng = np.random.default_rng(collide or 0)
+    with colliding_hashes(collide):
+        table = groupsums.Table(2, 2)
+        model: dict[tuple[int, int], list[int]] = {}
+        changed: set[tuple[int, int]] = set()
+        for _ in range(300):
+            keys = np.unique(rng.integers(0, 12, (int(rng.integers(1, 8)), 2)), axis=0).astype(np.int64)
+            deltas = np.zeros((len(keys), 2), dtype=np.int64)
+            for i, key in enumerate(map(tuple, keys.tolist())):
+                held = model.get(key, [0, 0])
+                # a count never below zero, and zero only by a change that empties the group
+                deltas[i] = [max(-held[0], int(rng.integers(-2, 3))), int(rng.integers(-5, 6))]
+                after = [held[0] + int(deltas[i, 0]), held[1] + int(deltas[i, 1])]
+                if key in model or after[0]:
+                    changed.add(key)
+                if after[0]:
+                    model[key] = after
+                else:
+                    model.pop(key, None)
+            table.add(keys, deltas)
+            present, sums = table.lookup(keys)
+            assert present.tolist() == [int(tuple(k) in model) for k in keys.tolist()]
+            assert sums.tolist() == [model.get(tuple(k), [0, 0]) for k in keys.tolist()]
+            assert len(table) == len(model)
+            if rng.random() < 0.1:
+                held, held_sums, gone = table.drain()
+                got = {tuple(k): s for k, s in zip(held.tolist(), held_sums.tolist(), strict=True)}
+                assert len(got) == len(held)
+                assert got == {k: model[k] for k in changed if k in model}
+                assert sorted(map(tuple, gone.tolist())) == sorted(k for k in changed if k not in model)
+                changed.clear()
+
+
+TYPES = [STRING, INT, decimal(8, 2), DATE]
+AGGS = [AggCall("count_star", None, BIGINT), AggCall("count", 2, BIGINT), AggCall("sum", 2, decimal(18, 2))]
+ROWS = st.tuples(
+    st.sampled_from(["a", "b", "c", None, "ä"]),
+    st.one_of(st.none(), st.integers(-3, 3)),
+    st.one_of(st.none(), st.decimals(-50, 50, places=2)),
+    st.sampled_from([None, date(2024, 2, 29), date(1969, 12, 31)]),
+)
+
+
+def _on_table(aggregate: IncrementalAggregate) -> bool:
+    return aggregate._groups is not None
+
+
+def _copy(source: IncrementalAggregate, group: list[int], out_types: list[Any]) -> IncrementalAggregate:
+    """A new aggregate restored from `source`'s checkpoint: its traces, then its meta."""
+    restored = IncrementalAggregate(TYPES, group, AGGS, out_types, False)
+    for name, trace in restored.traces().items():
+        trace.insert(source.traces()[name].snapshot())
+    restored.restored(source.meta())
+    return restored
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(st.lists(st.tuples(ROWS, st.sampled_from([1, 1, 2, -1])), max_size=8), min_size=1, max_size=12),
+    group=st.sampled_from([[0], [0, 1], [3, 0]]),
+    reads=st.lists(st.sampled_from(["step", "read", "restore"]), min_size=12, max_size=12),
+    collide=st.sampled_from([None, 2]),
+)
+def test_an_aggregate_on_its_table_agrees_with_one_on_its_trace(
+    steps: list[list[tuple[tuple[Any, ...], int]]], group: list[int], reads: list[str], collide: int | None
+) -> None:
+    """Each step's output equals the trace-only aggregate's, and the state trace read
+    through traces() (a checkpoint) equals its state trace, whether or not the table was
+    read or restored from in between. Deletes only take rows that are there."""
+    out_types = [TYPES[c] for c in group] + [a.type for a in AGGS]
+    with colliding_hashes(collide):
+        table = IncrementalAggregate(TYPES, group, AGGS, out_types, False)
+        trace = IncrementalAggregate(TYPES, group, AGGS, out_types, False)
+        trace._groups = None
+        assert _on_table(table)
+        held: dict[tuple[Any, ...], int] = {}
+        for ops, read in zip(steps, reads, strict=False):
+            change: dict[tuple[Any, ...], int] = {}
+            for row, w in ops:
+                if w < 0 and held.get(row, 0) + change.get(row, 0) <= 0:
+                    continue
+                change[row] = change.get(row, 0) + w
+            rows = [r for r, w in change.items() if w]
+            delta = ZSet.from_rows(rows, TYPES, [change[r] for r in rows])
+            for r in rows:
+                held[r] = held.get(r, 0) + change[r]
+            got, commit = table.step(delta)
+            commit()
+            want, commit = trace.step(delta)
+            commit()
+            assert sorted(got.to_rows(), key=repr) == sorted(want.to_rows(), key=repr)
+            if read == "read":
+                mine = table.traces()["state"].snapshot().to_rows()
+                assert sorted(mine, key=repr) == sorted(trace.traces()["state"].snapshot().to_rows(), key=repr)
+                assert table.state_rows() == len(mine)  # the live groups
+            elif read == "restore":
+                table = _copy(table, group, out_types)
+                assert _on_table(table)
+        assert sorted(table.traces()["state"].snapshot().to_rows(), key=repr) == sorted(
+            trace.traces()["state"].snapshot().to_rows(), key=repr
+        )
+
+
+def test_a_step_on_the_table_leaves_the_trace_alone_until_it_is_read() -> None:
+    """The point of the table: steps add to it in place; the trace is written only when
+    read (here, by traces()), and then holds every group's row."""
+    types, group = [BIGINT, decimal(10, 2)], [0]
+    aggs = [AggCall("count_star", None, BIGINT), AggCall("sum", 1, decimal(20, 2))]
+    aggregate = IncrementalAggregate(types, group, aggs, [BIGINT, BIGINT, decimal(20, 2)], False)
+    for step in range(5):
+        rows = [(g, Decimal(step) + Decimal("0.25")) for g in range(10)]
+        _, commit = aggregate.step(ZSet.from_rows(rows, types))
+        commit()
+    assert len(aggregate._state) == 0 and aggregate.state_rows() == 10
+    state = aggregate.traces()["state"].snapshot().to_rows()
+    # (group, rows, non-NULL amounts, their unscaled sum: 0.25 + 1.25 + ... + 4.25 = 11.25)
+    assert sorted(state) == [((g, 5, 5, Decimal(1125)), 1) for g in range(10)]
+
+
+def test_removed_groups_reach_the_trace_once_their_keys_pile_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream of groups born and removed (an order id inserted, then deleted) would keep
+    their keys for the trace without bound; past the backlog the commit hands them over."""
+    monkeypatch.setattr(group_sums, "_REMOVED_BACKLOG", 8)
+    types = [BIGINT, BIGINT]
+    aggs = [AggCall("count_star", None, BIGINT), AggCall("sum", 1, BIGINT)]
+    aggregate = IncrementalAggregate(types, [0], aggs, [BIGINT, BIGINT, BIGINT], False)
+    for step in range(20):
+        rows = [(step, 1), (step - 1, 1)] if step else [(step, 1)]
+        _, commit = aggregate.step(ZSet.from_rows(rows, types, [1, -1] if step else [1]))
+        commit()
+        assert aggregate._groups is not None and aggregate._groups.removed < 8
+    assert aggregate.traces()["state"].snapshot().to_rows() == [((19, 1, 1, 1), 1)]
