@@ -105,6 +105,13 @@ def _comparable(column: pl.Series) -> np.ndarray | None:
     return None
 
 
+def _as_bytes(values: np.ndarray | None) -> np.ndarray | None:
+    """A `_comparable` view as C-contiguous (rows, width) bytes, or None."""
+    if values is None or not values.flags.c_contiguous or not len(values):
+        return None
+    return values.view(np.uint8).reshape(len(values), -1)
+
+
 def _values_at(column: pl.Series, rows: np.ndarray) -> np.ndarray:
     """A column's values at `rows` as numpy: through numpy's view of one chunk (no copy of
     the column), else gathered first (a run read back from a checkpoint may be chunked)."""
@@ -157,6 +164,8 @@ class _Run:
     # numpy's views of the columns read by number, and (under "=name") `comparable`'s
     # (runs never change, so each is made once)
     views: dict[str, np.ndarray | None] = field(default_factory=dict, compare=False)
+    # `row_bytes`, once asked: one entry, the views or None
+    as_bytes: list[list[np.ndarray] | None] = field(default_factory=list, compare=False)
 
     def __len__(self) -> int:
         return self.frame.height
@@ -182,6 +191,14 @@ class _Run:
             pass
         values = self.views[key] = _comparable(self.frame.get_column(name))
         return values
+
+    def row_bytes(self, names: Sequence[str]) -> list[np.ndarray] | None:
+        """Columns `names` as `_as_bytes` sees them (made once), or None if one has no
+        such view: what `spine.held_weights` compares."""
+        if not self.as_bytes:
+            views = [_as_bytes(self.comparable(name)) for name in names]
+            self.as_bytes.append(None if any(v is None for v in views) else views)  # type: ignore[arg-type]
+        return self.as_bytes[0]
 
 
 class Trace:
@@ -519,6 +536,9 @@ class Trace:
         order, starts = hash_groups(key_hashes, row_hashes)
         if len(starts) != n:
             return None
+        done, held = self._held_weights(columns, key_hashes[order], row_hashes[order], order)
+        if done:
+            return held
         found_pairs = spine.probe_pairs(
             [r.hashes for r in self._runs],
             [r.row_hashes for r in self._runs],
@@ -535,6 +555,34 @@ class Trace:
         for run, row, idx in found:
             out[row] += run.frame.get_column(WEIGHT).to_numpy()[idx]  # a row is once in a run
         return out
+
+    def _held_weights(
+        self, columns: list[pl.Series], kh: np.ndarray, rh: np.ndarray, order: np.ndarray
+    ) -> tuple[bool, np.ndarray | None]:
+        """`weights_of` in one compiled pass, when every column of the rows and of each run
+        is fixed-width without NULLs (`_as_bytes`): (True, its answer). (False, None) when
+        a column is of another kind: the caller then probes and compares in numpy."""
+        mine: list[np.ndarray] = []
+        for column, dtype in zip(columns, self._dtypes, strict=False):
+            view = _as_bytes(_comparable(column)) if column.dtype == dtype else None
+            if view is None:
+                return False, None
+            mine.append(view)
+        widths = [v.shape[1] for v in mine]
+        stored: list[list[np.ndarray]] = []
+        weights: list[np.ndarray] = []
+        for run in self._runs:
+            views, held = run.row_bytes(self._columns), run.numbers(WEIGHT)
+            if views is None or held is None or [v.shape[1] for v in views] != widths:
+                return False, None
+            stored.append(views)
+            weights.append(held)
+        runs = self._runs
+        found = spine.held_weights(
+            [r.hashes for r in runs], [r.row_hashes for r in runs], [r.fences for r in runs], stored, weights,
+            kh, rh, order, mine,
+        )  # fmt: skip
+        return True, found
 
     def _found_equal(self, found: list[tuple[_Run, np.ndarray, np.ndarray]], j: int, column: pl.Series) -> bool:
         """Whether column j of the stored rows `found` (each run with the probe rows and

@@ -123,3 +123,38 @@ def test_large_runs_are_ordered_as_the_compiled_sort_orders_them() -> None:
     order, starts = hash_groups(kh)  # by the key hash alone
     want_order, want_starts = spine.sort_groups(kh, kh)
     assert np.array_equal(kh[order], kh[want_order]) and np.array_equal(starts, want_starts)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_held_weights_sum_each_rows_weight_over_the_runs(seed: int) -> None:
+    """Runs of rows (an int64 and a 16-byte column) with their weights; probe rows some
+    held in one or more runs, some in none: each gets the sum of its weights, as a dict
+    says; a row whose hashes match but whose bytes differ gives None."""
+    rng = np.random.default_rng(seed)
+    universe = rng.integers(0, 1 << 40, (400, 3)).astype(np.int64)  # value, then two decimal words
+    kh_of = (universe[:, 0] % 37).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)  # keys of many rows
+    rh_of = universe[:, 1].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    held: dict[int, int] = {}
+    runs = []
+    for size in (int(rng.integers(1, 300)), spine.FENCE_STEP + 3, 5):
+        rows = rng.choice(len(universe), size, replace=False)
+        order, _ = spine.sort_groups(kh_of[rows], rh_of[rows])
+        rows = rows[order]
+        weights = rng.integers(-3, 4, size).astype(np.int64)
+        for r, w in zip(rows.tolist(), weights.tolist(), strict=True):
+            held[r] = held.get(r, 0) + w
+        columns = [_bytes(universe[rows, :1]), _bytes(universe[rows, 1:])]
+        runs.append((kh_of[rows], rh_of[rows], spine.fences(kh_of[rows]), columns, weights))
+    probe = rng.choice(len(universe), 120, replace=False)
+    order, _ = spine.sort_groups(kh_of[probe], rh_of[probe])
+    args = [[r[i] for r in runs] for i in range(5)]
+    wanted = (kh_of[probe][order], rh_of[probe][order], order)
+    got = spine.held_weights(*args, *wanted, [_bytes(universe[probe, :1]), _bytes(universe[probe, 1:])])
+    assert got is not None and got.tolist() == [held.get(r, 0) for r in probe.tolist()]
+    changed = universe[probe, 1:].copy()
+    changed[:, 1] += 1  # the same hashes, other bytes
+    assert spine.held_weights(*args, *wanted, [_bytes(universe[probe, :1]), _bytes(changed)]) is None
+
+
+def _bytes(values: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(values).view(np.uint8).reshape(len(values), -1)

@@ -12,3 +12,14 @@ def probe_fenced(runs: list[np.ndarray], run_fences: list[np.ndarray], wanted: n
 def probe_pairs(
     runs: list[np.ndarray], run_rows: list[np.ndarray], run_fences: list[np.ndarray], wkh: np.ndarray, wrh: np.ndarray
 ) -> list[tuple[np.ndarray, np.ndarray]]: ...
+def held_weights(
+    runs: list[np.ndarray],
+    run_rows: list[np.ndarray],
+    run_fences: list[np.ndarray],
+    run_columns: list[list[np.ndarray]],
+    run_weights: list[np.ndarray],
+    wkh: np.ndarray,
+    wrh: np.ndarray,
+    order: np.ndarray,
+    columns: list[np.ndarray],
+) -> np.ndarray | None: ...

@@ -13,6 +13,8 @@ import numpy as np
 
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcmp
+from libcpp.vector cimport vector
 
 cdef extern from *:
     """
@@ -283,65 +285,130 @@ def probe_fenced(list runs, list run_fences, const uint64_t[::1] wanted):
     return found
 
 
+cdef Py_ssize_t _pairs(
+    const uint64_t[::1] h, const uint64_t[::1] r, const uint64_t[::1] fe, const uint64_t[::1] wkh,
+    const uint64_t[::1] wrh, int64_t[::1] blocks, int64_t* out_q, int64_t* out_p
+) noexcept nogil:
+    """Where the run (key hashes h, row hashes r, fences fe) holds each wanted (key hash,
+    row hash) pair (sorted, distinct): the pairs' numbers into out_q and the run's
+    positions into out_p; returns how many. A run holds a row once, so a pair is at one
+    position at most, and a key with many rows costs a search among them, not a scan."""
+    cdef Py_ssize_t m = wkh.shape[0], n = h.shape[0], q, lo, hi, mid, k, total = 0
+    cdef uint64_t x, y
+    if n == 0 or m == 0:
+        return 0
+    _fence_blocks(fe, wkh, blocks)
+    for q in range(min(m, _AHEAD)):
+        _ask_block(&h[0], n, blocks[q])
+        _ask_block(&r[0], n, blocks[q])
+    for q in range(m):
+        if q + _AHEAD < m:
+            _ask_block(&h[0], n, blocks[q + _AHEAD])
+            _ask_block(&r[0], n, blocks[q + _AHEAD])
+        x = wkh[q]
+        y = wrh[q]
+        lo = _first_in_block(h, blocks[q], x)
+        if lo >= n:
+            break
+        # lo: the key's first row; gallop over its rows to the first row hash >= y
+        k = 1
+        hi = lo
+        while hi < n and h[hi] == x and r[hi] < y:
+            lo = hi + 1
+            hi = lo + k
+            k *= 2
+        if hi > n:
+            hi = n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if h[mid] == x and r[mid] < y:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < n and h[lo] == x and r[lo] == y:
+            out_q[total] = q
+            out_p[total] = lo
+            total += 1
+    return total
+
+
 def probe_pairs(list runs, list run_rows, list run_fences, const uint64_t[::1] wkh, const uint64_t[::1] wrh):
     """For each run (key hashes `runs[i]`, row hashes `run_rows[i]`, ordered by both;
     fences `run_fences[i]`), where it holds a wanted (key hash, row hash) pair: a list of
     (wanted positions, run positions) int64 arrays, one pair per run. `wkh`, `wrh`: the
-    wanted pairs, sorted by (key hash, row hash) and distinct. A run holds a row once, so
-    a pair is at one position of a run at most, and a key with many rows costs a search
-    among them, not a scan (a delete check through a join's integral, say)."""
-    cdef Py_ssize_t m = wkh.shape[0], n, q, lo, hi, mid, k, total, cap
-    cdef const uint64_t[::1] h
-    cdef const uint64_t[::1] r
-    cdef const uint64_t[::1] fe
+    wanted pairs, sorted by (key hash, row hash) and distinct."""
+    cdef Py_ssize_t m = wkh.shape[0], total, cap
     cdef int64_t[::1] out_q
     cdef int64_t[::1] out_p
     cdef int64_t[::1] blocks = np.empty(m, np.int64)
-    cdef uint64_t x, y
     found = []
     for run, rows, fence in zip(runs, run_rows, run_fences):
-        h = run
-        r = rows
-        fe = fence
-        n = h.shape[0]
-        cap = max(1, min(n, m))
+        cap = max(1, min(len(run), m))
         qs = np.empty(cap, np.int64)
         ps = np.empty(cap, np.int64)
         out_q = qs
         out_p = ps
-        total = 0
-        with nogil:
-            _fence_blocks(fe, wkh, blocks)
-            for q in range(min(m, _AHEAD)):
-                _ask_block(&h[0], n, blocks[q])
-                _ask_block(&r[0], n, blocks[q])
-            for q in range(m):
-                if q + _AHEAD < m:
-                    _ask_block(&h[0], n, blocks[q + _AHEAD])
-                    _ask_block(&r[0], n, blocks[q + _AHEAD])
-                x = wkh[q]
-                y = wrh[q]
-                lo = _first_in_block(h, blocks[q], x)
-                if lo >= n:
-                    break
-                # lo: the key's first row; gallop over its rows to the first row hash >= y
-                k = 1
-                hi = lo
-                while hi < n and h[hi] == x and r[hi] < y:
-                    lo = hi + 1
-                    hi = lo + k
-                    k *= 2
-                if hi > n:
-                    hi = n
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if h[mid] == x and r[mid] < y:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo < n and h[lo] == x and r[lo] == y:
-                    out_q[total] = q
-                    out_p[total] = lo
-                    total += 1
+        total = _pairs(run, rows, fence, wkh, wrh, blocks, &out_q[0], &out_p[0])
         found.append((qs[:total], ps[:total]))
     return found
+
+
+def held_weights(
+    list runs, list run_rows, list run_fences, list run_columns, list run_weights,
+    const uint64_t[::1] wkh, const uint64_t[::1] wrh, const int64_t[::1] order, list columns
+):
+    """The weight each run holds for each of n probe rows, summed over the runs (0 where
+    none holds it): `probe_pairs` and the check that each pair's rows are equal, in one
+    pass. `wkh`, `wrh`: the rows' (key hash, row hash) pairs, sorted and distinct, and
+    `order[q]` the row of pair q. Rows are compared as bytes: `columns` holds the probe
+    rows' columns and `run_columns[i]` run i's, each a C-contiguous (rows, width) uint8
+    array of fixed-width values without NULLs, and `run_weights[i]` its int64 weights.
+    None when the bytes of a pair differ (two rows that share both hashes, or floats
+    equal as values but not as bytes): the caller then asks the exact path."""
+    cdef Py_ssize_t m = wkh.shape[0], c, total, j, nc = len(columns), pos, row, ahead
+    cdef int64_t[::1] out_q
+    cdef int64_t[::1] out_p
+    cdef int64_t[::1] blocks = np.empty(m, np.int64)
+    cdef const int64_t[::1] w
+    cdef const unsigned char[:, ::1] column
+    cdef vector[const unsigned char*] mine, theirs
+    cdef vector[Py_ssize_t] width
+    weights_a = np.zeros(m, np.int64)
+    cdef int64_t[::1] out = weights_a
+    cdef bint same = True
+    for column in columns:
+        mine.push_back(&column[0, 0] if column.shape[0] else NULL)
+        width.push_back(column.shape[1])
+    qs = np.empty(max(1, m), np.int64)
+    ps = np.empty(max(1, m), np.int64)
+    out_q = qs
+    out_p = ps
+    cdef const uint64_t[::1] h
+    cdef const uint64_t[::1] r
+    cdef const uint64_t[::1] fe
+    for run, rows, fence, stored, held in zip(runs, run_rows, run_fences, run_columns, run_weights):
+        h, r, fe, w = run, rows, fence, held  # (typed views made with the GIL)
+        theirs.clear()
+        for column in stored:
+            theirs.push_back(&column[0, 0] if column.shape[0] else NULL)
+        with nogil:
+            total = _pairs(h, r, fe, wkh, wrh, blocks, &out_q[0], &out_p[0])
+            # each pair's stored row is asked for a few pairs ahead: its columns are
+            # cold lines of a large run, as its block was
+            for j in range(total):
+                ahead = j + _AHEAD
+                if ahead < total:
+                    for c in range(nc):
+                        dbspc_prefetch(theirs[c] + out_p[ahead] * width[c])
+                pos = out_p[j]
+                row = order[out_q[j]]
+                for c in range(nc):
+                    if memcmp(theirs[c] + pos * width[c], mine[c] + row * width[c], width[c]) != 0:
+                        same = False
+                        break
+                if not same:
+                    break
+                out[row] += w[pos]
+        if not same:
+            return None
+    return weights_a
