@@ -1120,7 +1120,7 @@ class IncrementalAggregate:
         groups, delta = summed
         assert groups.hashes is not None
         keys = [take_series(work.get_column(g), groups.reps) for g in p.gnames]
-        if self._groups is not None:
+        if self._groups is not None:  # (None from the table: it has left for the trace)
             return self._step_table(self._groups, keys, delta) or self._step_linear(work)
         aligned = self._state.lookup_aligned(keys, groups.hashes[groups.reps])
         if aligned is None:
@@ -1129,9 +1129,9 @@ class IncrementalAggregate:
         old = _stored_sums(p, stored, at)
         if old is None:
             return None
-        new = _added(old, delta)
-        had = (at >= 0) & ~_unchanged(delta)
-        live = (new.n != 0) & ~_unchanged(delta)
+        new, unchanged = _added(old, delta), _unchanged(delta)
+        had = (at >= 0) & ~unchanged
+        live = (new.n != 0) & ~unchanged
         out = _linear_output(p, keys, old, new, had, live)
         if out is None:
             return None
@@ -1172,9 +1172,9 @@ class IncrementalAggregate:
             self._drop_groups()
             return None
         old = _layout_sums(p, sums)
-        new = _added(old, delta)
-        had = held & ~_unchanged(delta)
-        live = (new.n != 0) & ~_unchanged(delta)
+        new, unchanged = _added(old, delta), _unchanged(delta)
+        had = held & ~unchanged
+        live = (new.n != 0) & ~unchanged
         out = _linear_output(p, keys, old, new, had, live)
         if out is None:
             self._drop_groups()

@@ -38,12 +38,13 @@ StateFrame = Callable[[list[pl.Series], np.ndarray], pl.DataFrame]
 
 
 class GroupSums:
-    """Per group (`key_types`), `width` int64 running sums, the first its row count."""
+    """Per group (`key_types`), `sums` int64 running sums, the first its row count."""
 
-    def __init__(self, key_types: Sequence[SqlType], width: int) -> None:
+    def __init__(self, key_types: Sequence[SqlType], sums: int) -> None:
         self.key_types = tuple(key_types)
         self.strings = iterscope.Dictionary()
-        self.table = groupsums.Table(max(2 * len(self.key_types), 1), width)
+        self.width = max(2 * len(self.key_types), 1)  # key words a group
+        self.table = groupsums.Table(self.width, sums)
         self.removed = 0  # groups removed since the trace last heard
 
     @staticmethod
@@ -85,7 +86,7 @@ class GroupSums:
 
     def load(self, columns: Sequence[pl.Series], sums: np.ndarray) -> bool:
         """Fill an empty table from the trace's groups (distinct); False if a key has no image."""
-        keys = self.keys(columns) if len(sums) else np.zeros((0, self.table_width()), dtype=np.int64)
+        keys = self.keys(columns) if len(sums) else np.zeros((0, self.width), dtype=np.int64)
         if keys is None:
             return False
         self.table.add(keys, np.ascontiguousarray(sums, dtype=np.int64), False)
@@ -97,9 +98,6 @@ class GroupSums:
             series_of_int64(col_name(j), keys[:, 2 * j], keys[:, 2 * j + 1] == 0, t, self.strings)
             for j, t in enumerate(self.key_types)
         ]
-
-    def table_width(self) -> int:
-        return max(2 * len(self.key_types), 1)
 
     def __len__(self) -> int:
         return len(self.table)
