@@ -18,8 +18,8 @@ from dbspc.runtime.native import extrema, groupsums, iterscope
 def colliding_hashes(values: int | None = 2) -> Iterator[None]:
     """Within the block, every row hash (runtime/zset.py `hash_rows`, polars' hash_rows
     for the operators that still use it, the compiled recursion's, runtime/native/
-    iterscope.h, the MIN/MAX index's, extrema.h, and the group table's, groupsums.h) takes one of `values` values (1: all
-    equal; None: hashes as they are)."""
+    iterscope.h, the MIN/MAX index's, extrema.h, and the group table's, groupsums.h)
+    takes one of `values` values (1: all equal; None: hashes as they are)."""
     if values is None:
         yield
         return
