@@ -400,6 +400,7 @@ def held_weights(
                 if ahead < total:
                     for c in range(nc):
                         dbspc_prefetch(theirs[c] + out_p[ahead] * width[c])
+                    dbspc_prefetch(&w[out_p[ahead]])
                 pos = out_p[j]
                 row = order[out_q[j]]
                 for c in range(nc):
