@@ -937,6 +937,9 @@ class IncrementalAggregate:
             fast = self._step_linear(work)
             if fast is not None:
                 return fast
+            # the general path reads the trace: it hears of the table's groups first, and
+            # the table is left for good (a sum past its int64 bounds, say)
+            self._drop_groups()
         keys = work  # the lookups read its group columns and deduplicate them
 
         stored = p.from_trace_frame(self._fetch(self._state, keys))
