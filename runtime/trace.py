@@ -162,10 +162,8 @@ class _Run:
     frame: pl.DataFrame  # c0.., w in the same order
     fences: np.ndarray  # every spine.FENCE_STEP-th key hash: what a probe searches first
     # numpy's views of the columns read by number, and (under "=name") `comparable`'s
-    # (runs never change, so each is made once)
+    # and (under "#name") `row_bytes`' (runs never change, so each is made once)
     views: dict[str, np.ndarray | None] = field(default_factory=dict, compare=False)
-    # `row_bytes`, once asked: one entry, the views or None
-    as_bytes: list[list[np.ndarray] | None] = field(default_factory=list, compare=False)
 
     def __len__(self) -> int:
         return self.frame.height
@@ -193,12 +191,18 @@ class _Run:
         return values
 
     def row_bytes(self, names: Sequence[str]) -> list[np.ndarray] | None:
-        """Columns `names` as `_as_bytes` sees them (made once), or None if one has no
-        such view: what `spine.held_weights` compares."""
-        if not self.as_bytes:
-            views = [_as_bytes(self.comparable(name)) for name in names]
-            self.as_bytes.append(None if any(v is None for v in views) else views)  # type: ignore[arg-type]
-        return self.as_bytes[0]
+        """Columns `names` as `_as_bytes` sees them (each made once, under "#name"), or
+        None if one has no such view: what `spine.held_weights` compares."""
+        views = []
+        for name in names:
+            key = f"#{name}"
+            if key not in self.views:
+                self.views[key] = _as_bytes(self.comparable(name))
+            view = self.views[key]
+            if view is None:
+                return None
+            views.append(view)
+        return views
 
 
 class Trace:

@@ -850,9 +850,10 @@ class IncrementalAggregate:
         # ... whose sums then live in a compiled table, read and added to in place; the
         # trace hears of them when read (traces()). None: the trace alone, as for every
         # other aggregate, and for good once a step needs the general path.
+        self._layout = _linear_layout(p)  # the table's sums after the row count
         self._groups: GroupSums | None = None
         if self._linear_only and GroupSums.supports(p.group_types):
-            self._groups = GroupSums(p.group_types, 1 + len(_linear_layout(p)))
+            self._groups = GroupSums(p.group_types, 1 + len(self._layout))
 
     def state_rows(self) -> int:
         out = len(self._out) if self._out is not None else 0
@@ -874,10 +875,8 @@ class IncrementalAggregate:
 
     def _linear_state_frame(self, keys: list[pl.Series], sums: np.ndarray) -> pl.DataFrame:
         """The state trace's rows of some groups from their sums in the table's layout."""
-        p = self._plan
-        n, parts = sums[:, 0], dict(zip(_linear_layout(p), sums[:, 1:].T, strict=True))
-        k = {i: v for (part, i), v in parts.items() if part == "k"}
-        return _linear_state(p, keys, n, k, {i: v for (part, i), v in parts.items() if part == "s"})
+        held = _layout_sums(self._layout, sums)
+        return _linear_state(self._plan, keys, held.n, held.k, held.s)
 
     def _drop_groups(self) -> None:
         """Leave the table for the trace, for good (a step the table cannot take)."""
@@ -898,7 +897,7 @@ class IncrementalAggregate:
         self._indexes.clear()  # reloaded from the refilled traces at the next step
         p = self._plan
         if self._groups is not None:
-            self._groups = GroupSums(p.group_types, 1 + len(_linear_layout(p)))
+            self._groups = GroupSums(p.group_types, 1 + len(self._layout))
             if not self._load_groups(self._groups):
                 self._groups = None
         if self._out is None or len(self._out) or not (len(self._state) or (p.is_global and self._started)):
@@ -1103,7 +1102,7 @@ class IncrementalAggregate:
         if sums is None:
             return False
         keys = [stored.get_column(col_name(i)) for i in range(len(p.gnames))]
-        return groups.load(keys, _layout_matrix(p, sums))
+        return groups.load(keys, _layout_matrix(self._layout, sums))
 
     def _mark_started(self) -> None:
         self._started = True
@@ -1164,7 +1163,8 @@ class IncrementalAggregate:
     ) -> tuple[ZSet, Callable[[], None]] | None:
         """`_step_linear` on the compiled table: the touched groups' sums read in one
         call, and added to in one at the commit. None after leaving the table for the
-        trace (`_drop_groups`) when a key has no int64 image or a sum nears int64's end."""
+        trace (`_drop_groups`) when a key has no int64 image, a sum nears int64's end or
+        the output cannot be built from the sums."""
         p = self._plan
         rows = table.keys(keys)
         if rows is None:
@@ -1174,7 +1174,7 @@ class IncrementalAggregate:
         if bool((np.abs(sums) >= _SUM_BOUND).any()):
             self._drop_groups()
             return None
-        old = _layout_sums(p, sums)
+        old = _layout_sums(self._layout, sums)
         new, unchanged = _added(old, delta), _unchanged(delta)
         had = held & ~unchanged
         live = (new.n != 0) & ~unchanged
@@ -1182,7 +1182,7 @@ class IncrementalAggregate:
         if out is None:
             self._drop_groups()
             return None
-        deltas = _layout_matrix(p, delta)
+        deltas = _layout_matrix(self._layout, delta)
         removed = int((held & (new.n == 0)).sum())
 
         def commit() -> None:
@@ -1208,15 +1208,15 @@ def _linear_layout(plan: _Plan) -> list[tuple[str, int]]:
     return layout
 
 
-def _layout_matrix(plan: _Plan, sums: _Sums) -> np.ndarray:
-    """Sums as the table's rows: n, then `_linear_layout`'s parts."""
-    parts = [sums.n, *((sums.k if part == "k" else sums.s)[i] for part, i in _linear_layout(plan))]
-    return np.ascontiguousarray(np.stack(parts, axis=1), dtype=np.int64)
+def _layout_matrix(layout: list[tuple[str, int]], sums: _Sums) -> np.ndarray:
+    """Sums as the table's rows: n, then the `layout`'s parts."""
+    return np.stack([sums.n, *((sums.k if part == "k" else sums.s)[i] for part, i in layout)], axis=1)
 
 
-def _layout_sums(plan: _Plan, matrix: np.ndarray) -> _Sums:
+def _layout_sums(layout: list[tuple[str, int]], matrix: np.ndarray) -> _Sums:
+    """The table's rows (`_layout_matrix`) as sums."""
     sums = _Sums(matrix[:, 0], {}, {})
-    for j, (part, i) in enumerate(_linear_layout(plan), start=1):
+    for j, (part, i) in enumerate(layout, start=1):
         (sums.k if part == "k" else sums.s)[i] = matrix[:, j]
     return sums
 

@@ -26,7 +26,7 @@ from dbspc.compiler.types import SqlType
 from dbspc.runtime.int64_columns import int64_keys, series_of_int64
 from dbspc.runtime.native import groupsums, iterscope
 from dbspc.runtime.trace import Trace
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, concat_frames, frame_of
+from dbspc.runtime.zset import ZSet, col_name, concat_frames, frame_of
 
 # The trace hears of removed groups once this many (or as many as the live groups, if
 # more) wait: their keys are the only part of the table's backlog that is not bounded
@@ -78,11 +78,9 @@ class GroupSums:
             return
         columns = self.columns(touched)
         probe = frame_of([c.alias(col_name(j)) for j, c in enumerate(columns)])
-        stored = trace.lookup(probe, probe.columns)
-        out = stored.with_columns(-pl.col(WEIGHT))
+        out = ZSet(trace.lookup(probe, probe.columns), trace.types).negate()
         held = state_frame([c.head(len(keys)) for c in columns], sums) if len(keys) else None
-        change = concat_frames([out, held]) if held is not None else out
-        trace.insert(ZSet(change, trace.types))
+        trace.insert(ZSet(concat_frames([out.frame, held]), trace.types) if held is not None else out)
 
     def load(self, columns: Sequence[pl.Series], sums: np.ndarray) -> bool:
         """Fill an empty table from the trace's groups (distinct); False if a key has no image."""

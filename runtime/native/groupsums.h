@@ -19,20 +19,11 @@
 #include <cstring>
 #include <vector>
 
+#include "iterscope.h"
+
 namespace dbspc_groups {
 
-inline uint64_t collide = 0;  // tests: every hash reduced modulo this (0: as it is)
-
-inline uint64_t hash_words(const int64_t* k, int w) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL;
-    for (int j = 0; j < w; j++) {
-        h ^= (uint64_t)k[j] + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-        h ^= h >> 33;
-        h *= 0xff51afd7ed558ccdULL;
-        h ^= h >> 33;
-    }
-    return collide ? h % collide : h;
-}
+using dbspc_iter::hash_row;  // (reduced modulo dbspc_iter::collide when tests ask)
 
 struct GroupSums {
     int w = 1, s = 1;
@@ -74,7 +65,7 @@ struct GroupSums {
     /* Each of m groups' sums (zeros when absent) into out (m x s); present[i] = 1 if held. */
     void lookup(const int64_t* keys, int64_t m, int8_t* present, int64_t* out) const {
         std::vector<uint64_t> hs(m);
-        for (int64_t i = 0; i < m; i++) hs[i] = hash_words(keys + i * w, w);
+        for (int64_t i = 0; i < m; i++) hs[i] = hash_row(keys + i * w, w);
         const int64_t AHEAD = 8;
         for (int64_t i = 0; i < m && i < AHEAD; i++) prefetch(hs[i]);
         for (int64_t i = 0; i < m; i++) {
@@ -136,7 +127,7 @@ struct GroupSums {
         for (int64_t i = 0; i < m; i++) {
             const int64_t* k = keys + i * w;
             const int64_t* d = deltas + i * s;
-            uint64_t h = hash_words(k, w);
+            uint64_t h = hash_row(k, w);
             int64_t t = find(k, h);
             if (t < 0) {
                 if (d[0] == 0) continue;
@@ -172,7 +163,7 @@ struct GroupSums {
         const int64_t one = 1;
         for (size_t r = 0; r < removed.size(); r += w) {
             const int64_t* k = &removed[r];
-            uint64_t h = hash_words(k, w);
+            uint64_t h = hash_row(k, w);
             if (find(k, h) >= 0 || seen.find(k, h) >= 0) continue;
             seen.add(k, 1, &one, false);
             gone.insert(gone.end(), k, k + w);

@@ -19,6 +19,8 @@ cdef extern from "groupsums.h" namespace "dbspc_groups":
         int64_t bytes()
         int64_t live
         int w, s
+
+cdef extern from "iterscope.h" namespace "dbspc_iter":
     uint64_t collide
 
 
