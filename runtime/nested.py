@@ -16,6 +16,7 @@ feedback value is zero.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,12 +133,18 @@ def evaluate_scope(
 
 # Rows a compiled scope's iteration trace holds back before inserting them in one batch,
 # and at least this many steps' worth: each insert has a fixed cost (~0.5 ms) to spread,
-# and its rows' cost (~0.1 us a row) on top of one step makes the p99, so a scope that
-# records few rows a step inserts small batches and one that records many, rarely. One
-# trace inserts per step, the one holding most (unless one holds 4x the bound): the
-# batches of several traces do not fall on one step.
+# and its rows' cost (~0.1-0.2 us a row) made the p90 of the steps that paid it, so it
+# runs beside the next steps (IterationTrace.insert_beside). A scope that records few
+# rows a step inserts small batches and one that records many, rarely. One trace inserts
+# per step, the one holding most (unless one holds 4x the bound): the batches of several
+# traces do not queue up on the one thread.
 _PENDING_ROWS = 1 << 14
 _PENDING_STEPS = 4
+
+
+# One thread inserts recorded rows into iteration traces beside the steps: a trace's own
+# large merges run on the merger's thread (runtime/trace.py), which an insert may wait on.
+_INSERTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbspc-iteration-insert")
 
 
 class IterationTrace:
@@ -156,14 +163,34 @@ class IterationTrace:
         self._pending_rows = 0
         self._decode: Decode | None = None
 
+        # an insert of pending rows under way on the inserter thread (insert_beside)
+        self._inserting: Future[None] | None = None
+
     @property
     def trace(self) -> Trace:
+        self._insert_done()
         if self._pending:
-            assert self._decode is not None
-            rows, iterations, weights = (np.concatenate(part) for part in zip(*self._pending, strict=True))
-            self._pending, self._pending_rows = [], 0
-            self._trace.insert(ZSet(self._decode(rows, iterations, weights), (*self.types, INT)))
+            self._trace.insert(self._pending_rows_zset())
         return self._trace
+
+    def insert_beside(self) -> None:
+        """Insert the pending rows on the inserter thread, beside the steps that follow;
+        the next read of `trace` waits for it. Decoding stays here: the codec's string
+        dictionary grows with the next step's encodes."""
+        self._insert_done()
+        if self._pending:
+            self._inserting = _INSERTER.submit(self._trace.insert, self._pending_rows_zset())
+
+    def _pending_rows_zset(self) -> ZSet:
+        assert self._decode is not None
+        rows, iterations, weights = (np.concatenate(part) for part in zip(*self._pending, strict=True))
+        self._pending, self._pending_rows = [], 0
+        return ZSet(self._decode(rows, iterations, weights), (*self.types, INT))
+
+    def _insert_done(self) -> None:
+        if self._inserting is not None:
+            inserting, self._inserting = self._inserting, None
+            inserting.result()
 
     def add_rows(self, rows: np.ndarray, iterations: np.ndarray, weights: np.ndarray, decode: Decode) -> None:
         """Store one outer step's inputs as a compiled scope gives them: int64 rows, their
@@ -543,7 +570,7 @@ class IncrementalScope:
         largest = max(self.states.values(), key=lambda s: s.pending)
         for s in self.states.values():
             if (s is largest and s.pending >= bound) or s.pending >= 4 * bound:
-                _ = s.trace
+                s.insert_beside()
 
     def _work_ahead(self, i: int, running: _RunningSums) -> bool:
         """Whether state stored after iteration i can still meet this step's changes.

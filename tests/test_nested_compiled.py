@@ -275,6 +275,38 @@ def test_pending_rows_are_decoded_by_the_codec_that_encoded_them() -> None:
     assert sorted(trace.trace.snapshot().to_rows()) == [(("x", 0), 1), (("y", 0), 1)]
 
 
+def test_a_read_of_an_iteration_trace_waits_for_its_insert_beside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compiled scope's pending rows go into their trace on the inserter thread, beside
+    the next steps; reading the trace (a checkpoint, the interpreted loop) waits for that
+    insert, so it never sees the trace without them."""
+    import threading
+    from functools import partial
+
+    import numpy as np
+
+    from dbspc.compiler.types import INT
+    from dbspc.runtime.nested_compiled import Codec
+    from dbspc.runtime.trace import Trace
+
+    release = threading.Event()
+    real_insert = Trace.insert
+
+    def slow_insert(self: Trace, delta: ZSet) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            assert release.wait(10)
+        real_insert(self, delta)
+
+    monkeypatch.setattr(Trace, "insert", slow_insert)
+    trace = nested.IterationTrace((INT, INT), (0,))
+    rows = np.array([[1, 2], [3, 4]], dtype=np.int64)
+    decode = partial(Codec().tagged, (INT, INT))
+    trace.add_rows(rows, np.array([0, 2], dtype=np.int32), np.ones(2, dtype=np.int64), decode)
+    trace.insert_beside()
+    assert trace.pending == 0
+    threading.Timer(0.2, release.set).start()
+    assert sorted(trace.trace.snapshot().to_rows()) == [((1, 2, 0), 1), ((3, 4, 2), 1)]
+
+
 _CLOSURE = (
     "CREATE TABLE e (s INT, d INT); CREATE VIEW tc AS WITH RECURSIVE r(s, d) AS "
     "(SELECT s, d FROM e UNION SELECT r.s, e.d FROM r JOIN e ON r.d = e.s) SELECT s, d FROM r;"
@@ -326,6 +358,14 @@ def test_one_iteration_trace_inserts_its_pending_rows_a_step(monkeypatch: pytest
         return real(self)
 
     monkeypatch.setattr(nested.IterationTrace, "trace", property(spy))
+    real_beside = nested.IterationTrace.insert_beside
+
+    def spy_beside(self: nested.IterationTrace) -> None:
+        if self.pending:
+            inserted.append(self.pending)
+        real_beside(self)
+
+    monkeypatch.setattr(nested.IterationTrace, "insert_beside", spy_beside)
     step_rows: list[int] = []
     real_insert = nested.IncrementalScope._insert_pending
 
