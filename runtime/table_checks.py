@@ -41,14 +41,19 @@ def checked(schema: TableSchema, held: Trace, change: ZSet) -> ZSet:
             raise InputError(f"NULL inserted into NOT NULL column(s) {', '.join(cols)} of table '{table}'")
     removing = change.frame.get_column(WEIGHT).to_numpy() < 0
     if removing.any():
-        _check_deletes(schema, held, change, take(change.frame, np.flatnonzero(removing)))
+        at = np.flatnonzero(removing)
+        hashes = None if change.hashes is None else change.hashes[at]
+        _check_deletes(schema, held, change, take(change.frame, at), hashes)
     return change
 
 
-def _check_deletes(schema: TableSchema, held: Trace, change: ZSet, deletes: pl.DataFrame) -> None:
+def _check_deletes(
+    schema: TableSchema, held: Trace, change: ZSet, deletes: pl.DataFrame, hashes: np.ndarray | None
+) -> None:
     # The table's rows with a deleted row's value, plus the deletes: a row left with a
-    # negative weight is deleted more often than it is there.
-    weights = held.weights_of(deletes)
+    # negative weight is deleted more often than it is there. `hashes`: the deletes'
+    # row hashes, from the change's consolidation.
+    weights = held.weights_of(deletes, hashes)
     if weights is not None:
         short = take(deletes, np.flatnonzero(weights + deletes.get_column(WEIGHT).to_numpy() < 0))
     else:  # rows with equal hashes: an exact lookup of the rows present

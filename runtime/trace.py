@@ -226,6 +226,7 @@ class Trace:
         self._key_names = [col_name(k) for k in self._key]
         self._key_dtypes = [polars_dtype(self._types[k]) for k in self._key]
         self._dtypes = list(self._schema.values())
+        self._frame_columns = [*self._columns, WEIGHT]
         self._runs: list[_Run] = []
         self._merging: _Merging | None = None
         # keyed by the whole row, in column order (a table's trace): the key hash is the row hash
@@ -284,14 +285,29 @@ class Trace:
     def _row_hashes(self, frame: pl.DataFrame, key_hashes: np.ndarray) -> np.ndarray:
         return key_hashes if not self._key or self._whole_row else self._hash(frame, self._columns)
 
-    def _make_run(self, frame: pl.DataFrame) -> _Run | None:
+    def _hashes(self, frame: pl.DataFrame, known: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The key and row hashes of `frame`. `known`, when given, is `hash_rows` of its
+        columns c0.. (a consolidated ZSet's `hashes`, the frame in the trace's columns and
+        dtypes): the row hash, and the key hash too where the row is the key."""
+        if known is None:
+            key_hashes = self._key_hashes(frame)
+            return key_hashes, self._row_hashes(frame, key_hashes)
+        return (known if self._hash_is_row else self._hash(frame, self._key_names)), known
+
+    def _known_hashes(self, frame: pl.DataFrame, z: ZSet) -> np.ndarray | None:
+        """`z.hashes` where they are the hashes of `frame`'s rows as this trace hashes them:
+        `frame` is z's own frame, in the trace's columns and dtypes."""
+        if z.hashes is None or frame is not z.frame or frame.columns != self._frame_columns:
+            return None
+        return z.hashes
+
+    def _make_run(self, frame: pl.DataFrame, known: np.ndarray | None = None) -> _Run | None:
         """Consolidate `frame` into a run sorted by (key hash, row hash); None if nothing
         is left. Equal rows have equal hashes, so they are neighbours in that order: one
-        compiled sort finds them, and the rows are gathered once."""
+        compiled sort finds them, and the rows are gathered once. `known`: as `_hashes`."""
         if frame.height == 0:
             return None
-        key_hashes = self._key_hashes(frame)
-        row_hashes = self._row_hashes(frame, key_hashes)
+        key_hashes, row_hashes = self._hashes(frame, known)
         order, starts = hash_groups(key_hashes, row_hashes)
         weights = frame.get_column(WEIGHT).to_numpy()
         if len(starts) == len(order):  # no two rows share both hashes
@@ -388,7 +404,7 @@ class Trace:
         frame = delta.frame
         if frame.dtypes != self._dtypes:
             frame = frame.select([pl.col(name).cast(dtype) for name, dtype in self._schema.items()])
-        run = self._make_run(self._ordered(frame))
+        run = self._make_run(self._ordered(frame), self._known_hashes(frame, delta))
         if run is None:
             return
         self._adopt()
@@ -521,7 +537,7 @@ class Trace:
         found = spine.probe_fenced([r.hashes for r in self._runs], [r.fences for r in self._runs], wanted)
         return by_hash, sorted_hashes, [(run, idx) for run, idx in zip(self._runs, found, strict=True) if idx.size]
 
-    def weights_of(self, rows: pl.DataFrame) -> np.ndarray | None:
+    def weights_of(self, rows: pl.DataFrame, known: np.ndarray | None = None) -> np.ndarray | None:
         """The weight held for each of `rows` (c0.. typed as the trace's columns; w and
         other columns after them are ignored), 0 for a row not there, in one probe of
         every run by (key hash, row hash): O(|rows| log |state|). A trace keyed by fewer
@@ -529,14 +545,14 @@ class Trace:
         among a key's rows, so a key with many rows costs a search, not a scan; in one
         keyed by the whole row both hashes are the row's. None when two of `rows` share
         their hashes or one shares them with a different stored row: the caller then
-        asks `lookup`, which is exact whatever the hashes."""
+        asks `lookup`, which is exact whatever the hashes. `known`: `hash_rows` of the
+        rows' columns c0.., when the caller has them."""
         n = rows.height
         out = np.zeros(n, dtype=np.int64)
         if n == 0 or not self._runs:
             return out
         columns = rows.get_columns()[: len(self._types)]
-        key_hashes = self._key_hashes(rows)
-        row_hashes = self._row_hashes(rows, key_hashes)
+        key_hashes, row_hashes = self._hashes(rows, known)
         order, starts = hash_groups(key_hashes, row_hashes)
         if len(starts) != n:
             return None

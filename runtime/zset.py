@@ -71,6 +71,9 @@ class ZSet:
     types: tuple[SqlType, ...]
     # known to be in normal form (each row once, no zero weight): consolidate() is free
     consolidated: bool = field(default=False, compare=False)
+    # `hash_rows` of the columns c0.. when known (consolidate() computes it): a trace that
+    # inserts or checks these rows reads it instead of hashing them again
+    hashes: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def columns(self) -> list[str]:
@@ -113,7 +116,8 @@ class ZSet:
             total = int(self.frame[WEIGHT].sum())
             frame = pl.DataFrame({WEIGHT: [total]}, schema={WEIGHT: pl.Int64()})
             return ZSet(frame.filter(pl.col(WEIGHT) != 0), self.types, True)
-        return ZSet(consolidate_frame(self.frame), self.types, True)
+        frame, hashes = consolidate_frame_hashed(self.frame)
+        return ZSet(frame, self.types, True, hashes)
 
     def _weighted(self, weights: pl.Series) -> pl.DataFrame:
         """The frame with its weight column replaced (no polars query)."""
@@ -565,18 +569,28 @@ def _group_rows_by_polars(columns: Sequence[pl.Series]) -> RowGroups:
 def consolidate_frame(frame: pl.DataFrame) -> pl.DataFrame:
     """Z-set normal form of a non-empty frame (c0.., w with at least one column): sum the
     weights of equal rows, drop zero weights (through `group_rows`)."""
+    return consolidate_frame_hashed(frame)[0]
+
+
+def consolidate_frame_hashed(frame: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
+    """`consolidate_frame`, and `hash_rows` of the rows it keeps (their columns c0..)."""
     columns = frame.get_columns()
     if columns[-1].name != WEIGHT:
         raise ValueError(f"a Z-set frame ends with its weight column, not {columns[-1].name!r}")
     weights = columns[-1].to_numpy()
     groups = group_rows(columns[:-1])
+    assert groups.hashes is not None
     if groups.distinct:
         nonzero = weights != 0
-        return frame if nonzero.all() else take(frame, np.flatnonzero(nonzero))
+        if nonzero.all():
+            return frame, groups.hashes
+        kept = np.flatnonzero(nonzero)
+        return take(frame, kept), groups.hashes[kept]
     sums = groups.sums(weights)
     keep = sums != 0
     data = pl.DataFrame(columns[:-1])
-    return take(data, groups.reps[keep]).hstack([int64_series(WEIGHT, sums[keep])])
+    reps = groups.reps[keep]
+    return take(data, reps).hstack([int64_series(WEIGHT, sums[keep])]), groups.hashes[reps]
 
 
 def rows_equal(

@@ -434,3 +434,39 @@ def test_matched_columns_of_string_keys_go_through_matches() -> None:
     assert got is not None
     positions, (ids, weights) = got
     assert sorted(zip(positions.tolist(), ids.tolist(), weights.tolist(), strict=True)) == [(0, 1, 1), (0, 3, 2)]
+
+
+@pytest.mark.parametrize("key", [(0, 1, 2), (1,), ()])
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(-3, 3)),
+            st.one_of(st.none(), st.sampled_from(["", "a", "b", "日本"])),
+            st.one_of(st.none(), st.decimals(-2, 2, places=2)),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    weights=st.lists(st.integers(-2, 2), min_size=12, max_size=12),
+)
+@settings(max_examples=40, deadline=None)
+def test_a_trace_reads_a_consolidated_change_hashes_as_its_own(
+    key: tuple[int, ...], rows: list[tuple[Any, ...]], weights: list[int]
+) -> None:
+    """A consolidated ZSet keeps the row hashes its consolidation computed; a trace
+    inserting or checking it reads them for its row hash (and its key hash when keyed by
+    the whole row) instead of hashing again. They are the hashes it would compute: the
+    runs and the weights found are those of the same rows without them."""
+    types: list[SqlType] = [INT, STRING, decimal(4, 2)]
+    change = ZSet.from_rows(rows, types, weights[: len(rows)]).consolidate()
+    plain = ZSet(change.frame, change.types, True)
+    assert change.hashes is not None and plain.hashes is None
+    with_known, without = Trace(types, key), Trace(types, key)
+    with_known.insert(change)
+    without.insert(plain)
+    assert [(list(r.hashes), list(r.row_hashes)) for r in with_known._runs] == [
+        (list(r.hashes), list(r.row_hashes)) for r in without._runs
+    ]
+    assert rows_of(with_known.snapshot().frame) == rows_of(without.snapshot().frame)
+    a, b = without.weights_of(change.frame, change.hashes), without.weights_of(change.frame)
+    assert (a is None and b is None) or (a is not None and b is not None and list(a) == list(b))

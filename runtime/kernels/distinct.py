@@ -73,7 +73,7 @@ def pointwise_delta(old: Trace, delta: ZSet, weight: Weight) -> ZSet:
     if d.frame.height == 0:
         return ZSet.empty(types)
     cols = d.columns
-    held = old.weights_of(d.frame) if cols else None
+    held = old.weights_of(d.frame, d.hashes) if cols else None
     if held is not None:
         rows = d.frame
     elif cols:
