@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -230,3 +231,21 @@ def test_row_hash_of_numbers_is_the_same_through_numpy_and_arrow(
     assert np.array_equal(through_numpy[2], through_numpy[0])
     if dtype.is_integer():
         assert np.array_equal(through_numpy[0], zset.hash_rows([column.cast(pl.Int64)]))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["a", None, "", "日本", "b", "a"],
+        [True, None, False, True, False, True],
+        [Decimal("1.50"), None, Decimal("-2.25"), Decimal("0"), Decimal("9.99"), Decimal("1.50")],
+        [[1, 2], None, [], [3], [1, 2], [4, 5]],
+    ],
+)
+def test_a_chunked_column_hashes_chunk_by_chunk_as_one(values: list[Any]) -> None:
+    """hash_rows hashes a column of several chunks chunk by chunk into slices of the
+    hashes, not through one combined copy: each row's hash is the one it has in one chunk."""
+    column = pl.Series("c0", values)
+    chunked = pl.concat([column.slice(0, 2), column.slice(2, 1), column.slice(3)], rechunk=False)
+    assert chunked.n_chunks() == 3
+    assert np.array_equal(zset.hash_rows([chunked, column]), zset.hash_rows([column, column]))
