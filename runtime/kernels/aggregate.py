@@ -863,13 +863,16 @@ class IncrementalAggregate:
     def state_bytes(self) -> int:
         held = sum(i.nbytes() for i in self._indexes.values())
         held += self._groups.nbytes() if self._groups is not None else 0
-        traces = [self._state, *self._msets.values(), *([self._out] if self._out is not None else [])]
-        return sum(t.nbytes() for t in traces) + held
+        # (the traces as they are: a sync would only move the table's groups into them)
+        return sum(t.nbytes() for t in self._traces().values()) + held
 
     def traces(self) -> dict[str, Trace]:
         """Every piece of state, by a stable name (for checkpoints), up to date."""
         if self._groups is not None:
             self._groups.sync(self._state, self._linear_state_frame)
+        return self._traces()
+
+    def _traces(self) -> dict[str, Trace]:
         traces = {"state": self._state, **{f"values{arg}": t for arg, t in self._msets.items()}}
         return traces | ({"out": self._out} if self._out is not None else {})
 
