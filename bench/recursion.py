@@ -67,7 +67,7 @@ import numpy as np
 import polars as pl
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.append(str(REPO))  # appended: a PYTHONPATH naming another checkout must win
 
 from dbspc.runtime.pipeline import Pipeline  # noqa: E402
 from dbspc.runtime.zset import WEIGHT, ZSet  # noqa: E402

@@ -29,7 +29,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # appended: a PYTHONPATH checkout wins
 
 from bench.recursion import REPO, pydbsp_python
 from dbspc.runtime.pipeline import Pipeline
