@@ -19,6 +19,8 @@ cdef extern from "groupsums.h" namespace "dbspc_groups":
         int64_t bytes()
         int64_t live
         int w, s
+        uint64_t mask
+        vector[uint64_t] touched
 
 cdef extern from "iterscope.h" namespace "dbspc_iter":
     uint64_t collide
@@ -78,6 +80,13 @@ cdef class Table:
 
     def __len__(self):
         return self.g.live
+
+    def listed(self):
+        """Slots listed for the next drain (a slot may be listed twice; for tests)."""
+        return self.g.touched.size()
+
+    def slots(self):
+        return self.g.mask + 1
 
     def nbytes(self):
         return self.g.bytes()
