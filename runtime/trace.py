@@ -285,14 +285,14 @@ class Trace:
     def _row_hashes(self, frame: pl.DataFrame, key_hashes: np.ndarray) -> np.ndarray:
         return key_hashes if not self._key or self._whole_row else self._hash(frame, self._columns)
 
-    def _hashes(self, frame: pl.DataFrame, known: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _hashes(self, frame: pl.DataFrame, known: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The key and row hashes of `frame`. `known`, when given, is `hash_rows` of its
         columns c0.. (a consolidated ZSet's `hashes`, the frame in the trace's columns and
         dtypes): the row hash, and the key hash too where the row is the key."""
         if known is None:
             key_hashes = self._key_hashes(frame)
             return key_hashes, self._row_hashes(frame, key_hashes)
-        return (known if self._hash_is_row else self._hash(frame, self._key_names)), known
+        return (known if self._hash_is_row else self._key_hashes(frame)), known
 
     def _known_hashes(self, frame: pl.DataFrame, z: ZSet) -> np.ndarray | None:
         """`z.hashes` where they are the hashes of `frame`'s rows as this trace hashes them:
@@ -332,8 +332,7 @@ class Trace:
         """A run of a consolidated frame (rows already distinct, weights non-zero)."""
         if frame.height == 0:
             return None
-        key_hashes = self._key_hashes(frame)
-        row_hashes = self._row_hashes(frame, key_hashes)
+        key_hashes, row_hashes = self._hashes(frame)
         order, _ = hash_groups(key_hashes, row_hashes)
         return self._run(key_hashes, row_hashes, order, take_frame(frame, order))
 
@@ -354,12 +353,7 @@ class Trace:
             frame = self._ordered(saved)  # (without the saved hash columns)
             if frame.dtypes != self._dtypes:
                 frame = frame.select([pl.col(name).cast(dtype) for name, dtype in self._schema.items()])
-            hashes = self._saved_hashes(saved, frame)
-            if hashes is None:
-                keys = self._key_hashes(frame)
-                rows = self._row_hashes(frame, keys)
-            else:
-                keys, rows = hashes
+            keys, rows = self._saved_hashes(saved, frame) or self._hashes(frame)
             later, earlier = keys[1:], keys[:-1]
             ordered = (later > earlier) | ((later == earlier) & (rows[1:] >= rows[:-1]))
             if not ordered.all() or not frame.get_column(WEIGHT).to_numpy().all():
