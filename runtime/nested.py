@@ -170,7 +170,7 @@ class IterationTrace:
     def trace(self) -> Trace:
         self._insert_done()
         if self._pending:
-            self._trace.insert(self._pending_rows_zset())
+            self._trace.insert(self._take_pending())
         return self._trace
 
     def insert_beside(self) -> None:
@@ -179,9 +179,10 @@ class IterationTrace:
         dictionary grows with the next step's encodes."""
         self._insert_done()
         if self._pending:
-            self._inserting = _INSERTER.submit(self._trace.insert, self._pending_rows_zset())
+            self._inserting = _INSERTER.submit(self._trace.insert, self._take_pending())
 
-    def _pending_rows_zset(self) -> ZSet:
+    def _take_pending(self) -> ZSet:
+        """The pending rows, decoded as one Z-set; nothing is pending after."""
         assert self._decode is not None
         rows, iterations, weights = (np.concatenate(part) for part in zip(*self._pending, strict=True))
         self._pending, self._pending_rows = [], 0
