@@ -164,6 +164,8 @@ class _Run:
     # numpy's views of the columns read by number, and (under "=name") `comparable`'s
     # and (under "#name") `row_bytes`' (runs never change, so each is made once)
     views: dict[str, np.ndarray | None] = field(default_factory=dict, compare=False)
+    # `plain_bytes`' columns, made once (absent: not yet made)
+    plain: dict[str, list[np.ndarray] | None] = field(default_factory=dict, compare=False)
 
     def __len__(self) -> int:
         return self.frame.height
@@ -189,6 +191,24 @@ class _Run:
             pass
         values = self.views[key] = _comparable(self.frame.get_column(name))
         return values
+
+    def plain_bytes(self, names: Sequence[str]) -> list[np.ndarray] | None:
+        """Columns `names` as (rows, width) bytes of `numbers`' views, when every one is
+        plain numbers; else None. Made once, for the one caller's `names` (a trace's
+        columns, what `spine.gather_matches` gathers)."""
+        try:
+            return self.plain["*"]
+        except KeyError:
+            pass
+        views = []
+        for name in names:
+            view = _as_bytes(self.numbers(name))
+            if view is None:
+                self.plain["*"] = None
+                return None
+            views.append(view)
+        self.plain["*"] = views
+        return views
 
     def row_bytes(self, names: Sequence[str]) -> list[np.ndarray] | None:
         """Columns `names` as `_as_bytes` sees them (each made once, under "#name"), or
@@ -687,7 +707,11 @@ class Trace:
             return None
         if keys.height == 0 or not self._runs:
             return np.empty(0, dtype=np.int64), ZSet.empty(self._types).frame
-        by_hash, sorted_hashes, found_in = self._probe(self._key_hashes(keys))
+        key_hashes = self._key_hashes(keys)
+        compiled = self._gathered_matches(keys, key_hashes)
+        if compiled is not None:
+            return compiled if compiled[0] is not None else None
+        by_hash, sorted_hashes, found_in = self._probe(key_hashes)
         if not found_in:
             return np.empty(0, dtype=np.int64), ZSet.empty(self._types).frame
         # the probe rows of each found hash, for every run at once: a few calls per
@@ -710,6 +734,39 @@ class Trace:
         if not rows_equal([found.get_column(k) for k in self._key_names], None, keys.get_columns(), probes):
             return None
         return probes, found
+
+    def _gathered_matches(
+        self, keys: pl.DataFrame, key_hashes: np.ndarray
+    ) -> tuple[np.ndarray, pl.DataFrame] | tuple[None, None] | None:
+        """`matches` in one compiled probe and gather (spine.gather_matches), when the
+        probe's keys and every stored column are plain numbers: (None, None) where
+        `matches` answers None (different keys sharing a hash); None when the columns
+        are of another kind, for the general path."""
+        probe_keys = _plain_numbers(keys)
+        if probe_keys is None:
+            return None
+        views: list[list[np.ndarray]] = []
+        for run in self._runs:
+            plain = run.plain_bytes(self._columns)
+            if plain is None:
+                return None
+            views.append(plain)
+        dtypes = [v.dtype for name in self._columns if (v := self._runs[0].numbers(name)) is not None]
+        by_hash = argsort_hashes(key_hashes)
+        probes, gathered, weights = spine.gather_matches(
+            [r.hashes for r in self._runs],
+            [r.fences for r in self._runs],
+            views,
+            [r.frame.get_column(WEIGHT).to_numpy() for r in self._runs],
+            key_hashes[by_hash],
+            by_hash,
+        )
+        values = [g.view(dtype).reshape(-1) for g, dtype in zip(gathered, dtypes, strict=True)]
+        for k, theirs in zip(self._key, probe_keys, strict=True):
+            if not np.array_equal(values[k], theirs[probes], equal_nan=theirs.dtype.kind == "f"):
+                return None, None
+        frame = frame_of_numbers(self._frame_columns, [*values, weights])
+        return None if frame is None else (probes, frame)
 
     def _gather_numbers(self, found_in: list[tuple[_Run, np.ndarray]], rows: list[np.ndarray]) -> pl.DataFrame | None:
         """The runs' rows `rows` (one index array per run), as one frame built from the

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbspc.compiler.types import BIGINT, INT, STRING, SqlType, decimal
+from dbspc.compiler.types import BIGINT, DOUBLE, INT, STRING, SqlType, decimal
 from dbspc.runtime.trace import Trace
 from dbspc.runtime.zset import ZSet
 from tests.collisions import colliding_hashes
@@ -424,6 +424,69 @@ def test_matched_columns_are_the_columns_of_matches(
                 zip(want[0].tolist(), *(frame.get_column(c).to_list() for c in ["c0", "w"]), strict=True)
             )
             assert pairs == expected
+
+
+plain_row_st = st.tuples(st.integers(0, 5), st.sampled_from([0.0, -0.0, 1.5, float("nan"), float("inf")]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(st.tuples(plain_row_st, st.integers(-2, 2).filter(bool)), max_size=10), min_size=1, max_size=5
+    ),
+    key=st.sampled_from([(0,), (1,), (1, 0)]),
+    probes=st.lists(plain_row_st, max_size=6),
+    collide=st.sampled_from([None, 1, 3]),
+)
+def test_matches_of_plain_numbers_gather_in_one_compiled_call(
+    batches: list[list[tuple[tuple[Any, Any], int]]],
+    key: tuple[int, ...],
+    probes: list[tuple[int, float]],
+    collide: int | None,
+) -> None:
+    """A trace of plain numbers answers `matches` by spine.gather_matches: every stored row
+    whose key equals a probe's (NaN = NaN, -0.0 = 0.0), once per run that holds it, a
+    repeated probe key pairing again. With shared hashes it answers None (keys that only
+    share a hash) or the exact pairs, never a pair of unequal keys."""
+    import dbspc.runtime.trace as trace_module
+
+    types: list[SqlType] = [INT, DOUBLE]
+    calls: list[int] = []
+    gather = trace_module.spine.gather_matches
+    probe = pl.DataFrame(
+        {"p0": [p[0] for p in probes], "p1": [p[1] for p in probes]}, schema={"p0": pl.Int64, "p1": pl.Float64}
+    )
+
+    def norm(x: Any) -> Any:
+        return "NaN" if x != x else 0.0 if x == 0 else x  # (one NaN, and -0.0 is 0.0)
+
+    live: Counter[tuple[Any, ...]] = Counter()
+    with colliding_hashes(collide), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trace_module.spine, "gather_matches", lambda *a: calls.append(1) or gather(*a))
+        t = Trace(types, key)
+        for batch in batches:
+            rows = [r for r, _ in batch]
+            t.insert(ZSet.from_rows(rows, types, [w for _, w in batch]))
+            for r, w in batch:
+                live[(r[0], norm(r[1]))] += w
+            calls.clear()
+            got = t.matches(probe, [f"p{k}" for k in key])
+            if not t.run_count or not probes:
+                continue
+            assert calls, "plain numbers gather in the compiled kernel"
+            if got is None:
+                assert collide is not None  # only keys that share a hash send the caller to lookup
+                continue
+            positions, frame = got
+            pairs: Counter[tuple[Any, ...]] = Counter()
+            for at, (c0, c1, w) in zip(positions.tolist(), frame.iter_rows(), strict=True):
+                pairs[(at, c0, norm(c1))] += w
+            want: Counter[tuple[Any, ...]] = Counter()
+            for at, p in enumerate(probes):
+                for r, w in live.items():
+                    if w and all(norm(r[k]) == norm(p[k]) for k in key):
+                        want[(at, *r)] += w
+            assert {k: v for k, v in pairs.items() if v} == {k: v for k, v in want.items() if v}
 
 
 def test_matched_columns_of_string_keys_go_through_matches() -> None:

@@ -23,3 +23,11 @@ def held_weights(
     order: np.ndarray,
     columns: list[np.ndarray],
 ) -> np.ndarray | None: ...
+def gather_matches(
+    runs: list[np.ndarray],
+    run_fences: list[np.ndarray],
+    run_columns: list[list[np.ndarray]],
+    run_weights: list[np.ndarray],
+    wanted: np.ndarray,
+    order: np.ndarray,
+) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]: ...

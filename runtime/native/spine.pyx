@@ -11,9 +11,9 @@ the merger thread runs beside the step.
 
 import numpy as np
 
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memcpy
 from libcpp.vector cimport vector
 
 cdef extern from *:
@@ -413,3 +413,100 @@ def held_weights(
         if not same:
             return None
     return weights_a
+
+
+cdef inline void _copy_value(unsigned char* dst, const unsigned char* src, Py_ssize_t width) noexcept nogil:
+    # the common widths as one load and store; memcpy's call would cost more than the copy
+    if width == 8:
+        (<uint64_t*>dst)[0] = (<const uint64_t*>src)[0]
+    elif width == 4:
+        (<uint32_t*>dst)[0] = (<const uint32_t*>src)[0]
+    else:
+        memcpy(dst, src, width)
+
+
+def gather_matches(
+    list runs, list run_fences, list run_columns, list run_weights,
+    const uint64_t[::1] wanted, const int64_t[::1] order
+):
+    """Every pair of a probe row and a stored row whose key hashes are equal, with the
+    stored row gathered: the body of a join's probe of a trace in one call. `wanted`:
+    the probe rows' key hashes, ascending (repeats allowed), `order[q]` the probe row of
+    `wanted[q]`. Each run: its key hashes `runs[i]`, fences `run_fences[i]`, columns
+    `run_columns[i]` (each a C-contiguous (rows, width) uint8 array; the same widths in
+    every run) and int64 weights `run_weights[i]`. Returns (probe rows, stored columns as
+    (pairs, width) uint8 arrays, stored weights), run by run. Equal hashes are not yet
+    equal keys: the caller checks the keys."""
+    cdef Py_ssize_t m = wanted.shape[0], nr = len(runs), r, q, n, lo, total = 0, t = 0, c, pos, nc, i
+    cdef const uint64_t[::1] h
+    cdef const uint64_t[::1] fe
+    cdef const int64_t[::1] w
+    cdef const unsigned char[:, ::1] column
+    cdef unsigned char[:, ::1] into
+    cdef uint64_t x
+    starts_a = np.zeros((nr, max(1, m)), np.int64)
+    counts_a = np.zeros((nr, max(1, m)), np.int64)
+    cdef int64_t[:, ::1] starts = starts_a
+    cdef int64_t[:, ::1] counts = counts_a
+    cdef int64_t[::1] blocks = np.empty(max(1, m), np.int64)
+    for r in range(nr):
+        h = runs[r]
+        fe = run_fences[r]
+        n = h.shape[0]
+        if n == 0 or m == 0:
+            continue
+        with nogil:
+            _fence_blocks(fe, wanted, blocks)
+            for q in range(min(m, _AHEAD)):
+                _ask_block(&h[0], n, blocks[q])
+            for q in range(m):
+                if q + _AHEAD < m:
+                    _ask_block(&h[0], n, blocks[q + _AHEAD])
+                x = wanted[q]
+                if q and x == wanted[q - 1]:  # a repeated key: the same rows
+                    starts[r, q] = starts[r, q - 1]
+                    counts[r, q] = counts[r, q - 1]
+                    total += counts[r, q]
+                    continue
+                lo = _first_in_block(h, blocks[q], x)
+                if lo >= n:
+                    break
+                starts[r, q] = lo
+                while lo < n and h[lo] == x:
+                    lo += 1
+                counts[r, q] = lo - starts[r, q]
+                total += counts[r, q]
+    nc = len(run_columns[0]) if nr else 0
+    probes_a = np.empty(total, np.int64)
+    weights_a = np.empty(total, np.int64)
+    cdef int64_t[::1] probes = probes_a
+    cdef int64_t[::1] weights = weights_a
+    cdef vector[Py_ssize_t] width
+    cdef vector[unsigned char*] dst
+    cdef vector[const unsigned char*] src
+    out = []
+    for c in range(nc):
+        column = run_columns[0][c]
+        width.push_back(column.shape[1])
+        gathered = np.empty((total, column.shape[1]), np.uint8)
+        out.append(gathered)
+        into = gathered
+        dst.push_back(&into[0, 0] if total else NULL)
+    if total == 0:
+        return probes_a, out, weights_a
+    for r in range(nr):
+        w = run_weights[r]
+        src.clear()
+        for column in run_columns[r]:
+            src.push_back(&column[0, 0] if column.shape[0] else NULL)
+        with nogil:
+            for q in range(m):
+                pos = starts[r, q]
+                for i in range(counts[r, q]):
+                    probes[t] = order[q]
+                    weights[t] = w[pos]
+                    for c in range(nc):
+                        _copy_value(dst[c] + t * width[c], src[c] + pos * width[c], width[c])
+                    t += 1
+                    pos += 1
+    return probes_a, out, weights_a
