@@ -249,3 +249,16 @@ def test_a_chunked_column_hashes_chunk_by_chunk_as_one(values: list[Any]) -> Non
     chunked = pl.concat([column.slice(0, 2), column.slice(2, 1), column.slice(3)], rechunk=False)
     assert chunked.n_chunks() == 3
     assert np.array_equal(zset.hash_rows([chunked, column]), zset.hash_rows([column, column]))
+
+
+@pytest.mark.parametrize("weights", [[1, 2, 3, 4], [1, 2, 0, -4]])
+def test_a_consolidated_frame_is_in_one_chunk(weights: list[int]) -> None:
+    """A change that arrives in chunks (a concatenation, an Arrow batch) consolidates to
+    columns of one chunk, which the operators after it read as numpy views."""
+    rows = [(1, "a", 0.5), (2, None, 1.5), (3, "c", 2.5), (4, "d", 3.5)]
+    first, second = ZSet.from_rows(rows[:2], TYPES, weights[:2]), ZSet.from_rows(rows[2:], TYPES, weights[2:])
+    chunked = ZSet(pl.concat([first.frame, second.frame], rechunk=False), TYPES)
+    assert max(chunked.frame.n_chunks("all")) == 2
+    z = chunked.consolidate()
+    assert z.frame.n_chunks("all") == [1] * 4
+    assert z.to_rows() == chunked.to_rows()
