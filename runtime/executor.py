@@ -16,6 +16,7 @@ from typing import Any
 import dbspc.runtime.kernels  # noqa: F401  (registers the kernels' evaluators)
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit, consumers_of
+from dbspc.compiler.logical.scalar import Col
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.registry import Context, OperatorState, Setup, Value, as_zset, evaluates, evaluator
 from dbspc.runtime.trace import Trace
@@ -29,6 +30,17 @@ BeforeOperator = Callable[[op.Operator, list[Value]], None]
 # integral's insert and a view's output consolidate what they get. An operator read by
 # these alone need not consolidate its output first (Context.loose).
 SUMMING_READERS: tuple[type[op.Operator], ...] = (op.Plus, op.Integrate, op.Output)
+
+
+def passes_rows_on(o: op.Operator) -> bool:
+    """Whether `o` maps each row to one row by itself, evaluating nothing that could fail:
+    a pure projection, a negation. Read by summing readers alone, it may pass equal rows
+    on unsummed (a linear operator: Q(a + b) = Q(a) + Q(b)). An expression may not: on
+    rows that would have cancelled (a pair of a deleted and an inserted row) it could
+    raise an error that the view's rows never meet."""
+    if isinstance(o, op.Map):
+        return all(isinstance(e, Col) for e in o.exprs)
+    return isinstance(o, op.Negate)
 
 
 class Executor:
@@ -45,11 +57,13 @@ class Executor:
         live = circuit.live()
         self.order = [n for n in circuit.topological_order() if n in live]
         readers = consumers_of(circuit.nodes)
-        self.loose = {
-            n
-            for n in self.order
-            if readers[n] and all(r not in live or type(circuit[r]) in SUMMING_READERS for r in readers[n])
-        }
+        self.loose: set[int] = set()
+        for n in reversed(self.order):  # (readers first)
+            read_by = [r for r in readers[n] if r in live]
+            if read_by and all(
+                type(circuit[r]) in SUMMING_READERS or (r in self.loose and passes_rows_on(circuit[r])) for r in read_by
+            ):
+                self.loose.add(n)
         # what a runtime error names: the view an operator feeds
         self.names = names or {}
         self.max_iterations = max_iterations

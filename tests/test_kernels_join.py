@@ -158,6 +158,30 @@ def test_join_read_only_by_summing_operators_leaves_equal_rows_to_them() -> None
     assert out.to_rows() == [((10, 5), 1), ((10, 6), 1)]
 
 
+def test_a_sum_read_through_a_projection_alone_leaves_equal_rows_to_the_output() -> None:
+    """The join's terms meet in a sum that only a projection reads, and the view's output
+    sums equal rows: the sum is loose too (runtime/executor.py passes_rows_on). Behind an
+    expression it is not: a deleted row of a and an inserted row of b pair in two terms
+    that cancel, and x / y must not be evaluated on a pair the view never holds (here
+    it would raise a division by zero)."""
+    from dbspc.compiler.circuit import operators as op
+    from dbspc.runtime.pipeline import Pipeline
+
+    tables = "CREATE TABLE a (k INT, x INT); CREATE TABLE b (k INT, y INT);"
+    projected = Pipeline.from_sql(tables + "CREATE VIEW j AS SELECT a.x, b.y FROM a JOIN b ON a.k = b.k;")
+    divided = Pipeline.from_sql(tables + "CREATE VIEW j AS SELECT a.x / b.y AS q FROM a JOIN b ON a.k = b.k;")
+    for p, loose in [(projected, True), (divided, False)]:
+        ex = p.executor
+        sums = [n for n in ex.order if isinstance(ex.circuit[n], op.Plus)]
+        assert sums and all((n in ex.loose) == loose for n in sums)
+        a_types, b_types = p.table_types("a"), p.table_types("b")
+        p.step({"a": ZSet.from_rows([(1, 6)], a_types)})
+        out = p.step({"a": ZSet.from_rows([(1, 6)], a_types, [-1]), "b": ZSet.from_rows([(1, 0)], b_types)})["j"]
+        assert out.to_rows() == []
+        out = p.step({"a": ZSet.from_rows([(1, 6)], a_types), "b": ZSet.from_rows([(1, 0), (1, 3)], b_types, [-1, 1])})
+        assert out["j"].to_rows() == [((6, 3) if loose else (2.0,), 1)]
+
+
 def test_join_with_trace_unconsolidated_keeps_a_row_of_two_runs_twice() -> None:
     trace = Trace(tuple(B_TYPES), (1,))
     trace.insert(ZSet.from_rows([("p", 1, 0.5), *((f"o{i}", 9, 0.0) for i in range(5))], B_TYPES))
