@@ -557,14 +557,15 @@ def groups_hold_equal_rows(columns: Sequence[pl.Series], order: np.ndarray, star
     return rows_equal(columns, order[later], columns, reps[(np.cumsum(first) - 1)[later]])
 
 
-def group_rows(columns: Sequence[pl.Series]) -> RowGroups:
+def group_rows(columns: Sequence[pl.Series], hashes: np.ndarray | None = None) -> RowGroups:
     """Group equal rows of `columns` (non-empty) by sorting a 64-bit row hash in numpy.
 
     A polars group-by costs ~0.3-1 ms per call whatever the size, and a step groups
     dozens of small batches. Equal hashes are checked to be equal rows, with NULL = NULL,
     NaN = NaN and -0.0 = 0.0 as in polars' group-by (and the hash); when two different
-    rows share a hash, polars' group-by groups them instead, so the grouping is exact."""
-    hashes = hash_rows(columns)
+    rows share a hash, polars' group-by groups them instead, so the grouping is exact.
+    `hashes`: `hash_rows(columns)`, when the caller has them."""
+    hashes = hash_rows(columns) if hashes is None else hashes
     order, starts = hash_groups(hashes)
     if not groups_hold_equal_rows(columns, order, starts):
         exact = _group_rows_by_polars(columns)
@@ -589,13 +590,44 @@ def consolidate_frame(frame: pl.DataFrame) -> pl.DataFrame:
     return consolidate_frame_hashed(frame)[0]
 
 
+def _plain_bytes(columns: Sequence[pl.Series]) -> tuple[list[pl.Series] | None, list[np.ndarray]] | None:
+    """Columns of plain numbers without NULLs as C-contiguous (rows, width) bytes, what
+    `spine.consolidate_rows` compares; None if one is of another kind. A column in
+    chunks is copied into one, and then the first item is the columns in one chunk each
+    (else None)."""
+    views: list[np.ndarray] = []
+    whole: list[pl.Series] | None = None
+    for i, column in enumerate(columns):
+        dtype = column.dtype
+        if not dtype.is_numeric() or dtype.is_decimal() or column.null_count():
+            return None
+        if column.n_chunks() > 1:
+            whole = whole if whole is not None else list(columns[:i])
+            column = column.rechunk()
+        if whole is not None:
+            whole.append(column)
+        values = column.to_numpy()
+        views.append(values.view(np.uint8).reshape(len(values), values.itemsize))
+    return whole, views
+
+
 def consolidate_frame_hashed(frame: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
     """`consolidate_frame`, and `hash_rows` of the rows it keeps (their columns c0..)."""
     columns = frame.get_columns()
     if columns[-1].name != WEIGHT:
         raise ValueError(f"a Z-set frame ends with its weight column, not {columns[-1].name!r}")
     weights = columns[-1].to_numpy()
-    groups = group_rows(columns[:-1])
+    hashes = hash_rows(columns[:-1])
+    plain = _plain_bytes(columns[:-1]) if len(hashes) < _PARALLEL_GROUP_ROWS else None
+    if plain is not None and (planned := spine.consolidate_rows(hashes, plain[1], weights)) is not None:
+        # one compiled pass: sort, compare, sum
+        rows, sums = planned
+        if rows is None or sums is None:
+            if plain[0] is not None:  # (the columns were copied out of their chunks)
+                return frame_of([*plain[0], columns[-1].rechunk()]), hashes
+            return one_chunk(frame), hashes
+        return take_weighted(frame, rows, sums), hashes[rows]
+    groups = group_rows(columns[:-1], hashes)
     assert groups.hashes is not None
     if groups.distinct:
         nonzero = weights != 0

@@ -70,6 +70,44 @@ def test_consolidate_matches_counter(data: list[tuple[Any, Any, Any, int]]) -> N
     assert dict(got) == want
 
 
+plain_rows_strategy = st.lists(
+    st.tuples(st.integers(-3, 3), st.sampled_from([0.0, -0.0, 1.5, math.nan, -math.inf]), st.integers(-2, 2)),
+    max_size=40,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(plain_rows_strategy, st.integers(0, 40), st.sampled_from([None, 1, 3]))
+def test_plain_numbers_consolidate_in_one_compiled_pass(
+    data: list[tuple[int, float, int]], cut: int, collide: int | None
+) -> None:
+    """Rows of plain numbers consolidate through spine.consolidate_rows (sort by hash,
+    compare the bytes, sum): the same Z-set as the reference, in one chunk, with each
+    kept row's hash, whether the rows come in one chunk or two. -0.0 against 0.0 and
+    NaNs, and rows that only share a hash, differ as bytes: then grouping is exact."""
+    types = (BIGINT, DOUBLE)
+    rows, weights = [r[:2] for r in data], [r[2] for r in data]
+    z = ZSet.from_rows(rows, types, weights)
+    if 0 < cut < len(rows):
+        z = ZSet(pl.concat([z.frame.head(cut), z.frame.tail(len(rows) - cut)], rechunk=False), types)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(zset, "_collide", collide)
+        got = z.consolidate()
+        if got.frame.height:
+            assert got.hashes is not None
+            assert np.array_equal(got.hashes, zset.hash_rows(got.frame.get_columns()[:-1]))
+    assert dict(_as_counter(got)) == _reference(rows, weights)
+    assert got.frame.height == 0 or max(got.frame.n_chunks("all")) == 1
+
+
+def test_plain_numbers_go_through_the_compiled_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    kernel = zset.spine.consolidate_rows
+    monkeypatch.setattr(zset.spine, "consolidate_rows", lambda *a: calls.append(1) or kernel(*a))
+    z = ZSet.from_rows([(1, 0.5), (2, 1.5), (1, 0.5), (3, 2.5)], (BIGINT, DOUBLE), [1, 1, -1, 2])
+    assert z.consolidate().to_rows() == [((2, 1.5), 1), ((3, 2.5), 2)] and calls == [1]
+
+
 def test_hash_collision_falls_back_to_exact_grouping(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every row hashes alike: the equality check must see different rows and not merge them."""
 

@@ -437,7 +437,7 @@ def gather_matches(
     every run) and int64 weights `run_weights[i]`. Returns (probe rows, stored columns as
     (pairs, width) uint8 arrays, stored weights), run by run. Equal hashes are not yet
     equal keys: the caller checks the keys."""
-    cdef Py_ssize_t m = wanted.shape[0], nr = len(runs), r, q, n, lo, total = 0, t = 0, c, pos, nc, i
+    cdef Py_ssize_t m = wanted.shape[0], nr = len(runs), r, q, n, lo, total = 0, t = 0, c, pos, nc, i, ahead
     cdef const uint64_t[::1] h
     cdef const uint64_t[::1] fe
     cdef const int64_t[::1] w
@@ -501,6 +501,14 @@ def gather_matches(
             src.push_back(&column[0, 0] if column.shape[0] else NULL)
         with nogil:
             for q in range(m):
+                # the stored rows a few probes ahead are asked for now: each is a cold
+                # line of every column of a large run, and the misses then overlap
+                ahead = q + _AHEAD
+                if ahead < m and counts[r, ahead]:
+                    pos = starts[r, ahead]
+                    dbspc_prefetch(&w[pos])
+                    for c in range(nc):
+                        dbspc_prefetch(src[c] + pos * width[c])
                 pos = starts[r, q]
                 for i in range(counts[r, q]):
                     probes[t] = order[q]
@@ -510,3 +518,62 @@ def gather_matches(
                     t += 1
                     pos += 1
     return probes_a, out, weights_a
+
+
+def consolidate_rows(const uint64_t[::1] hashes, list columns, const int64_t[::1] weights):
+    """A batch's Z-set normal form planned in one call, for rows of fixed-width columns
+    (`columns`: C-contiguous (rows, width) uint8 arrays) with row hashes `hashes`: rows
+    sorted by (hash, row number), each run of equal hashes checked to hold equal bytes,
+    and its weights summed. Returns (None, None) when every row is alone and non-zero (the
+    batch is its own normal form); else (rows, sums): each group's first row and its
+    summed weight, in hash order, zero sums left out. None when a run of equal hashes
+    holds different bytes (two rows that share a hash, or floats equal as values but not
+    as bytes): the caller then groups exactly."""
+    cdef Py_ssize_t n = hashes.shape[0], nc = len(columns), i, j, c, g = 0, first
+    cdef vector[const unsigned char*] data
+    cdef vector[Py_ssize_t] width
+    cdef const unsigned char[:, ::1] column
+    cdef bint alone = True, same = True
+    cdef int64_t total
+    for column in columns:
+        data.push_back(&column[0, 0] if column.shape[0] else NULL)
+        width.push_back(column.shape[1])
+    rows_a = np.empty(n, np.int64)
+    sums_a = np.empty(n, np.int64)
+    cdef int64_t[::1] rows = rows_a, sums = sums_a
+    if n == 0:
+        return rows_a, sums_a
+    cdef dbspc_kri* t = <dbspc_kri*> malloc(n * sizeof(dbspc_kri))
+    if t == NULL:
+        raise MemoryError()
+    with nogil:
+        dbspc_sort_kri(&hashes[0], &hashes[0], t, n)
+        i = 0
+        while i < n:
+            first = t[i].i
+            total = weights[first]
+            j = i + 1
+            while j < n and t[j].k == t[i].k:
+                for c in range(nc):
+                    if memcmp(data[c] + t[j].i * width[c], data[c] + first * width[c], width[c]) != 0:
+                        same = False
+                        break
+                if not same:
+                    break
+                total += weights[t[j].i]
+                j += 1
+            if not same:
+                break
+            if j - i > 1 or total == 0:
+                alone = False
+            if total != 0:
+                rows[g] = first
+                sums[g] = total
+                g += 1
+            i = j
+    free(t)
+    if not same:
+        return None
+    if alone:
+        return None, None
+    return rows_a[:g], sums_a[:g]
