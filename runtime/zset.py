@@ -512,11 +512,12 @@ _PARALLEL_SORT_ROWS = 50_000
 
 
 def argsort_hashes(hashes: np.ndarray) -> np.ndarray:
-    """An order that sorts `hashes` (uint64); equal hashes in no particular order."""
+    """An order (int64, as the kernels take it) that sorts `hashes` (uint64); equal
+    hashes in no particular order."""
     if len(hashes) < _PARALLEL_SORT_ROWS:
         order: np.ndarray = np.argsort(hashes, kind="stable")
         return order
-    return pl.Series(hashes).arg_sort().to_numpy()
+    return pl.Series(hashes).arg_sort().to_numpy().astype(np.int64)  # (polars' index is u32)
 
 
 # Above this many rows polars' multithreaded sort beats the compiled one (two hash

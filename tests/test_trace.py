@@ -489,6 +489,25 @@ def test_matches_of_plain_numbers_gather_in_one_compiled_call(
             assert {k: v for k, v in pairs.items() if v} == {k: v for k, v in want.items() if v}
 
 
+def test_a_large_probe_of_plain_numbers_sorts_in_polars_and_gathers_alike(monkeypatch: Any) -> None:
+    """Past _PARALLEL_SORT_ROWS the probe's hashes sort in polars, whose order is of its
+    index type: the compiled gather takes it as int64 all the same."""
+    import dbspc.runtime.zset as zset_module
+
+    types: list[SqlType] = [BIGINT, BIGINT]
+    t = Trace(types, (0,))
+    t.insert(ZSet.from_rows([(i % 7, i) for i in range(50)], types))
+    probe = pl.DataFrame({"k": [3, 5, 3, 9]})
+    want = t.matches(probe, ["k"])
+    monkeypatch.setattr(zset_module, "_PARALLEL_SORT_ROWS", 2)
+    got = t.matches(probe, ["k"])
+    assert want is not None and got is not None
+    assert sorted(zip(got[0].tolist(), got[1].rows(), strict=True)) == sorted(
+        zip(want[0].tolist(), want[1].rows(), strict=True)
+    )
+    assert len(got[0]) == 2 * 7 + 7
+
+
 def test_matched_columns_of_string_keys_go_through_matches() -> None:
     t = Trace(TYPES, (1,))
     t.insert(ZSet.from_rows([(1, "a"), (2, "b")], TYPES))
