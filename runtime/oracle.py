@@ -140,19 +140,21 @@ def duckdb_type(t: SqlType) -> str:
     return _DUCKDB_TYPES[t.kind]
 
 
-def _ansi_for_duckdb(node: exp.Expression) -> exp.Expression:
+def _ansi_for_duckdb(tree: exp.Expr) -> exp.Expr:
     """Undo sqlglot's legacy-Spark rewrites (see the module docstring) for ANSI Spark.
 
     Spark's parser reads a plain CAST as a TryCast without `safe`, and an explicit
-    TRY_CAST as a TryCast with `safe`; only the first becomes a CAST again.
+    TRY_CAST as a TryCast with `safe`; only the first becomes a CAST again. In place,
+    every node found: a cast inside a cast is undone too (a `transform` that replaced the
+    outer one left the inner a TRY_CAST, which made the oracle answer NULL where Spark
+    raises: CAST(CAST(n AS INT) AS DECIMAL(5,2)) of an n past INT).
     """
-    if isinstance(node, exp.Div) and node.args.get("safe"):
-        node = node.copy()
-        node.set("safe", False)
-        return node
-    if isinstance(node, exp.TryCast) and not node.args.get("safe"):
-        return exp.Cast(this=node.this, to=node.to)
-    return node
+    for node in list(tree.find_all(exp.Div, exp.TryCast)):
+        if isinstance(node, exp.Div) and node.args.get("safe"):
+            node.set("safe", False)
+        elif isinstance(node, exp.TryCast) and not node.args.get("safe"):
+            node.replace(exp.Cast(this=node.this, to=node.to))
+    return tree
 
 
 def _dates_for_duckdb(tree: exp.Expression) -> exp.Expression:
@@ -270,7 +272,7 @@ def duckdb_sql(sql: str, dialect: str, schema: Mapping[str, Mapping[str, str]] |
     """
     tree = sqlglot.parse_one(sql, read=dialect)
     if dialect in ("spark", "databricks"):
-        tree = tree.transform(_ansi_for_duckdb).transform(_collect_for_duckdb)
+        tree = _ansi_for_duckdb(tree).transform(_collect_for_duckdb)
         tree = _dates_for_duckdb(tree)
         tree = tree.transform(_grand_total_for_duckdb).transform(_count_if_for_duckdb)
         tree = tree.transform(_filters_for_duckdb)
