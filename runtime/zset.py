@@ -558,16 +558,22 @@ def groups_hold_equal_rows(columns: Sequence[pl.Series], order: np.ndarray, star
     return rows_equal(columns, order[later], columns, reps[(np.cumsum(first) - 1)[later]])
 
 
-def group_rows(columns: Sequence[pl.Series], hashes: np.ndarray | None = None) -> RowGroups:
+def group_rows(columns: Sequence[pl.Series]) -> RowGroups:
     """Group equal rows of `columns` (non-empty) by sorting a 64-bit row hash in numpy.
 
     A polars group-by costs ~0.3-1 ms per call whatever the size, and a step groups
     dozens of small batches. Equal hashes are checked to be equal rows, with NULL = NULL,
     NaN = NaN and -0.0 = 0.0 as in polars' group-by (and the hash); when two different
-    rows share a hash, polars' group-by groups them instead, so the grouping is exact.
-    `hashes`: `hash_rows(columns)`, when the caller has them."""
-    hashes = hash_rows(columns) if hashes is None else hashes
-    order, starts = hash_groups(hashes)
+    rows share a hash, polars' group-by groups them instead, so the grouping is exact."""
+    hashes = hash_rows(columns)
+    return _checked_groups(columns, hashes, *hash_groups(hashes))
+
+
+def _checked_groups(
+    columns: Sequence[pl.Series], hashes: np.ndarray, order: np.ndarray, starts: np.ndarray
+) -> RowGroups:
+    """The rows grouped by their sorted hashes (`hash_groups`), once each group is checked
+    to hold equal rows; else polars' exact group-by."""
     if not groups_hold_equal_rows(columns, order, starts):
         exact = _group_rows_by_polars(columns)
         return RowGroups(exact.order, exact.starts, exact.reps, hashes)
@@ -591,25 +597,18 @@ def consolidate_frame(frame: pl.DataFrame) -> pl.DataFrame:
     return consolidate_frame_hashed(frame)[0]
 
 
-def _plain_bytes(columns: Sequence[pl.Series]) -> tuple[list[pl.Series] | None, list[np.ndarray]] | None:
+def _plain_bytes(columns: Sequence[pl.Series]) -> list[np.ndarray] | None:
     """Columns of plain numbers without NULLs as C-contiguous (rows, width) bytes, what
-    `spine.consolidate_rows` compares; None if one is of another kind. A column in
-    chunks is copied into one, and then the first item is the columns in one chunk each
-    (else None)."""
+    `spine.sum_groups` compares (a column in chunks copied into one); None if one is of
+    another kind."""
     views: list[np.ndarray] = []
-    whole: list[pl.Series] | None = None
-    for i, column in enumerate(columns):
+    for column in columns:
         dtype = column.dtype
         if not dtype.is_numeric() or dtype.is_decimal() or column.null_count():
             return None
-        if column.n_chunks() > 1:
-            whole = whole if whole is not None else list(columns[:i])
-            column = column.rechunk()
-        if whole is not None:
-            whole.append(column)
         values = column.to_numpy()
         views.append(values.view(np.uint8).reshape(len(values), values.itemsize))
-    return whole, views
+    return views
 
 
 def consolidate_frame_hashed(frame: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
@@ -619,31 +618,26 @@ def consolidate_frame_hashed(frame: pl.DataFrame) -> tuple[pl.DataFrame, np.ndar
         raise ValueError(f"a Z-set frame ends with its weight column, not {columns[-1].name!r}")
     weights = columns[-1].to_numpy()
     hashes = hash_rows(columns[:-1])
-    plain = _plain_bytes(columns[:-1]) if len(hashes) < _PARALLEL_GROUP_ROWS else None
-    if plain is not None and (planned := spine.consolidate_rows(hashes, plain[1], weights)) is not None:
-        # one compiled pass: sort, compare, sum
-        rows, sums = planned
-        if rows is None or sums is None:
-            if plain[0] is not None:  # (the columns were copied out of their chunks)
-                return frame_of([*plain[0], columns[-1].rechunk()]), hashes
-            return one_chunk(frame), hashes
-        return take_weighted(frame, rows, sums), hashes[rows]
-    groups = group_rows(columns[:-1], hashes)
-    assert groups.hashes is not None
-    if groups.distinct:
-        nonzero = weights != 0
-        if nonzero.all():
+    order, starts = hash_groups(hashes)
+    if len(starts) == len(order):  # every row alone
+        if weights.all():
             # in one chunk, as the other paths' gathers leave it: the operators after
             # read a chunk's numpy view (a chunked change of 1,000 rows sent each of a
             # join's gathers through polars, ~0.2 ms, for a ~15 us copy here)
-            return one_chunk(frame), groups.hashes
-        kept = np.flatnonzero(nonzero)
-        return take(frame, kept), groups.hashes[kept]
+            return one_chunk(frame), hashes
+        kept = np.flatnonzero(weights)
+        return take(frame, kept), hashes[kept]
+    plain = _plain_bytes(columns[:-1])
+    summed = spine.sum_groups(order, starts, plain, weights) if plain is not None else None
+    if summed is not None:  # the groups checked and summed in one compiled pass
+        rows, sums = summed
+        return take_weighted(frame, rows, sums), hashes[rows]
+    groups = _checked_groups(columns[:-1], hashes, order, starts)
     sums = groups.sums(weights)
     keep = sums != 0
     data = pl.DataFrame(columns[:-1])
     reps = groups.reps[keep]
-    return take(data, reps).hstack([int64_series(WEIGHT, sums[keep])]), groups.hashes[reps]
+    return take(data, reps).hstack([int64_series(WEIGHT, sums[keep])]), hashes[reps]
 
 
 def rows_equal(

@@ -81,7 +81,7 @@ plain_rows_strategy = st.lists(
 def test_plain_numbers_consolidate_in_one_compiled_pass(
     data: list[tuple[int, float, int]], cut: int, collide: int | None
 ) -> None:
-    """Rows of plain numbers consolidate through spine.consolidate_rows (sort by hash,
+    """Rows of plain numbers consolidate through spine.sum_groups (after the sort by hash,
     compare the bytes, sum): the same Z-set as the reference, in one chunk, with each
     kept row's hash, whether the rows come in one chunk or two. -0.0 against 0.0 and
     NaNs, and rows that only share a hash, differ as bytes: then grouping is exact."""
@@ -102,8 +102,8 @@ def test_plain_numbers_consolidate_in_one_compiled_pass(
 
 def test_plain_numbers_go_through_the_compiled_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
-    kernel = zset.spine.consolidate_rows
-    monkeypatch.setattr(zset.spine, "consolidate_rows", lambda *a: calls.append(1) or kernel(*a))
+    kernel = zset.spine.sum_groups
+    monkeypatch.setattr(zset.spine, "sum_groups", lambda *a: calls.append(1) or kernel(*a))
     z = ZSet.from_rows([(1, 0.5), (2, 1.5), (1, 0.5), (3, 2.5)], (BIGINT, DOUBLE), [1, 1, -1, 2])
     assert z.consolidate().to_rows() == [((2, 1.5), 1), ((3, 2.5), 2)] and calls == [1]
 

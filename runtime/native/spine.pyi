@@ -31,6 +31,6 @@ def gather_matches(
     wanted: np.ndarray,
     order: np.ndarray,
 ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]: ...
-def consolidate_rows(
-    hashes: np.ndarray, columns: list[np.ndarray], weights: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | tuple[None, None] | None: ...
+def sum_groups(
+    order: np.ndarray, starts: np.ndarray, columns: list[np.ndarray], weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None: ...

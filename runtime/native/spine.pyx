@@ -520,60 +520,44 @@ def gather_matches(
     return probes_a, out, weights_a
 
 
-def consolidate_rows(const uint64_t[::1] hashes, list columns, const int64_t[::1] weights):
-    """A batch's Z-set normal form planned in one call, for rows of fixed-width columns
-    (`columns`: C-contiguous (rows, width) uint8 arrays) with row hashes `hashes`: rows
-    sorted by (hash, row number), each run of equal hashes checked to hold equal bytes,
-    and its weights summed. Returns (None, None) when every row is alone and non-zero (the
-    batch is its own normal form); else (rows, sums): each group's first row and its
-    summed weight, in hash order, zero sums left out. None when a run of equal hashes
-    holds different bytes (two rows that share a hash, or floats equal as values but not
-    as bytes): the caller then groups exactly."""
-    cdef Py_ssize_t n = hashes.shape[0], nc = len(columns), i, j, c, g = 0, first
+def sum_groups(const int64_t[::1] order, const int64_t[::1] starts, list columns, const int64_t[::1] weights):
+    """The groups of a batch sorted by row hash (`order`, `starts`: `sort_groups`), checked
+    and summed in one pass, for rows of fixed-width columns (`columns`: C-contiguous
+    (rows, width) uint8 arrays): each group's rows must hold the bytes of its first row.
+    Returns (rows, sums): each group's first row and its summed weight, in group order,
+    zero sums left out. None when a group holds different bytes (two rows that share a
+    hash, or floats equal as values but not as bytes): the caller then groups exactly."""
+    cdef Py_ssize_t n = order.shape[0], ng = starts.shape[0], nc = len(columns), g, j, c, end, kept = 0
     cdef vector[const unsigned char*] data
     cdef vector[Py_ssize_t] width
     cdef const unsigned char[:, ::1] column
-    cdef bint alone = True, same = True
-    cdef int64_t total
+    cdef bint same = True
+    cdef int64_t total, first
     for column in columns:
         data.push_back(&column[0, 0] if column.shape[0] else NULL)
         width.push_back(column.shape[1])
-    rows_a = np.empty(n, np.int64)
-    sums_a = np.empty(n, np.int64)
+    rows_a = np.empty(ng, np.int64)
+    sums_a = np.empty(ng, np.int64)
     cdef int64_t[::1] rows = rows_a, sums = sums_a
-    if n == 0:
-        return rows_a, sums_a
-    cdef dbspc_kri* t = <dbspc_kri*> malloc(n * sizeof(dbspc_kri))
-    if t == NULL:
-        raise MemoryError()
     with nogil:
-        dbspc_sort_kri(&hashes[0], &hashes[0], t, n)
-        i = 0
-        while i < n:
-            first = t[i].i
+        for g in range(ng):
+            first = order[starts[g]]
             total = weights[first]
-            j = i + 1
-            while j < n and t[j].k == t[i].k:
+            end = starts[g + 1] if g + 1 < ng else n
+            for j in range(starts[g] + 1, end):
                 for c in range(nc):
-                    if memcmp(data[c] + t[j].i * width[c], data[c] + first * width[c], width[c]) != 0:
+                    if memcmp(data[c] + order[j] * width[c], data[c] + first * width[c], width[c]) != 0:
                         same = False
                         break
                 if not same:
                     break
-                total += weights[t[j].i]
-                j += 1
+                total += weights[order[j]]
             if not same:
                 break
-            if j - i > 1 or total == 0:
-                alone = False
             if total != 0:
-                rows[g] = first
-                sums[g] = total
-                g += 1
-            i = j
-    free(t)
+                rows[kept] = first
+                sums[kept] = total
+                kept += 1
     if not same:
         return None
-    if alone:
-        return None, None
-    return rows_a[:g], sums_a[:g]
+    return rows_a[:kept], sums_a[:kept]
