@@ -117,6 +117,13 @@ struct IterIndex {
     Blocks<int64_t> rows;
     Blocks<Entry> es;
     Blocks<RowLink> rl;
+    /* The previous entry of each entry's key chain (-1: it heads its chain), apart from
+       Entry since only adds and unlinks read it: a key whose chain holds many entries (a
+       hub node's paths, every iteration of them) unlinks a dead one in O(1), where a
+       walk from the head cost a miss per entry before it. Empty in a `whole` index,
+       whose key chains are a row's iterations and rows sharing a bucket: short, and a
+       walk costs less than keeping the links. */
+    Blocks<int64_t> kprev;
     std::vector<int64_t> khead, rhead;
     uint64_t mask = 0;
     /* An entry whose weight returns to zero is unlinked from its chains once the batch
@@ -135,7 +142,7 @@ struct IterIndex {
     void init(int width, const std::vector<int>& k) {
         w = width;
         key = k;
-        rows.clear(); es.clear(); rl.clear(); kold.clear(); rold.clear();
+        rows.clear(); es.clear(); rl.clear(); kprev.clear(); kold.clear(); rold.clear();
         rows.width = width;
         whole = (int)k.size() == width;
         for (int j = 0; whole && j < width; j++) whole = k[j] == j;
@@ -153,7 +160,7 @@ struct IterIndex {
     int64_t wt_of(int64_t e) const { return es[e].wt; }
     bool moving() const { return !kold.empty(); }
     int64_t bytes() const {
-        return n() * (int64_t)(sizeof(int64_t) * w + sizeof(Entry) + (whole ? 0 : sizeof(RowLink))) +
+        return n() * (int64_t)(sizeof(int64_t) * w + sizeof(Entry) + (whole ? 0 : sizeof(RowLink) + sizeof(int64_t))) +
                (int64_t)(khead.size() + rhead.size() + kold.size() + rold.size()) * (int64_t)sizeof(int64_t);
     }
 
@@ -161,8 +168,7 @@ struct IterIndex {
         for (; count && moving(); count--) {
             for (int64_t e = kold[cursor], next; e >= 0; e = next) {
                 next = es[e].knext;
-                es[e].knext = khead[es[e].kh & mask];
-                khead[es[e].kh & mask] = e;
+                link_key(e, es[e].kh);
             }
             for (int64_t e = whole ? -1 : rold[cursor], next; e >= 0; e = next) {
                 next = rl[e].rnext;
@@ -227,7 +233,9 @@ struct IterIndex {
         for (int64_t x = 0; x < n; x++) {
             if (x + AHEAD < n) prefetch_heads(ks[x + AHEAD], hs[x + AHEAD]);
             if (x + AHEAD / 2 < n) {
-                int64_t e = whole ? khead[ks[x + AHEAD / 2] & mask] : rhead[hs[x + AHEAD / 2] & mask];
+                const int64_t head = khead[ks[x + AHEAD / 2] & mask];  // a new entry links before it
+                if (head >= 0 && !whole) __builtin_prefetch(kprev.at(head));
+                int64_t e = whole ? head : rhead[hs[x + AHEAD / 2] & mask];
                 if (e >= 0 && !whole) __builtin_prefetch(rl.at(e));
                 prefetch_entry(e);
             }
@@ -261,7 +269,7 @@ struct IterIndex {
             return;
         }
         if ((uint64_t)live() + 1 > (mask + 1) / 2) grow();
-        Entry entry{k, khead[k & mask], weight, iteration};
+        Entry entry{k, -1, weight, iteration};
         const bool reuse = !free_slots.empty();
         int64_t e = n();
         if (reuse) {
@@ -270,10 +278,12 @@ struct IterIndex {
             std::memcpy(rows.at(e), r, sizeof(int64_t) * w);
             *es.at(e) = entry;
         } else {
+            const int64_t none = -1;
             rows.push(r);
             es.push(&entry);
+            if (!whole) kprev.push(&none);
         }
-        khead[k & mask] = e;
+        link_key(e, k);
         if (whole) return;
         RowLink link{h, rhead[h & mask]};
         if (reuse)
@@ -283,16 +293,59 @@ struct IterIndex {
         rhead[h & mask] = e;
     }
 
+    /* Put entry e (key hash k) at the head of its key chain in the new table. */
+    void link_key(int64_t e, uint64_t k) {
+        const int64_t head = khead[k & mask];
+        es[e].knext = head;
+        khead[k & mask] = e;
+        if (whole) return;
+        kprev[e] = -1;
+        if (head >= 0) kprev[head] = e;
+    }
+
+    /* Take entry e off its key chain: in O(1) through its neighbours, or as a chain's
+       head, the new table's or (a growth under way) the old one's; in a `whole` index,
+       by a walk of the chain. */
+    void unlink_key(int64_t e) {
+        if (whole) {
+            unlink(khead, kold, es[e].kh, e, [&](int64_t x) -> int64_t& { return es.at(x)->knext; });
+            return;
+        }
+        const int64_t prev = kprev[e], next = es[e].knext;
+        if (prev >= 0) {
+            es[prev].knext = next;
+        } else {
+            const uint64_t h = es[e].kh;
+            int64_t& head = khead[h & mask] == e ? khead[h & mask] : kold[h & old_mask];
+            head = next;
+        }
+        if (next >= 0) kprev[next] = prev;
+    }
+
     /* Unlink the entries whose weight is zero after a batch of adds and free their
-       slots: O(chain) each, like the add that zeroed it. Between steps only, since a
-       step's probes hold entry numbers (the join's filed meetings, say). An entry that
-       an add zeroed and a later one revived stays. */
+       slots: O(1) off the key chain, O(chain) off the row chain (short: a row's hash is
+       of the whole row and its iteration). Between steps only, since a step's probes
+       hold entry numbers (the join's filed meetings, say). An entry that an add zeroed
+       and a later one revived stays. */
     void reclaim() {
         std::sort(died.begin(), died.end());
         died.erase(std::unique(died.begin(), died.end()), died.end());
-        for (int64_t e : died) {
+        const int64_t n = (int64_t)died.size();
+        for (int64_t x = 0; x < n; x++) {
+            // (the dead entries are scattered: ask for them, then their neighbours, ahead)
+            if (x + AHEAD < n) {
+                __builtin_prefetch(es.at(died[x + AHEAD]));
+                if (!whole) __builtin_prefetch(kprev.at(died[x + AHEAD]));
+            }
+            if (x + AHEAD / 2 < n && !whole) {
+                const int64_t d = died[x + AHEAD / 2], prev = kprev[d], next = es[d].knext;
+                if (prev >= 0) __builtin_prefetch(es.at(prev));
+                if (next >= 0) __builtin_prefetch(kprev.at(next));
+                __builtin_prefetch(rl.at(d));
+            }
+            const int64_t e = died[x];
             if (es[e].wt != 0) continue;
-            unlink(khead, kold, es[e].kh, e, [&](int64_t x) -> int64_t& { return es.at(x)->knext; });
+            unlink_key(e);
             if (!whole) unlink(rhead, rold, rl[e].rh, e, [&](int64_t x) -> int64_t& { return rl.at(x)->rnext; });
             free_slots.push_back(e);
         }
