@@ -262,7 +262,31 @@ struct IterIndex {
     void add_hashed(const int64_t* r, int32_t iteration, int64_t weight, uint64_t k, uint64_t h) {
         if (weight == 0) return;
         move_buckets(MOVES_PER_ADD);
-        int64_t found = find_entry(r, iteration, whole ? k : h);
+        add_at(find_entry(r, iteration, whole ? k : h), r, iteration, weight, k, h);
+    }
+
+    /* add_many in a `whole` index whose caller found each (row, iteration)'s entry
+       already (found[x], -1: not stored): the nested distinct, whose step walked each
+       touched row's chain, every stored iteration of it, one miss an entry. A second
+       walk here cost as much again; this asks for the one entry, or chain head, ahead. */
+    void add_found(const int64_t* rs, const int32_t* its, const int64_t* wts, const uint64_t* ks, const int64_t* found,
+                   int64_t n) {
+        for (int64_t x = 0; x < n; x++) {
+            if (x + AHEAD < n) {
+                if (found[x + AHEAD] >= 0)
+                    __builtin_prefetch(es.at(found[x + AHEAD]));
+                else
+                    prefetch_heads(ks[x + AHEAD], 0);
+            }
+            if (wts[x] == 0) continue;
+            move_buckets(MOVES_PER_ADD);
+            add_at(found[x], rs + x * w, its[x], wts[x], ks[x], 0);
+        }
+        reclaim();
+    }
+
+    /* add_hashed, given the entry of (r, iteration) (-1: none yet) */
+    void add_at(int64_t found, const int64_t* r, int32_t iteration, int64_t weight, uint64_t k, uint64_t h) {
         if (found >= 0) {
             es[found].wt += weight;
             if (es[found].wt == 0) died.push_back(found);
@@ -615,9 +639,10 @@ struct NestedDistinct {
     RowSet seen;                     // the touched rows, each once
     std::vector<int64_t> now;        // C[≤i] per touched row
     std::vector<int64_t> was;        // C[≤i-1] per touched row, for the rows of this iteration
-    std::vector<int64_t> s_start;    // per touched row, its stored entries in s_it/s_w
+    std::vector<int64_t> s_start;    // per touched row, its stored entries in s_it/s_w/s_e
     std::vector<int32_t> s_it;
     std::vector<int64_t> s_w;
+    std::vector<int64_t> s_e;        // (the entries themselves, for the commit's adds)
     std::vector<std::vector<int64_t>> at;  // per iteration j, the touched rows stored at j
     std::vector<int32_t> mark;       // 1 + the last iteration that visited a touched row
     std::vector<int64_t> visit;
@@ -629,6 +654,7 @@ struct NestedDistinct {
        a row. */
     std::vector<int64_t> in_pos;
     std::vector<int32_t> in_iter;
+    std::vector<int64_t> in_t;       // the touched row of each row of `in`
 
     void init(int w) {
         all.resize(w);
@@ -639,8 +665,8 @@ struct NestedDistinct {
         begin();
     }
     void begin() {
-        seen.clear(); now.clear(); was.clear(); s_it.clear(); s_w.clear(); in.clear();
-        in_it.clear(); at.clear(); mark.clear(); in_pos.clear(); in_iter.clear(); fresh.clear();
+        seen.clear(); now.clear(); was.clear(); s_it.clear(); s_w.clear(); s_e.clear(); in.clear();
+        in_it.clear(); at.clear(); mark.clear(); in_pos.clear(); in_iter.clear(); in_t.clear(); fresh.clear();
         s_start.assign(1, 0);
     }
 
@@ -678,6 +704,7 @@ struct NestedDistinct {
                 int32_t j = s.it_of(e);
                 s_it.push_back(j);
                 s_w.push_back(s.wt_of(e));
+                s_e.push_back(e);
                 if ((size_t)j >= at.size()) at.resize(j + 1);
                 if (at[j].empty() || at[j].back() != t) at[j].push_back(t);
             });
@@ -705,6 +732,7 @@ struct NestedDistinct {
                 in_pos[t] = in.n();
                 in.push(d.row(x), d.wt[x]);
                 in_it.push_back(i);
+                in_t.push_back(t);
             }
         }
         probe_fresh();
@@ -737,8 +765,24 @@ struct NestedDistinct {
         return false;
     }
 
+    /* Each row of `in` added at its iteration: the entry the step's probe found for it,
+       if any, is where it goes (probe_fresh saw every stored iteration of each touched
+       row, and nothing was added since). */
     void commit() {
-        s.add_all(in, in_it);
+        const int64_t n = in.n();
+        std::vector<int64_t> found((size_t)n, -1);
+        std::vector<uint64_t> ks((size_t)n);
+        for (int64_t x = 0; x < n; x++) {
+            const int64_t t = in_t[x];
+            ks[x] = seen.h[t];
+            for (int64_t p = s_start[t]; p < s_start[t + 1]; p++) {
+                if (s_it[p] == in_it[x]) {
+                    found[x] = s_e[p];
+                    break;
+                }
+            }
+        }
+        if (n) s.add_found(in.v.data(), in_it.data(), in.wt.data(), ks.data(), found.data(), n);
         begin();
     }
 };
