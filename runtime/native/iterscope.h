@@ -411,6 +411,68 @@ struct IterIndex {
             }
         }
     }
+
+    /* probe_hashed for m probes (probe q: row probe_row(q), key hash hs[q]), calling
+       f(q, e) for each match in no particular order. A few probes' chains are walked side
+       by side, one entry of each in turn, every entry asked for a turn before it is read:
+       a key whose chain holds many entries (a row stored at many iterations) cost a miss
+       an entry, one after another, where side by side their misses overlap. */
+    template <class P, class F>
+    void probe_side_by_side(int64_t m, const uint64_t* hs, P probe_row, const int* pk, int32_t lo, int32_t hi,
+                            F f) const {
+        if (lo > hi || n() == 0 || m == 0) return;
+        static const int G = 8;
+        struct Walk {
+            int64_t q, e;
+            bool old;  // on the old table's chain (a growth under way)
+        };
+        Walk walks[G];
+        int64_t next = 0;
+        for (int64_t q = 0; q < std::min<int64_t>(m, 2 * G); q++) prefetch_heads(hs[q], 0);
+        auto start = [&](Walk& w) -> bool {  // the next probe whose chain holds an entry
+            while (next < m) {
+                const int64_t q = next++;
+                if (q + 2 * G < m) prefetch_heads(hs[q + 2 * G], 0);
+                int64_t e = khead[hs[q] & mask];
+                bool old = false;
+                if (e < 0) {
+                    e = old_head(kold, hs[q]);
+                    old = true;
+                }
+                if (e >= 0) {
+                    w = Walk{q, e, old};
+                    prefetch_entry(e);
+                    return true;
+                }
+            }
+            return false;
+        };
+        int live = 0;
+        while (live < G && start(walks[live])) live++;
+        while (live > 0) {
+            for (int g = 0; g < live;) {
+                Walk& w = walks[g];
+                const Entry& x = es[w.e];
+                if (x.kh == hs[w.q] && x.wt != 0 && x.it >= lo && x.it <= hi &&
+                    same_cols(row(w.e), key.data(), probe_row(w.q), pk, (int)key.size()))
+                    f(w.q, w.e);
+                int64_t e = x.knext;
+                if (e < 0 && !w.old) {
+                    e = old_head(kold, hs[w.q]);
+                    w.old = true;
+                }
+                if (e >= 0) {
+                    w.e = e;
+                    prefetch_entry(e);
+                    g++;
+                } else if (start(w)) {
+                    g++;
+                } else {
+                    walks[g] = walks[--live];  // (visited next, in this turn)
+                }
+            }
+        }
+    }
 };
 
 /* Before a loop of probes that calls `ahead`: the chain heads of its first AHEAD keys. */
@@ -688,27 +750,51 @@ struct NestedDistinct {
         return t;
     }
 
-    /* The stored entries of the fresh rows, in their order (s_start is by touched row).
-       Most of an iteration's input rows were touched before and cost a lookup in `seen`
-       only, so asking for the index's chains a few input rows ahead asked too late for
-       the rows that probe it: a pass over the fresh rows alone asks for theirs. */
+    struct Hit {
+        int64_t k;  // fresh row
+        int64_t e;  // its stored entry
+        int64_t w;
+        int32_t it;
+    };
+    std::vector<Hit> hits;
+    std::vector<int64_t> place;
+
+    /* The stored entries of the fresh rows (touched rows new in this iteration, so the
+       next in s_start, which is by touched row), walked side by side, then put in their
+       rows' order. Most of an iteration's input rows were touched before and cost a
+       lookup in `seen` only: a pass over the fresh rows alone keeps the index's misses
+       together. */
     void probe_fresh() {
         const int64_t m = (int64_t)fresh.size();
         fresh_h.resize((size_t)m);
         for (int64_t k = 0; k < m; k++) fresh_h[k] = seen.h[fresh[k]];
-        ask_first(s, fresh_h);
+        hits.clear();
+        s.probe_side_by_side(
+            m, fresh_h.data(), [&](int64_t k) { return seen.row(fresh[k]); }, all.data(), 0, INT32_MAX,
+            [&](int64_t k, int64_t e) { hits.push_back(Hit{k, e, s.wt_of(e), s.it_of(e)}); });
+        place.assign((size_t)m + 1, 0);
+        for (const Hit& h : hits) place[h.k + 1]++;
+        const int64_t base = (int64_t)s_it.size();
         for (int64_t k = 0; k < m; k++) {
-            ahead(s, fresh_h, k);
+            place[k + 1] += place[k];
+            s_start.push_back(base + place[k + 1]);
+        }
+        s_it.resize(s_it.size() + hits.size());
+        s_w.resize(s_it.size());
+        s_e.resize(s_it.size());
+        for (const Hit& h : hits) {
+            const int64_t p = base + place[h.k]++;
+            s_it[p] = h.it;
+            s_w[p] = h.w;
+            s_e[p] = h.e;
+        }
+        for (int64_t k = 0; k < m; k++) {
             const int64_t t = fresh[k];
-            s.probe_hashed(seen.row(t), all.data(), fresh_h[k], 0, INT32_MAX, [&](int64_t e) {
-                int32_t j = s.it_of(e);
-                s_it.push_back(j);
-                s_w.push_back(s.wt_of(e));
-                s_e.push_back(e);
+            for (int64_t p = s_start[t]; p < s_start[t + 1]; p++) {
+                const int32_t j = s_it[p];
                 if ((size_t)j >= at.size()) at.resize(j + 1);
                 if (at[j].empty() || at[j].back() != t) at[j].push_back(t);
-            });
-            s_start.push_back((int64_t)s_it.size());
+            }
         }
         fresh.clear();
     }
