@@ -530,19 +530,20 @@ static void join_rows(const Rows& l, const int* lk, const Rows& r, const int* rk
     }
 }
 
-/* f(row, weight, entry) for each row of `probes` (key columns `cols`) and each entry of
-   `s` it meets in iterations [lo, hi], with the index's chains asked for ahead. */
+/* f(row, weight, entry) for each row of `probes` from row `from` (key columns `cols`)
+   and each entry of `s` it meets in iterations [lo, hi], in no particular order: the
+   probes' chains are walked side by side (a key's chain holds its rows of every
+   iteration, most of them outside [lo, hi]). */
 template <class F>
-static void probe_all(const IterIndex& s, const Rows& probes, const std::vector<int>& cols, int32_t lo, int32_t hi, F f) {
-    if (lo > hi || s.n() == 0 || probes.n() == 0) return;
-    std::vector<uint64_t> hs;
-    hashed(s, probes, cols, hs);
-    for (int64_t x = 0; x < probes.n(); x++) {
-        ahead(s, hs, x);
-        const int64_t* r = probes.row(x);
-        int64_t w = probes.wt[x];
-        s.probe_hashed(r, cols.data(), hs[x], lo, hi, [&](int64_t e) { f(r, w, e); });
-    }
+static void probe_all(const IterIndex& s, const Rows& probes, const std::vector<int>& cols, int32_t lo, int32_t hi, F f,
+                      int64_t from = 0) {
+    const int64_t m = probes.n() - from;
+    if (lo > hi || s.n() == 0 || m <= 0) return;
+    std::vector<uint64_t> hs((size_t)m);
+    for (int64_t q = 0; q < m; q++) hs[q] = hash_cols(probes.row(from + q), cols.data(), (int)cols.size());
+    s.probe_side_by_side(
+        m, hs.data(), [&](int64_t q) { return probes.row(from + q); }, cols.data(), lo, hi,
+        [&](int64_t q, int64_t e) { f(probes.row(from + q), probes.wt[from + q], e, from + q); });
 }
 
 /* One nested join a ⋈ b: the stored iteration traces of both sides, and this outer
@@ -581,18 +582,14 @@ struct NestedJoin {
        entries of iterations after i (the probe rows' key columns `cols`). */
     static void later(const IterIndex& s, const Rows& c, int64_t from, const std::vector<int>& cols, int32_t i,
                       std::vector<std::vector<Hit>>& hits) {
-        if (from >= c.n() || s.n() == 0) return;
-        std::vector<uint64_t> hs((size_t)(c.n() - from));
-        for (int64_t x = from; x < c.n(); x++) hs[x - from] = hash_cols(c.row(x), cols.data(), (int)cols.size());
-        ask_first(s, hs);
-        for (int64_t x = from; x < c.n(); x++) {
-            ahead(s, hs, x - from);
-            s.probe_hashed(c.row(x), cols.data(), hs[x - from], i + 1, INT32_MAX, [&](int64_t e) {
+        probe_all(
+            s, c, cols, i + 1, INT32_MAX,
+            [&](const int64_t*, int64_t, int64_t e, int64_t x) {
                 size_t j = (size_t)s.it_of(e);
                 if (j >= hits.size()) hits.resize(j + 1);
                 hits[j].push_back(Hit{x, e});
-            });
-        }
+            },
+            from);
     }
 
     /* The six terms of runtime/nested.py's IncrementalScope._join, for iteration i:
@@ -600,12 +597,14 @@ struct NestedJoin {
     void step(const Rows& a, const Rows& b, int32_t i, Rows& out) {
         const int nk = (int)lk.size();
         const int wa = ca.w, wb = cb.w;
-        probe_all(sb, a, lk, 0, i, [&](const int64_t* ar, int64_t w, int64_t e) {
+        probe_all(sb, a, lk, 0, i, [&](const int64_t* ar, int64_t w, int64_t e, int64_t) {
             out.push2(ar, wa, sb.row(e), wb, w * sb.wt_of(e));
         });
         join_rows(a, lk.data(), cb, rk.data(), nk, out);
         join_rows(a, lk.data(), b, rk.data(), nk, out);
-        auto from_a = [&](const int64_t* br, int64_t w, int64_t e) { out.push2(sa.row(e), wa, br, wb, sa.wt_of(e) * w); };
+        auto from_a = [&](const int64_t* br, int64_t w, int64_t e, int64_t) {
+            out.push2(sa.row(e), wa, br, wb, sa.wt_of(e) * w);
+        };
         if ((size_t)i < b_hits.size())
             for (const Hit& h : b_hits[i]) out.push2(sa.row(h.e), wa, cb.row(h.x), wb, sa.wt_of(h.e) * cb.wt[h.x]);
         probe_all(sa, b, rk, i, i, from_a);
