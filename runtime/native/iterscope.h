@@ -392,28 +392,9 @@ struct IterIndex {
         if (!off(&heads[h & mask]) && moving() && (h & old_mask) >= cursor) off(&old[h & old_mask]);
     }
 
-    /* Calls f(entry) for each live entry whose key equals the probe row's columns `pk`
-       and whose iteration lies in [lo, hi]. */
-    template <class F>
-    void probe(const int64_t* p, const int* pk, int32_t lo, int32_t hi, F f) const {
-        probe_hashed(p, pk, hash_cols(p, pk, (int)key.size()), lo, hi, f);
-    }
-
-    /* probe, with k = hash_cols(p, pk, key size) */
-    template <class F>
-    void probe_hashed(const int64_t* p, const int* pk, uint64_t k, int32_t lo, int32_t hi, F f) const {
-        if (lo > hi || n() == 0) return;
-        for (int64_t start : {khead[k & mask], old_head(kold, k)}) {
-            for (int64_t e = start; e >= 0; e = es[e].knext) {
-                const Entry& x = es[e];
-                if (x.kh != k || x.wt == 0 || x.it < lo || x.it > hi) continue;
-                if (same_cols(row(e), key.data(), p, pk, (int)key.size())) f(e);
-            }
-        }
-    }
-
-    /* probe_hashed for m probes (probe q: row probe_row(q), key hash hs[q]), calling
-       f(q, e) for each match in no particular order. A few probes' chains are walked side
+    /* For m probes (probe q: row probe_row(q), columns `pk`, key hash hs[q]), calls
+       f(q, e) for each live entry whose key equals the probe's and whose iteration lies
+       in [lo, hi], in no particular order. A few probes' chains are walked side
        by side, one entry of each in turn, every entry asked for a turn before it is read:
        a key whose chain holds many entries (a row stored at many iterations) cost a miss
        an entry, one after another, where side by side their misses overlap. */
@@ -475,26 +456,6 @@ struct IterIndex {
     }
 };
 
-/* Before a loop of probes that calls `ahead`: the chain heads of its first AHEAD keys. */
-static void ask_first(const IterIndex& s, const std::vector<uint64_t>& hs) {
-    for (int64_t x = 0; x < std::min<int64_t>((int64_t)hs.size(), IterIndex::AHEAD); x++) s.prefetch_heads(hs[x], 0);
-}
-
-/* The key hashes of a batch's rows (columns `cols`), for probes of index `s`. */
-static void hashed(const IterIndex& s, const Rows& d, const std::vector<int>& cols, std::vector<uint64_t>& hs) {
-    hs.resize(d.n());
-    for (int64_t x = 0; x < d.n(); x++) hs[x] = hash_cols(d.row(x), cols.data(), (int)cols.size());
-    ask_first(s, hs);
-}
-
-/* Before probing row x: the chain head of row x + AHEAD, and the first entry of row
-   x + AHEAD/2, whose head was asked for earlier. */
-static inline void ahead(const IterIndex& s, const std::vector<uint64_t>& hs, int64_t x) {
-    const int64_t n = (int64_t)hs.size();
-    if (x + IterIndex::AHEAD < n) s.prefetch_heads(hs[x + IterIndex::AHEAD], 0);
-    if (x + IterIndex::AHEAD / 2 < n) s.prefetch_entry(s.khead[hs[x + IterIndex::AHEAD / 2] & s.mask]);
-}
-
 /* A join's probe of `side`'s rows into an in-step hash of `other`'s rows (both small):
    calls f(i, j) for each pair whose keys agree. */
 struct SmallHash {
@@ -529,6 +490,47 @@ static void join_rows(const Rows& l, const int* lk, const Rows& r, const int* rk
         }
     }
 }
+
+/* The stored entries of a step's fresh touched rows (a nested distinct's rows, an
+   aggregate's groups: fresh[k] is touched row s_start.size() - 1 + k, its row row_of(k),
+   hash hs[k] by columns `cols`), walked side by side and appended to `entries` in their
+   rows' order, with each row's end in s_start; at[j] lists the touched rows stored at
+   iteration j. Probing the fresh rows in one pass after their batch keeps the index's
+   misses together: most of a batch's rows were touched before and cost a lookup only. */
+struct FreshProbe {
+    struct Hit {
+        int64_t k, e;
+    };
+    std::vector<Hit> hits;
+    std::vector<int64_t> place;
+
+    template <class R>
+    void run(const IterIndex& s, const std::vector<int64_t>& fresh, const std::vector<uint64_t>& hs, R row_of,
+             const int* cols, std::vector<int64_t>& s_start, std::vector<int64_t>& entries,
+             std::vector<std::vector<int64_t>>& at) {
+        const int64_t m = (int64_t)fresh.size();
+        hits.clear();
+        s.probe_side_by_side(m, hs.data(), row_of, cols, 0, INT32_MAX,
+                             [&](int64_t k, int64_t e) { hits.push_back(Hit{k, e}); });
+        place.assign((size_t)m + 1, 0);
+        for (const Hit& h : hits) place[h.k + 1]++;
+        const int64_t base = (int64_t)entries.size();
+        for (int64_t k = 0; k < m; k++) {
+            place[k + 1] += place[k];
+            s_start.push_back(base + place[k + 1]);
+        }
+        entries.resize(entries.size() + hits.size());
+        for (const Hit& h : hits) entries[base + place[h.k]++] = h.e;
+        for (int64_t k = 0; k < m; k++) {
+            const int64_t t = fresh[k];
+            for (int64_t p = s_start[t]; p < s_start[t + 1]; p++) {
+                const size_t j = (size_t)s.it_of(entries[p]);
+                if (j >= at.size()) at.resize(j + 1);
+                if (at[j].empty() || at[j].back() != t) at[j].push_back(t);
+            }
+        }
+    }
+};
 
 /* f(row, weight, entry) for each row of `probes` from row `from` (key columns `cols`)
    and each entry of `s` it meets in iterations [lo, hi], in no particular order: the
@@ -749,51 +751,21 @@ struct NestedDistinct {
         return t;
     }
 
-    struct Hit {
-        int64_t k;  // fresh row
-        int64_t e;  // its stored entry
-        int64_t w;
-        int32_t it;
-    };
-    std::vector<Hit> hits;
-    std::vector<int64_t> place;
+    FreshProbe probe;
 
-    /* The stored entries of the fresh rows (touched rows new in this iteration, so the
-       next in s_start, which is by touched row), walked side by side, then put in their
-       rows' order. Most of an iteration's input rows were touched before and cost a
-       lookup in `seen` only: a pass over the fresh rows alone keeps the index's misses
-       together. */
+    /* The stored entries of the fresh rows (FreshProbe), with their iterations and
+       weights beside them for the visits. */
     void probe_fresh() {
         const int64_t m = (int64_t)fresh.size();
         fresh_h.resize((size_t)m);
         for (int64_t k = 0; k < m; k++) fresh_h[k] = seen.h[fresh[k]];
-        hits.clear();
-        s.probe_side_by_side(
-            m, fresh_h.data(), [&](int64_t k) { return seen.row(fresh[k]); }, all.data(), 0, INT32_MAX,
-            [&](int64_t k, int64_t e) { hits.push_back(Hit{k, e, s.wt_of(e), s.it_of(e)}); });
-        place.assign((size_t)m + 1, 0);
-        for (const Hit& h : hits) place[h.k + 1]++;
-        const int64_t base = (int64_t)s_it.size();
-        for (int64_t k = 0; k < m; k++) {
-            place[k + 1] += place[k];
-            s_start.push_back(base + place[k + 1]);
-        }
-        s_it.resize(s_it.size() + hits.size());
-        s_w.resize(s_it.size());
-        s_e.resize(s_it.size());
-        for (const Hit& h : hits) {
-            const int64_t p = base + place[h.k]++;
-            s_it[p] = h.it;
-            s_w[p] = h.w;
-            s_e[p] = h.e;
-        }
-        for (int64_t k = 0; k < m; k++) {
-            const int64_t t = fresh[k];
-            for (int64_t p = s_start[t]; p < s_start[t + 1]; p++) {
-                const int32_t j = s_it[p];
-                if ((size_t)j >= at.size()) at.resize(j + 1);
-                if (at[j].empty() || at[j].back() != t) at[j].push_back(t);
-            }
+        const size_t base = s_e.size();
+        probe.run(s, fresh, fresh_h, [&](int64_t k) { return seen.row(fresh[k]); }, all.data(), s_start, s_e, at);
+        s_it.resize(s_e.size());
+        s_w.resize(s_e.size());
+        for (size_t p = base; p < s_e.size(); p++) {
+            s_it[p] = s.it_of(s_e[p]);
+            s_w[p] = s.wt_of(s_e[p]);
         }
         fresh.clear();
     }
@@ -923,7 +895,7 @@ struct NestedAggregate {
     }
     void begin() {
         keys.clear(); s_entry.clear(); c_rows.clear(); at.clear(); mark.clear();
-        in.clear(); in_it.clear();
+        in.clear(); in_it.clear(); fresh.clear(); fresh_h.clear();
         s_start.assign(1, 0);
     }
 
@@ -934,15 +906,14 @@ struct NestedAggregate {
         g = keys.add(r, group.data(), h);
         c_rows.emplace_back();
         mark.push_back(0);
-        s.probe_hashed(r, group.data(), h, 0, INT32_MAX, [&](int64_t e) {
-            s_entry.push_back(e);
-            int32_t j = s.it_of(e);
-            if ((size_t)j >= at.size()) at.resize(j + 1);
-            if (at[j].empty() || at[j].back() != g) at[j].push_back(g);
-        });
-        s_start.push_back((int64_t)s_entry.size());
+        fresh.push_back(g);
+        fresh_h.push_back(h);
         return g;
     }
+
+    std::vector<int64_t> fresh;  // groups added by this iteration, not probed yet
+    std::vector<uint64_t> fresh_h;
+    FreshProbe probe;
 
     struct Item { const int64_t* row; int64_t w[4]; };
 
@@ -1003,15 +974,19 @@ struct NestedAggregate {
 
     void step(const Rows& d, int32_t i, Rows& out) {
         visit.clear();
-        hashed(s, d, group, hs);
+        hs.resize((size_t)d.n());
+        for (int64_t x = 0; x < d.n(); x++) hs[x] = hash_cols(d.row(x), group.data(), (int)group.size());
         for (int64_t x = 0; x < d.n(); x++) {
-            ahead(s, hs, x);
             int64_t g = find_or_add(d.row(x), hs[x]);
             in.push(d.row(x), d.wt[x]);
             in_it.push_back(i);
             c_rows[g].push_back(in.n() - 1);
             if (mark[g] != i + 1) { mark[g] = i + 1; visit.push_back(g); }
         }
+        probe.run(s, fresh, fresh_h, [&](int64_t k) { return keys.row(fresh[k]); }, keys.cols.data(), s_start, s_entry,
+                  at);
+        fresh.clear();
+        fresh_h.clear();
         if ((size_t)i < at.size())
             for (int64_t g : at[i])
                 if (mark[g] != i + 1) { mark[g] = i + 1; visit.push_back(g); }
