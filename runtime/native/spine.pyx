@@ -242,46 +242,70 @@ cdef inline Py_ssize_t _first_in_block(const uint64_t[::1] h, Py_ssize_t f, uint
     return lo
 
 
+cdef Py_ssize_t _spans(
+    const uint64_t[::1] h, const uint64_t[::1] fe, const uint64_t[::1] wanted, int64_t[::1] blocks,
+    int64_t* starts, int64_t* counts
+) noexcept nogil:
+    """Where each of the ascending `wanted` hashes (repeats allowed) has its rows in the
+    sorted run `h` (fences `fe`): they start at starts[q] and are counts[q] long (both
+    zeroed by the caller: a hash past the run's last keeps 0); returns the sum of the
+    counts. Each probe's block is asked for a few probes ahead."""
+    cdef Py_ssize_t m = wanted.shape[0], n = h.shape[0], q, lo, total = 0
+    cdef uint64_t x
+    if n == 0 or m == 0:
+        return 0
+    _fence_blocks(fe, wanted, blocks)
+    for q in range(min(m, _AHEAD)):
+        _ask_block(&h[0], n, blocks[q])
+    for q in range(m):
+        if q + _AHEAD < m:
+            _ask_block(&h[0], n, blocks[q + _AHEAD])
+        x = wanted[q]
+        if q and x == wanted[q - 1]:  # a repeated key: the same rows
+            starts[q] = starts[q - 1]
+            counts[q] = counts[q - 1]
+            total += counts[q]
+            continue
+        lo = _first_in_block(h, blocks[q], x)
+        if lo >= n:
+            break
+        starts[q] = lo
+        while lo < n and h[lo] == x:
+            lo += 1
+        counts[q] = lo - starts[q]
+        total += counts[q]
+    return total
+
+
 def probe_fenced(list runs, list run_fences, const uint64_t[::1] wanted):
     """For each run's sorted key hashes in `runs`, the positions whose hash is one of
     `wanted` (sorted, distinct), found through the run's fences (`fences(run)`): a list
     of int64 arrays, one per run, ascending."""
-    cdef Py_ssize_t m = wanted.shape[0], n, q, lo, total, cap
+    cdef Py_ssize_t m = wanted.shape[0], q, i, t, total
+    cdef int64_t[::1] blocks = np.empty(max(1, m), np.int64)
+    starts_a = np.zeros(max(1, m), np.int64)
+    counts_a = np.zeros(max(1, m), np.int64)
+    cdef int64_t[::1] starts = starts_a
+    cdef int64_t[::1] counts = counts_a
+    cdef int64_t[::1] out
     cdef const uint64_t[::1] h
     cdef const uint64_t[::1] fe
-    cdef int64_t[::1] out
-    cdef int64_t[::1] blocks = np.empty(m, np.int64)
-    cdef uint64_t x
     found = []
     for run, fence in zip(runs, run_fences):
-        h = run
-        fe = fence
-        n = h.shape[0]
-        cap = max(16, min(n, 2 * m))
-        buf = np.empty(cap, np.int64)
-        out = buf
-        total = 0
+        h, fe = run, fence  # (typed views made with the GIL)
+        starts[:] = 0
+        counts[:] = 0
         with nogil:
-            _fence_blocks(fe, wanted, blocks)
-            for q in range(min(m, _AHEAD)):
-                _ask_block(&h[0], n, blocks[q])
+            total = _spans(h, fe, wanted, blocks, &starts[0], &counts[0])
+        buf = np.empty(total, np.int64)
+        out = buf
+        t = 0
+        with nogil:
             for q in range(m):
-                if q + _AHEAD < m:
-                    _ask_block(&h[0], n, blocks[q + _AHEAD])
-                x = wanted[q]
-                lo = _first_in_block(h, blocks[q], x)
-                while lo < n and h[lo] == x:
-                    if total == cap:
-                        with gil:
-                            buf = np.resize(buf, 2 * cap)
-                            out = buf
-                        cap *= 2
-                    out[total] = lo
-                    total += 1
-                    lo += 1
-                if lo >= n:
-                    break
-        found.append(buf[:total])
+                for i in range(counts[q]):
+                    out[t] = starts[q] + i
+                    t += 1
+        found.append(buf)
     return found
 
 
@@ -437,45 +461,21 @@ def gather_matches(
     every run) and int64 weights `run_weights[i]`. Returns (probe rows, stored columns as
     (pairs, width) uint8 arrays, stored weights), run by run. Equal hashes are not yet
     equal keys: the caller checks the keys."""
-    cdef Py_ssize_t m = wanted.shape[0], nr = len(runs), r, q, n, lo, total = 0, t = 0, c, pos, nc, i, ahead
+    cdef Py_ssize_t m = wanted.shape[0], nr = len(runs), r, q, total = 0, t = 0, c, pos, nc, i, ahead
     cdef const uint64_t[::1] h
     cdef const uint64_t[::1] fe
     cdef const int64_t[::1] w
     cdef const unsigned char[:, ::1] column
     cdef unsigned char[:, ::1] into
-    cdef uint64_t x
     starts_a = np.zeros((nr, max(1, m)), np.int64)
     counts_a = np.zeros((nr, max(1, m)), np.int64)
     cdef int64_t[:, ::1] starts = starts_a
     cdef int64_t[:, ::1] counts = counts_a
     cdef int64_t[::1] blocks = np.empty(max(1, m), np.int64)
     for r in range(nr):
-        h = runs[r]
-        fe = run_fences[r]
-        n = h.shape[0]
-        if n == 0 or m == 0:
-            continue
+        h, fe = runs[r], run_fences[r]
         with nogil:
-            _fence_blocks(fe, wanted, blocks)
-            for q in range(min(m, _AHEAD)):
-                _ask_block(&h[0], n, blocks[q])
-            for q in range(m):
-                if q + _AHEAD < m:
-                    _ask_block(&h[0], n, blocks[q + _AHEAD])
-                x = wanted[q]
-                if q and x == wanted[q - 1]:  # a repeated key: the same rows
-                    starts[r, q] = starts[r, q - 1]
-                    counts[r, q] = counts[r, q - 1]
-                    total += counts[r, q]
-                    continue
-                lo = _first_in_block(h, blocks[q], x)
-                if lo >= n:
-                    break
-                starts[r, q] = lo
-                while lo < n and h[lo] == x:
-                    lo += 1
-                counts[r, q] = lo - starts[r, q]
-                total += counts[r, q]
+            total += _spans(h, fe, wanted, blocks, &starts[r, 0], &counts[r, 0])
     nc = len(run_columns[0]) if nr else 0
     probes_a = np.empty(total, np.int64)
     weights_a = np.empty(total, np.int64)
