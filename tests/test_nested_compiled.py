@@ -8,11 +8,13 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dbspc.runtime.nested as nested
+from dbspc.runtime.native import iterscope
 from dbspc.runtime.oracle import assert_same_rows
 from dbspc.runtime.pipeline import Pipeline
 from dbspc.runtime.script import run_script
@@ -419,3 +421,45 @@ def test_an_index_reuses_the_slots_of_dead_entries_and_stays_exact(monkeypatch: 
             peak[n] = max(peak[n], held)
             assert slots <= 2 * peak[n] + 64, f"step {step}: {slots} slots, {held} rows at most"
     assert reused
+
+
+def test_entries_dying_while_an_index_grows_leave_its_chains_exactly() -> None:
+    """A commit whose first add doubles a nested join's index and whose later adds zero
+    entries reclaims them while the chains are still moving to the new table: an entry
+    heading a bucket not yet moved is unlinked from the old table's chain (`kprev`, the
+    O(1) unlink, iterscope.h). Every probe after, and after the move ends, finds exactly
+    the live rows."""
+    rng = random.Random(5)
+    join = iterscope.Join(2, 1, [0], [0])
+    # 512 rows of distinct keys fill the index to the brim of 1,024 buckets
+    held = {(k, 10 * k): 1 for k in range(512)}
+    rows = np.array(sorted(held), dtype=np.int64)
+    join.load(0, rows, np.zeros(len(rows), dtype=np.int32), np.ones(len(rows), dtype=np.int64))
+
+    def probe_all_keys() -> dict[tuple[int, int], int]:
+        keys = np.arange(-1, 1100, dtype=np.int64).reshape(-1, 1)
+        out = join.step(iterscope.Batch(2), iterscope.batch(keys, np.ones(len(keys), dtype=np.int64)), 0)
+        join.begin()
+        found, weights = iterscope.arrays(out)
+        got: dict[tuple[int, int], int] = {}
+        for (k, v, key), w in zip(found.tolist(), weights.tolist(), strict=True):
+            assert k == key
+            got[(k, v)] = got.get((k, v), 0) + w
+        return got
+
+    assert probe_all_keys() == held
+    for batch_number in range(3):
+        new = (1000 + batch_number, 7)  # the first add grows the index (batch 0)
+        gone = rng.sample(sorted(held), 40)
+        changed = [new, *gone]
+        weights = [1] + [-held[r] for r in gone]
+        a = iterscope.batch(np.array(changed, dtype=np.int64), np.array(weights, dtype=np.int64))
+        join.step(a, iterscope.Batch(1), 0)
+        join.commit()
+        held[new] = 1
+        for r in gone:
+            del held[r]
+        assert probe_all_keys() == held, f"batch {batch_number}"
+        slots, live = join.entries()
+        assert live == len(held)
+        assert slots == 513  # the slots freed by one batch serve the next's new entries
