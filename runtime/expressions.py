@@ -33,12 +33,13 @@ from dbspc.compiler.errors import InternalCompilerError, RuntimeSqlError
 from dbspc.compiler.frontend.bind_math import TRY_OPERATORS
 from dbspc.compiler.logical.scalar import FUNCTIONS, Call, Col, Lit, Scalar
 from dbspc.compiler.types import DECIMAL_CONTEXT, DOUBLE, TIMESTAMP_KINDS, SqlType, decimal
-from dbspc.runtime import decimal_arithmetic
+from dbspc.runtime import decimal_arithmetic, value_bounds
 from dbspc.runtime.array_functions import KERNELS as ARRAY_KERNELS
 from dbspc.runtime.datetime_functions import KERNELS as DATETIME_KERNELS
 from dbspc.runtime.math_functions import KERNELS as MATH_KERNELS
 from dbspc.runtime.math_functions import ieee_divide, numpy_call
 from dbspc.runtime.string_functions import KERNELS as STRING_KERNELS
+from dbspc.runtime.value_bounds import NONE_PROVEN
 from dbspc.runtime.zset import WEIGHT, col_name, frame_of, polars_dtype
 
 Guard = pl.Expr | None  # None: the subexpression is evaluated on every row
@@ -74,9 +75,10 @@ class CompiledScalar:
     checks: list[Check] = field(default_factory=list)
 
 
-def compile_scalar(expr: Scalar) -> CompiledScalar:
-    """Compile `expr` once into a polars expression and its error checks."""
-    compiler = _Compiler()
+def compile_scalar(expr: Scalar, proven: frozenset[Call] = NONE_PROVEN) -> CompiledScalar:
+    """Compile `expr` once into a polars expression and its error checks; the `proven`
+    calls (runtime/value_bounds.py) without theirs."""
+    compiler = _Compiler(proven)
     value = compiler.compile(expr, None)
     return CompiledScalar(value.cast(polars_dtype(expr.type), strict=False), compiler.checks)
 
@@ -88,19 +90,23 @@ class _Program:
 
 
 @functools.lru_cache(maxsize=2048)
-def _program(exprs: tuple[Scalar, ...]) -> _Program:
-    """Compile a whole SELECT list; cached because kernels run it every step."""
-    compiled = [compile_scalar(e) for e in exprs]
+def _program(exprs: tuple[Scalar, ...], proven: frozenset[Call]) -> _Program:
+    """Compile a whole SELECT list; cached because kernels run it every step (a batch's
+    proof is most often the same as the last one's)."""
+    compiled = [compile_scalar(e, proven) for e in exprs]
     checks = tuple(ch for c in compiled for ch in c.checks)
     return _Program(tuple(c.expr for c in compiled), checks)
 
 
-def compile_scalars(exprs: Sequence[Scalar]) -> tuple[list[pl.Expr], list[Check]]:
-    """The value expressions and all checks of a list of scalars (cached if hashable)."""
+def compile_scalars(
+    exprs: Sequence[Scalar], proven: frozenset[Call] = NONE_PROVEN
+) -> tuple[list[pl.Expr], list[Check]]:
+    """The value expressions and all checks of a list of scalars (cached if hashable),
+    without the checks of the `proven` calls."""
     try:
-        prog = _program(tuple(exprs))
+        prog = _program(tuple(exprs), proven)
     except TypeError:  # an unhashable literal: compile without the cache
-        prog = _program.__wrapped__(tuple(exprs))
+        prog = _program.__wrapped__(tuple(exprs), proven)
     return list(prog.exprs), list(prog.checks)
 
 
@@ -168,7 +174,7 @@ def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.Data
     Raises `RuntimeSqlError(f"{message} in {what}")` if any row hits a runtime error.
     """
     frame, exprs = _in_stages(frame, exprs, what)
-    values, checks = compile_scalars(exprs)
+    values, checks = compile_scalars(exprs, value_bounds.proven(frame, exprs))
     weight = [pl.col(WEIGHT)] if WEIGHT in frame.columns else []
     small = frame.height < EAGER_ROWS
     columns = [v.alias(col_name(i)) for i, v in enumerate(values)] + weight
@@ -214,7 +220,7 @@ def _select_checked(frame: pl.DataFrame, columns: list[pl.Expr], checks: Sequenc
 def evaluate_predicate(frame: pl.DataFrame, predicate: Scalar, what: str) -> pl.DataFrame:
     """The rows of `frame` where `predicate` is TRUE (NULL and FALSE drop)."""
     staged, (predicate,) = _in_stages(frame, [predicate], what)
-    values, checks = compile_scalars([predicate])
+    values, checks = compile_scalars([predicate], value_bounds.proven(staged, [predicate]))
     if staged.height < EAGER_ROWS:
         mask = _select_checked(staged, [values[0].alias("__keep")], checks)
         kept = None if mask is None else _filtered(staged, mask.to_series())
@@ -344,8 +350,9 @@ Handler = Callable[["_Compiler", Call, Guard], pl.Expr]
 class _Compiler:
     """Compiles one expression tree, collecting checks under their guards."""
 
-    def __init__(self) -> None:
+    def __init__(self, proven: frozenset[Call] = NONE_PROVEN) -> None:
         self.checks: list[Check] = []
+        self.proven = proven  # calls whose own checks cannot fire on this batch
 
     def compile(self, expr: Scalar, guard: Guard) -> pl.Expr:
         if isinstance(expr, Col):
@@ -395,6 +402,11 @@ def _null_if_any_null(value: pl.Expr, args: Sequence[pl.Expr]) -> pl.Expr:
 
 def _i128(e: pl.Expr) -> pl.Expr:
     return e.cast(_I128, strict=False)
+
+
+def _i64(e: pl.Expr, t: SqlType) -> pl.Expr:
+    """An integer operand in 64 bits, for an operator proven not to overflow."""
+    return e if t.kind == "BIGINT" else e.cast(pl.Int64)
 
 
 def _neg128(e: pl.Expr) -> pl.Expr:
@@ -458,6 +470,8 @@ def _binary_arith(op: _SeriesOp) -> Handler:
         a, b = c.args(call, guard)
         t = call.type
         if t.is_integer:
+            if call in c.proven:
+                return op(_i64(a, call.args[0].type), _i64(b, call.args[1].type))
             return c.fit(op(_i128(a), _i128(b)), t, guard, INTEGER_OVERFLOW)
         if t.is_decimal:
             return _decimal_arith(c, op, a, b, call, guard)
@@ -524,6 +538,8 @@ def _fits_128_bits(op: _SeriesOp, ta: SqlType, tb: SqlType) -> bool:
 def _neg(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     (a,) = c.args(call, guard)
     if call.type.is_integer:
+        if call in c.proven:
+            return -_i64(a, call.args[0].type)
         return c.fit(_neg128(_i128(a)), call.type, guard, INTEGER_OVERFLOW)
     if call.type.is_decimal and (call.type.precision or 38) > _NEGATION_DIGITS:
         return -_negation_rounded(c, a, call.type, guard, a)
@@ -544,6 +560,8 @@ def _bitwise(op: _SeriesOp | None) -> Handler:
 def _abs(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     (a,) = c.args(call, guard)
     if call.type.is_integer:
+        if call in c.proven:
+            return _i64(a, call.args[0].type).abs()
         return c.fit(_i128(a).abs(), call.type, guard, INTEGER_OVERFLOW)
     if call.type.is_decimal and (call.type.precision or 38) > _NEGATION_DIGITS:
         # Spark's abs negates a negative value, with the rounding below
@@ -583,9 +601,10 @@ def _division(kind: str, raising: bool) -> Handler:
 
     def handler(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
         a, b = c.args(call, guard)
-        if raising:
+        relieved = call in c.proven  # b is never 0, and an integer quotient fits
+        if raising and not relieved:
             c.check(a.is_not_null() & (b == 0), DIVISION_BY_ZERO, guard)
-        safe_b = pl.when(b != 0).then(b)
+        safe_b = b if relieved else pl.when(b != 0).then(b)
         ta, tb = call.args[0].type, call.args[1].type
         if kind == "div":
             if call.type.is_decimal:
@@ -595,7 +614,7 @@ def _division(kind: str, raising: bool) -> Handler:
                 return _decimal_arith(c, operator.truediv, a, safe_b, call, guard)
             return ieee_divide(a, safe_b)
         if kind == "int_div":
-            return _int_div(c, a, safe_b, ta, tb, call.type, guard)
+            return _int_div(c, a, safe_b, ta, tb, call.type, guard, fits=relieved)
         return _mod(c, a, safe_b, ta, tb, call.type, guard)
 
     return handler
@@ -631,8 +650,10 @@ def _int_div(
     tb: SqlType,
     t: SqlType,
     guard: Guard,
+    fits: bool = False,
 ) -> pl.Expr:
-    """Division truncated toward zero (Spark `div`, SQLite integer `/`)."""
+    """Division truncated toward zero (Spark `div`, SQLite integer `/`); `fits`: an
+    integer quotient is proven to fit t."""
     if ta.is_integer and tb.is_integer:
         a128, b128 = _i128(a), _i128(b)
         q = a128.abs() // b128.abs()
@@ -646,7 +667,7 @@ def _int_div(
         overshoot = (q.cast(pl.Decimal(38, 0)) * b).abs() > a.abs()
         step = pl.when((a < 0) != (b < 0)).then(pl.lit(-1, _I128)).otherwise(pl.lit(1, _I128))
         q = pl.when(overshoot).then(q - step).otherwise(q)
-    if t.is_integer:
+    if t.is_integer and not fits:
         return c.fit(q, t, guard, INTEGER_OVERFLOW)
     return q.cast(polars_dtype(t), strict=False)
 
@@ -704,7 +725,7 @@ class _Trying(_Compiler):
     compiled by the enclosing compiler); the operator's own become NULL."""
 
     def __init__(self, outer: _Compiler) -> None:
-        super().__init__()
+        super().__init__(outer.proven)
         self.outer = outer
 
     def args(self, call: Call, guard: Guard) -> list[pl.Expr]:
@@ -861,6 +882,8 @@ def _nullif(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
 def _cast_handler(strict: bool) -> Handler:
     def handler(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
         (a,) = c.args(call, guard)
+        if call in c.proven:  # an integer narrowed, every value proven to fit
+            return a.cast(polars_dtype(call.type), strict=False)
         return cast_expr(c, a, call.args[0].type, call.type, guard, strict)
 
     return handler
