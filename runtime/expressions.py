@@ -404,6 +404,13 @@ def _i128(e: pl.Expr) -> pl.Expr:
     return e.cast(_I128, strict=False)
 
 
+def _truncated_quotient(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """a / b truncated toward zero, for integers proven within ±2^52 (value_bounds: the
+    double quotient is then exact enough), b never 0: one polars node a side, where the
+    128-bit formula repeats both operands' trees."""
+    return (a.cast(pl.Float64) / b.cast(pl.Float64)).cast(pl.Int64)
+
+
 def _i64(e: pl.Expr, t: SqlType) -> pl.Expr:
     """An integer operand in 64 bits, for an operator proven not to overflow."""
     return e if t.kind == "BIGINT" else e.cast(pl.Int64)
@@ -615,6 +622,8 @@ def _division(kind: str, raising: bool) -> Handler:
             return ieee_divide(a, safe_b)
         if kind == "int_div":
             return _int_div(c, a, safe_b, ta, tb, call.type, guard, fits=relieved)
+        if relieved and ta.is_integer and tb.is_integer:
+            return a.cast(pl.Int64) - b.cast(pl.Int64) * _truncated_quotient(a, b)
         return _mod(c, a, safe_b, ta, tb, call.type, guard)
 
     return handler
@@ -653,7 +662,9 @@ def _int_div(
     fits: bool = False,
 ) -> pl.Expr:
     """Division truncated toward zero (Spark `div`, SQLite integer `/`); `fits`: an
-    integer quotient is proven to fit t."""
+    integer quotient is proven to fit t (and integer operands to be exact in doubles)."""
+    if fits and ta.is_integer and tb.is_integer:
+        return _truncated_quotient(a, b)
     if ta.is_integer and tb.is_integer:
         a128, b128 = _i128(a), _i128(b)
         q = a128.abs() // b128.abs()

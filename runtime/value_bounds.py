@@ -36,6 +36,12 @@ EMPTY: tuple[int, int] = (1, 0)
 _ARITHMETIC = frozenset(("add", "sub", "mul", "neg", "abs"))
 _DIVISIONS = frozenset(("div", "int_div", "mod", "div_or_null", "int_div_or_null", "mod_or_null"))
 _CHECKED = _ARITHMETIC | _DIVISIONS | {"cast"}
+# Integer quotients and remainders, proven only where both operands lie within
+# ±EXACT_IN_DOUBLE: there a / b in doubles truncates to the exact quotient. (If a/b is not
+# an integer it is at least 1/|b| from one, and the double's rounding error is at most
+# |a/b| * 2^-53 <= 1/(2|b|); the integers themselves are exact in a double.)
+_QUOTIENTS = frozenset(("int_div", "int_div_or_null", "mod", "mod_or_null"))
+EXACT_IN_DOUBLE = 2**52
 # Calls whose value is one of their arguments' (or NULL): their interval is the hull.
 _CHOOSING = {"coalesce": 0, "greatest": 0, "least": 0, "nullif": None}
 
@@ -224,7 +230,15 @@ def _holds(e: Call, args: list[Interval], value: Interval) -> bool:
     nonzero = _nonzero(args[1]) if e.args[1].type.is_integer else _nonzero_literal(e.args[1])
     if not (divisor_known and nonzero):
         return False
+    if e.fn in _QUOTIENTS and e.args[0].type.is_integer and e.args[1].type.is_integer:
+        # then computed through a double, which is exact on such operands
+        if not (_within(args[0], EXACT_IN_DOUBLE) and _within(args[1], EXACT_IN_DOUBLE)):
+            return False
     return not e.type.is_integer or _fits(value, e.type.kind)
+
+
+def _within(value: Interval, limit: int) -> bool:
+    return value is not None and (value == EMPTY or (-limit <= value[0] and value[1] <= limit))
 
 
 def _nonzero_literal(e: Scalar) -> bool:

@@ -84,10 +84,14 @@ def test_divisors() -> None:
     assert by_column not in got and by_zero_literal not in got
     assert by_positive in got and by_decimal_literal in got
     # the lowest value divided by -1 does not fit; any other quotient does
-    lo = INTEGER_BOUNDS["BIGINT"][0]
-    q = call("int_div", BIGINT, Col(BIGINT, 3), Lit(BIGINT, -1))
-    assert q not in proven(frame([0], [0], [0], [lo]), [q])
-    assert q in proven(frame([0], [0], [0], [lo + 1]), [q])
+    lo = INTEGER_BOUNDS["INT"][0]
+    q = call("int_div", INT, Col(INT, 2), Lit(INT, -1))
+    assert q not in proven(frame([0], [0], [lo], [0]), [q])
+    assert q in proven(frame([0], [0], [lo + 1], [0]), [q])
+    # an integer quotient is proven only for operands exact in a double (within 2^52)
+    q = call("int_div", BIGINT, Col(BIGINT, 3), Lit(BIGINT, 3))
+    assert q in proven(frame([0], [0], [0], [2**52]), [q])
+    assert q not in proven(frame([0], [0], [0], [2**52 + 1]), [q])
 
 
 def test_columns_of_nulls_and_empty_batches() -> None:
@@ -115,7 +119,7 @@ def test_every_proof_holds_on_every_row_of_boundary_batches(fn: str, t: SqlType)
     """Every two-row batch of values at and near t's limits: where a call is proven, its
     exact value on each row fits t (and no divisor is zero)."""
     lo, hi = INTEGER_BOUNDS[t.kind]
-    values = [lo, lo + 1, -2, -1, 0, 1, hi - 1, hi]
+    values = [lo, lo + 1, -2, -1, 0, 1, hi - 1, hi] + ([2**52 + 1] if t == BIGINT else [])
     a, b = Col(t, 0), Col(t, 1)
     expr = call(fn, t, a) if fn in ("neg", "abs") else call(fn, t, a, b)
     seen = 0
@@ -130,16 +134,46 @@ def test_every_proof_holds_on_every_row_of_boundary_batches(fn: str, t: SqlType)
     assert seen > 0
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    pairs=st.lists(
+        st.tuples(
+            st.one_of(st.integers(-(2**52), 2**52), st.sampled_from([2**52, -(2**52), 2**52 - 1, 7, -7])),
+            st.one_of(st.integers(1, 2**52), st.integers(1, 9), st.sampled_from([2**52, 3])),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    negative=st.booleans(),
+)
+def test_quotients_and_remainders_through_doubles_are_exact(pairs: list[tuple[int, int]], negative: bool) -> None:
+    """Proven integer quotients and remainders are computed through doubles: exact for
+    operands within 2^52, truncated toward zero, the remainder with the dividend's sign.
+    (Divisors of one sign: an interval holding both signs holds 0, and proves nothing.)"""
+    pairs = list(dict.fromkeys((a, -b if negative else b) for a, b in pairs))
+    f = ZSet.from_rows(pairs, [BIGINT, BIGINT]).frame
+    q = call("int_div", BIGINT, Col(BIGINT, 0), Col(BIGINT, 1))
+    r = call("mod", BIGINT, Col(BIGINT, 0), Col(BIGINT, 1))
+    assert proven(f, [q, r]) == {q, r}
+    got = evaluate(f, [q, r], "v").rows()
+    assert sorted(got) == sorted((_exact("int_div", a, b), _exact("mod", a, b), 1) for a, b in pairs)
+    # one past 2^52 is not proven (the 128-bit formula runs)
+    g = ZSet.from_rows([(2**52 + 1, 3)], [BIGINT, BIGINT]).frame
+    assert proven(g, [q, r]) == NONE_PROVEN
+    assert evaluate(g, [q, r], "v").rows() == [((2**52 + 1) // 3, (2**52 + 1) % 3, 1)]
+
+
 # ---------------------------------------------------------------------------
 # evaluating with the proof changes nothing
 
 
 def _edges(t: SqlType) -> st.SearchStrategy[int | None]:
     lo, hi = INTEGER_BOUNDS[t.kind]
+    near_double = [v for k in (-1, 0, 1) for v in (2**52 + k, -(2**52) - k) if lo <= v <= hi]
     return st.one_of(
         st.none(),
         st.integers(-30, 30),
-        st.sampled_from([lo, lo + 1, hi - 1, hi, lo // 2, hi // 2, -1, 0, 1]),
+        st.sampled_from([lo, lo + 1, hi - 1, hi, lo // 2, hi // 2, -1, 0, 1, *near_double]),
         st.integers(lo, hi),
     )
 
