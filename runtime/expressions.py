@@ -279,7 +279,7 @@ def _in_stages(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> tuple
     stages, rewritten = plan
     base = _data_width(frame)
     for stage in stages:
-        values, checks = compile_scalars(stage)
+        values, checks = compile_scalars(stage, value_bounds.proven(frame, stage))
         run_checks(frame, checks, what)
         computed = [v.alias(col_name(base + i)) for i, v in enumerate(values)]
         frame = _guarded(functools.partial(frame.with_columns_seq, computed), what)
