@@ -159,6 +159,8 @@ def _call_interval(e: Call, args: list[Interval]) -> Interval:
         return args[0] if e.args[0].type.is_integer else None
     if fn in ("int_div", "int_div_or_null"):  # truncated toward zero
         a, b = args
+        if not e.args[1].type.is_integer:  # a divisor below 1 (DIV 0.25) makes |q| > |a|
+            return None
         if a is None or a == EMPTY or b == EMPTY:
             return a if a is None else EMPTY
         if b is not None and _nonzero(b):  # monotone in each operand: the corners bound it

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from decimal import Decimal
 from typing import Any
 from unittest import mock
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from dbspc.compiler.errors import RuntimeSqlError
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
-from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, INT, INTEGER_BOUNDS, SMALLINT, TINYINT, SqlType
+from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, INT, INTEGER_BOUNDS, SMALLINT, TINYINT, SqlType, decimal
 from dbspc.runtime import expressions, value_bounds
 from dbspc.runtime.expressions import compile_scalars, evaluate
 from dbspc.runtime.value_bounds import NONE_PROVEN, proven
@@ -88,6 +89,11 @@ def test_divisors() -> None:
     q = call("int_div", INT, Col(INT, 2), Lit(INT, -1))
     assert q not in proven(frame([0], [0], [lo], [0]), [q])
     assert q in proven(frame([0], [0], [lo + 1], [0]), [q])
+    # a decimal divisor below 1 makes the quotient larger than the dividend
+    big = call("int_div", BIGINT, Col(BIGINT, 3), Lit(decimal(3, 2), Decimal("0.25")))
+    assert big not in proven(frame([0], [0], [0], [2**62]), [big])
+    with pytest.raises(RuntimeSqlError, match="integer overflow"):
+        evaluate(frame([0], [0], [0], [2**62]), [big], "v")
     # an integer quotient is proven only for operands exact in a double (within 2^52)
     q = call("int_div", BIGINT, Col(BIGINT, 3), Lit(BIGINT, 3))
     assert q in proven(frame([0], [0], [0], [2**52]), [q])
