@@ -31,6 +31,19 @@ def test_sort_groups_is_the_lexicographic_order(n: int, keys: float) -> None:
     assert starts.tolist() == [i for i in range(n) if i == 0 or pairs[i] != pairs[i - 1]]
 
 
+# distinct: how many hash values the two sides draw from. Few make long chains and
+# many pairs; many make a sparse table where most probes find nothing.
+@pytest.mark.parametrize("distinct", [1, 5, 1000])
+@pytest.mark.parametrize(("n", "m"), [(0, 10), (10, 0), (1, 1), (300, 7), (7, 300), (500, 400)])
+def test_match_hashes_pairs_every_equal_hash_in_row_order(n: int, m: int, distinct: int) -> None:
+    rng = np.random.default_rng(n * 7 + m)
+    left, right = _hashes(rng, n, distinct), _hashes(rng, m, distinct)
+    li, ri = spine.match_hashes(left, right)
+    want = [(i, j) for i in range(n) for j in range(m) if left[i] == right[j]]
+    assert list(zip(li.tolist(), ri.tolist(), strict=True)) == want
+    assert li.dtype == ri.dtype == np.int64
+
+
 def _run(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct (kh, rh) pairs, as a consolidated run holds them."""
     kh, rh = _hashes(rng, n, 40), _hashes(rng, n, 4)

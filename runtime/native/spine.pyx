@@ -103,6 +103,67 @@ def sort_groups(const uint64_t[::1] kh, const uint64_t[::1] rh):
     return order_a, starts_a[:g]
 
 
+def match_hashes(const uint64_t[::1] left, const uint64_t[::1] right):
+    """The pairs (i, j) with left[i] == right[j], as (li, ri): li ascending and, for one
+    i, j ascending. A join's pairing of two batches by key hash (runtime/kernels/join.py)
+    in one call: a table of `right`'s distinct hashes, each heading the chain of its rows
+    (linked through `nxt`, prepended from the last row so that a chain runs in row
+    order), then two passes of `left` over it, one to count and one to fill. It replaces
+    a sort of `right`, two binary searches and three gathers (~0.3 ms for 1,000 rows a
+    side, against ~20 us)."""
+    cdef Py_ssize_t n = left.shape[0], m = right.shape[0], i, j, k, total = 0
+    cdef Py_ssize_t cap = 4, s
+    cdef int bits = 2
+    while cap < 2 * m:
+        cap <<= 1
+        bits += 1
+    cdef uint64_t h
+    cdef int shift = 64 - bits
+    cdef Py_ssize_t mask = cap - 1
+    cdef vector[int64_t] head
+    cdef vector[int64_t] nxt
+    li_a = np.empty(0, np.int64)
+    ri_a = np.empty(0, np.int64)
+    if n == 0 or m == 0:
+        return li_a, ri_a
+    head.assign(cap, -1)
+    nxt.assign(m, -1)
+    with nogil:
+        for j in range(m - 1, -1, -1):
+            h = right[j]
+            s = <Py_ssize_t>(h >> shift)  # (the hashes are uniform: their top bits do)
+            while head[s] != -1 and right[head[s]] != h:
+                s = (s + 1) & mask
+            nxt[j] = head[s]
+            head[s] = j
+        for i in range(n):
+            h = left[i]
+            s = <Py_ssize_t>(h >> shift)
+            while head[s] != -1 and right[head[s]] != h:
+                s = (s + 1) & mask
+            j = head[s]
+            while j != -1:
+                total += 1
+                j = nxt[j]
+    li_a = np.empty(total, np.int64)
+    ri_a = np.empty(total, np.int64)
+    cdef int64_t[::1] li = li_a, ri = ri_a
+    k = 0
+    with nogil:
+        for i in range(n):
+            h = left[i]
+            s = <Py_ssize_t>(h >> shift)
+            while head[s] != -1 and right[head[s]] != h:
+                s = (s + 1) & mask
+            j = head[s]
+            while j != -1:
+                li[k] = i
+                ri[k] = j
+                k += 1
+                j = nxt[j]
+    return li_a, ri_a
+
+
 def merge_plan(const uint64_t[::1] akh, const uint64_t[::1] arh, const uint64_t[::1] bkh, const uint64_t[::1] brh):
     """Merge two runs, each sorted by (kh, rh): (take, pa, pb, slot, simple).
 
