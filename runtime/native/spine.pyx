@@ -108,10 +108,9 @@ def match_hashes(const uint64_t[::1] left, const uint64_t[::1] right):
     i, j ascending. A join's pairing of two batches by key hash (runtime/kernels/join.py)
     in one call: a table of `right`'s distinct hashes, each heading the chain of its rows
     (linked through `nxt`, prepended from the last row so that a chain runs in row
-    order), then two passes of `left` over it, one to count and one to fill. It replaces
-    a sort of `right`, two binary searches and three gathers (~0.3 ms for 1,000 rows a
-    side, against ~20 us)."""
-    cdef Py_ssize_t n = left.shape[0], m = right.shape[0], i, j, k, total = 0
+    order), then one pass of `left` over it. It replaces a sort of `right`, two binary
+    searches and three gathers (~0.3 ms for 1,000 rows a side, against ~20 us)."""
+    cdef Py_ssize_t n = left.shape[0], m = right.shape[0], i, j, k
     cdef Py_ssize_t cap = 4, s
     cdef int bits = 2
     while cap < 2 * m:
@@ -120,47 +119,33 @@ def match_hashes(const uint64_t[::1] left, const uint64_t[::1] right):
     cdef uint64_t h
     cdef int shift = 64 - bits
     cdef Py_ssize_t mask = cap - 1
-    cdef vector[int64_t] head
-    cdef vector[int64_t] nxt
-    li_a = np.empty(0, np.int64)
-    ri_a = np.empty(0, np.int64)
+    cdef vector[int64_t] head, nxt, found_l, found_r
     if n == 0 or m == 0:
-        return li_a, ri_a
+        return np.empty(0, np.int64), np.empty(0, np.int64)
     head.assign(cap, -1)
     nxt.assign(m, -1)
     with nogil:
-        for j in range(m - 1, -1, -1):
-            h = right[j]
+        for k in range(m + n):
+            # k < m: file right row j = m - 1 - k; then probe with left row i = k - m
+            h = right[m - 1 - k] if k < m else left[k - m]
             s = <Py_ssize_t>(h >> shift)  # (the hashes are uniform: their top bits do)
             while head[s] != -1 and right[head[s]] != h:
                 s = (s + 1) & mask
-            nxt[j] = head[s]
-            head[s] = j
-        for i in range(n):
-            h = left[i]
-            s = <Py_ssize_t>(h >> shift)
-            while head[s] != -1 and right[head[s]] != h:
-                s = (s + 1) & mask
+            if k < m:
+                nxt[m - 1 - k] = head[s]
+                head[s] = m - 1 - k
+                continue
             j = head[s]
             while j != -1:
-                total += 1
+                found_l.push_back(k - m)
+                found_r.push_back(j)
                 j = nxt[j]
-    li_a = np.empty(total, np.int64)
-    ri_a = np.empty(total, np.int64)
+    li_a = np.empty(found_l.size(), np.int64)
+    ri_a = np.empty(found_l.size(), np.int64)
     cdef int64_t[::1] li = li_a, ri = ri_a
-    k = 0
-    with nogil:
-        for i in range(n):
-            h = left[i]
-            s = <Py_ssize_t>(h >> shift)
-            while head[s] != -1 and right[head[s]] != h:
-                s = (s + 1) & mask
-            j = head[s]
-            while j != -1:
-                li[k] = i
-                ri[k] = j
-                k += 1
-                j = nxt[j]
+    if found_l.size():
+        memcpy(&li[0], found_l.data(), found_l.size() * sizeof(int64_t))
+        memcpy(&ri[0], found_r.data(), found_r.size() * sizeof(int64_t))
     return li_a, ri_a
 
 
