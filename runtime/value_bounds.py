@@ -37,11 +37,10 @@ _ARITHMETIC = frozenset(("add", "sub", "mul", "neg", "abs"))
 _DIVISIONS = frozenset(("div", "int_div", "mod", "div_or_null", "int_div_or_null", "mod_or_null"))
 _CHECKED = _ARITHMETIC | _DIVISIONS | {"cast"}
 # Integer quotients and remainders, proven only where both operands lie within
-# ±EXACT_IN_DOUBLE: there a / b in doubles truncates to the exact quotient. (If a/b is not
-# an integer it is at least 1/|b| from one, and the double's rounding error is at most
-# |a/b| * 2^-53 <= 1/(2|b|); the integers themselves are exact in a double.)
+# ±SMALL_OPERANDS: there they are computed in 64 bits from |a| // |b| and the signs, and
+# neither the absolute values nor b * q can overflow.
 _QUOTIENTS = frozenset(("int_div", "int_div_or_null", "mod", "mod_or_null"))
-EXACT_IN_DOUBLE = 2**52
+SMALL_OPERANDS = 2**52
 # Calls whose value is one of their arguments' (or NULL): their interval is the hull.
 _CHOOSING = {"coalesce": 0, "greatest": 0, "least": 0, "nullif": None}
 
@@ -233,8 +232,8 @@ def _holds(e: Call, args: list[Interval], value: Interval) -> bool:
     if not (divisor_known and nonzero):
         return False
     if e.fn in _QUOTIENTS and e.args[0].type.is_integer and e.args[1].type.is_integer:
-        # then computed through a double, which is exact on such operands
-        if not (_within(args[0], EXACT_IN_DOUBLE) and _within(args[1], EXACT_IN_DOUBLE)):
+        # then computed in 64 bits from the operands' absolute values and signs
+        if not (_within(args[0], SMALL_OPERANDS) and _within(args[1], SMALL_OPERANDS)):
             return False
     return not e.type.is_integer or _fits(value, e.type.kind)
 
