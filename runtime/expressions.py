@@ -624,9 +624,7 @@ def _division(kind: str, raising: bool) -> Handler:
             return ieee_divide(a, safe_b)
         if kind == "int_div":
             return _int_div(c, a, safe_b, ta, tb, call.type, guard, fits=relieved)
-        if relieved and ta.is_integer and tb.is_integer:
-            return a.cast(pl.Int64) - b.cast(pl.Int64) * _truncated_quotient(a, b)
-        return _mod(c, a, safe_b, ta, tb, call.type, guard)
+        return _mod(c, a, safe_b, ta, tb, call.type, guard, small=relieved)
 
     return handler
 
@@ -693,8 +691,12 @@ def _mod(
     tb: SqlType,
     t: SqlType,
     guard: Guard,
+    small: bool = False,
 ) -> pl.Expr:
-    """Remainder with the dividend's sign (truncated division, as Spark and C)."""
+    """Remainder with the dividend's sign (truncated division, as Spark and C); `small`:
+    integer operands are proven to lie within ±2^52, and b never to be 0."""
+    if small and ta.is_integer and tb.is_integer:
+        return a.cast(pl.Int64) - b.cast(pl.Int64) * _truncated_quotient(a, b)
     if ta.is_integer and tb.is_integer:
         a128 = _i128(a)
         r = a128.abs() % _i128(b).abs()
