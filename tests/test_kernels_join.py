@@ -136,6 +136,30 @@ def test_batch_join_by_key_hashes_equals_pairs(
     assert len(out) == len(out.to_rows())  # each row once
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    a_rows=st.lists(st.tuples(a_row, weights), max_size=6),
+    b_rows=st.lists(st.tuples(b_row, weights), max_size=6),
+    consolidated=st.booleans(),
+)
+def test_batch_cross_product_equals_pairs(
+    a_rows: list[tuple[Any, int]], b_rows: list[tuple[Any, int]], consolidated: bool
+) -> None:
+    """A join without keys pairs every row with every row (NULLs too), in numpy rather
+    than polars' cross join; the output holds each row once, summed."""
+    a = ZSet.from_rows([r for r, _ in a_rows], A_TYPES, [w for _, w in a_rows])
+    b = ZSet.from_rows([r for r, _ in b_rows], B_TYPES, [w for _, w in b_rows])
+    if consolidated:
+        a, b = a.consolidate(), b.consolidate()
+    want: dict[tuple[Any, ...], int] = {}
+    for ra, wa in a.to_rows():
+        for rb, wb in b.to_rows():
+            want[(*ra, *rb)] = want.get((*ra, *rb), 0) + wa * wb
+    out = join(a, b, [], [], OUT)
+    assert dict(out.to_rows()) == {r: w for r, w in want.items() if w}
+    assert len(out) == len(out.to_rows())
+
+
 def test_join_read_only_by_summing_operators_leaves_equal_rows_to_them() -> None:
     """An incremental join's Δ⋈I terms feed a sum, which consolidates: the executor marks
     them loose, and the join leaves equal rows apart (a trace of two runs holds a row
