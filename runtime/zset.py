@@ -445,7 +445,23 @@ def hash_rows(columns: Sequence[pl.Series], seed: int = ROW_HASH_SEED) -> np.nda
     return h
 
 
+# Up to this many rows, a column of integers, floats or booleans with NULLs, or in
+# several chunks, is read as polars' numpy values and NULL mask in one call (~1.5 us)
+# rather than through Arrow (~9 us a chunk: to_arrow, buffers, type tests); the small
+# batches of a view's steps hash several such columns each. Larger ones keep Arrow's
+# buffers, which a single chunk lends without a copy.
+_MASKED_ROWS = 1 << 12
+_MASKED = _PyDataFrame is not None and hasattr(_PySeries, "to_numpy_masked")
+_MASKED_DTYPES: frozenset[type[pl.DataType]] = frozenset(
+    (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64, pl.Float32, pl.Float64)
+) | {pl.Boolean}
+
+
 def _mix_column(h: np.ndarray, column: pl.Series, seed: int) -> None:
+    if _MASKED and len(h) <= _MASKED_ROWS and (column.null_count() or column.n_chunks() > 1):
+        if type(column.dtype) in _MASKED_DTYPES:
+            _mix_masked(h, *column._s.to_numpy_masked(False, True))
+            return
     if column.n_chunks() > 1:
         # chunk by chunk into views of h: combining the chunks first copies the column
         # (~50-80 us for 4k rows a column), and a row's hash does not depend on its chunk
@@ -484,6 +500,18 @@ def _mix_column(h: np.ndarray, column: pl.Series, seed: int) -> None:
         rowhash.mix_binary(h, buffers[1], data, wide, offset, validity)
     else:  # lists and other nested types: polars hashes the values, the kernel mixes them in
         rowhash.mix_hashes(h, np.asarray(column.hash(seed).to_numpy(), dtype=np.uint64))
+
+
+def _mix_masked(h: np.ndarray, values: np.ndarray, nulls: np.ndarray | None) -> None:
+    """Mix in numbers (or booleans) given as numpy values and a NULL mask (values under
+    a NULL are unspecified): the Arrow path's kernels, with the mask packed into an
+    Arrow validity bitmap, so each row hashes as it would through Arrow."""
+    validity = None if nulls is None else np.packbits(~nulls, bitorder="little").view(np.int8)
+    raw = np.ascontiguousarray(values).view(np.int8)
+    if values.dtype.kind == "f":
+        rowhash.mix_float(h, raw, values.itemsize, 0, validity)
+    else:  # (a boolean's byte is 0 or 1: the value mix_bool mixes in for its bit)
+        rowhash.mix_fixed(h, raw, values.itemsize, values.dtype.kind == "i", 0, validity)
 
 
 @dataclass(frozen=True, slots=True)

@@ -262,6 +262,7 @@ def test_row_hash_of_numbers_is_the_same_through_numpy_and_arrow(
     shapes = [column, column.slice(2, 4), chunked]
     through_numpy = [zset.hash_rows([c]) for c in shapes]
     monkeypatch.setattr(zset, "_PySeries", None)  # (the Arrow path)
+    monkeypatch.setattr(zset, "_MASKED", False)
     through_arrow = [zset.hash_rows([c]) for c in shapes]
     for a, b in zip(through_numpy, through_arrow, strict=True):
         assert np.array_equal(a, b)
@@ -269,6 +270,39 @@ def test_row_hash_of_numbers_is_the_same_through_numpy_and_arrow(
     assert np.array_equal(through_numpy[2], through_numpy[0])
     if dtype.is_integer():
         assert np.array_equal(through_numpy[0], zset.hash_rows([column.cast(pl.Int64)]))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "values"),
+    [
+        (pl.Int8, [-128, None, 127, 0, None, 5]),
+        (pl.Int64, [-(2**63), None, 2**63 - 1, 0, 7, 7]),
+        (pl.UInt64, [2**64 - 1, None, 0, 3, None, 3]),
+        (pl.Float32, [1.5, None, float("nan"), -0.0, 0.0, 2.25]),
+        (pl.Float64, [float("nan"), None, -0.0, 0.0, float("inf"), 1e300]),
+        (pl.Boolean, [True, None, False, True, None, False]),
+        (pl.Int32, [None, None, None, None, None, None]),
+    ],
+)
+def test_a_small_column_with_nulls_or_chunks_hashes_as_through_arrow(
+    dtype: type[pl.DataType], values: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small column of numbers or booleans with NULLs, or in chunks, is read as
+    polars' numpy values and NULL mask (`_mix_masked`): each row gets the hash the Arrow
+    path gives it (NaN = NaN, -0.0 = 0.0, a NULL unlike any value)."""
+    column = pl.Series("c0", values, dtype=dtype)
+    chunked = pl.concat([column.slice(0, 2), column.slice(2, 1), column.slice(3)], rechunk=False)
+    shapes = [column, chunked, column.slice(1, 4)]
+    masked = [zset.hash_rows([c]) for c in shapes]
+    monkeypatch.setattr(zset, "_MASKED", False)
+    monkeypatch.setattr(zset, "_PySeries", None)
+    through_arrow = [zset.hash_rows([c]) for c in shapes]
+    for a, b in zip(masked, through_arrow, strict=True):
+        assert np.array_equal(a, b)
+    assert np.array_equal(masked[1], masked[0])
+    if dtype.is_float():  # -0.0 and 0.0 as the kernels canonicalise them
+        signs = [i for i, v in enumerate(values) if v == 0.0]
+        assert len(signs) == 2 and masked[0][signs[0]] == masked[0][signs[1]]
 
 
 @pytest.mark.parametrize(
