@@ -77,9 +77,8 @@ def _equi_join(
     left_on: Sequence[str],
     right_on: Sequence[str],
 ) -> pl.DataFrame:
-    """Inner join on already renamed, null-free keys; cross product when there are none."""
-    if not left_on:
-        return left.join(right, how="cross")
+    """Inner join on already renamed, null-free keys (at least one: a cross product pairs
+    its rows in numpy, `_cross_pairs`)."""
     if all(left.schema[a] == right.schema[b] for a, b in zip(left_on, right_on, strict=True)):
         return left.join(right, left_on=list(left_on), right_on=list(right_on), how="inner", coalesce=False)
     casts_l: list[pl.Expr] = []
