@@ -114,13 +114,19 @@ def _check_incremental_join(steps: list[tuple[list[tuple[Any, int]], list[tuple[
     b_rows=st.lists(st.tuples(b_row, weights), max_size=8),
     consolidated=st.booleans(),
     collide=st.sampled_from([None, 2, 1]),
+    cross=st.booleans(),
 )
 def test_batch_join_by_key_hashes_equals_pairs(
-    a_rows: list[tuple[Any, int]], b_rows: list[tuple[Any, int]], consolidated: bool, collide: int | None
+    a_rows: list[tuple[Any, int]],
+    b_rows: list[tuple[Any, int]],
+    consolidated: bool,
+    collide: int | None,
+    cross: bool,
 ) -> None:
     """Two batches join by key hashes (a sort and binary searches, not a polars join):
     every pair with equal non-NULL keys, weights multiplied; with colliding hashes the
-    polars join takes over. The output is consolidated (as it is, for consolidated inputs)."""
+    polars join takes over. Without keys (`cross`), every pair, NULLs too, in numpy.
+    The output is consolidated (as it is, for consolidated inputs)."""
     a = ZSet.from_rows([r for r, _ in a_rows], A_TYPES, [w for _, w in a_rows])
     b = ZSet.from_rows([r for r, _ in b_rows], B_TYPES, [w for _, w in b_rows])
     if consolidated:
@@ -128,36 +134,12 @@ def test_batch_join_by_key_hashes_equals_pairs(
     want: dict[tuple[Any, ...], int] = {}
     for ra, wa in a.to_rows():
         for rb, wb in b.to_rows():
-            if ra[0] is not None and ra[0] == rb[1]:
+            if cross or (ra[0] is not None and ra[0] == rb[1]):
                 want[(*ra, *rb)] = want.get((*ra, *rb), 0) + wa * wb
     with colliding_hashes(collide):
-        out = join(a, b, [0], [1], OUT)
+        out = join(a, b, [] if cross else [0], [] if cross else [1], OUT)
     assert dict(out.to_rows()) == {r: w for r, w in want.items() if w}
     assert len(out) == len(out.to_rows())  # each row once
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    a_rows=st.lists(st.tuples(a_row, weights), max_size=6),
-    b_rows=st.lists(st.tuples(b_row, weights), max_size=6),
-    consolidated=st.booleans(),
-)
-def test_batch_cross_product_equals_pairs(
-    a_rows: list[tuple[Any, int]], b_rows: list[tuple[Any, int]], consolidated: bool
-) -> None:
-    """A join without keys pairs every row with every row (NULLs too), in numpy rather
-    than polars' cross join; the output holds each row once, summed."""
-    a = ZSet.from_rows([r for r, _ in a_rows], A_TYPES, [w for _, w in a_rows])
-    b = ZSet.from_rows([r for r, _ in b_rows], B_TYPES, [w for _, w in b_rows])
-    if consolidated:
-        a, b = a.consolidate(), b.consolidate()
-    want: dict[tuple[Any, ...], int] = {}
-    for ra, wa in a.to_rows():
-        for rb, wb in b.to_rows():
-            want[(*ra, *rb)] = want.get((*ra, *rb), 0) + wa * wb
-    out = join(a, b, [], [], OUT)
-    assert dict(out.to_rows()) == {r: w for r, w in want.items() if w}
-    assert len(out) == len(out.to_rows())
 
 
 def test_join_read_only_by_summing_operators_leaves_equal_rows_to_them() -> None:
