@@ -211,15 +211,14 @@ def join_with_trace(
         return ZSet.empty(out_types)
     # Pairs of distinct delta rows and distinct stored rows (one run holds each row once)
     # are distinct joined rows: then nothing needs consolidating.
-    distinct = delta.consolidated and trace.run_count <= 1
-    if not d_names:  # a cross product with the whole (consolidated) integral
+    pairs: tuple[np.ndarray, pl.DataFrame] | None
+    if d_names:
+        distinct = delta.consolidated and trace.run_count <= 1
+        pairs = trace.matches(d_frame, d_names)
+    else:  # a cross product with the whole integral, consolidated
         stored = trace.snapshot().frame
         d_rows, t_rows = _cross_pairs(d_frame.height, stored.height)
-        paired = join_pairs(d_frame, d_rows, take(stored, t_rows), delta_is_left, out_types, consolidate=False)
-        if delta.consolidated:  # pairs of distinct rows
-            return ZSet(paired.frame, paired.types, consolidated=True)
-        return paired.consolidate() if consolidate else paired
-    pairs = trace.matches(d_frame, d_names)
+        distinct, pairs = delta.consolidated, (d_rows, take(stored, t_rows))
     if pairs is not None:
         if not distinct:
             return join_pairs(d_frame, *pairs, delta_is_left, out_types, consolidate)
