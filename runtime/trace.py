@@ -493,7 +493,7 @@ class Trace:
         def gather(rows: np.ndarray) -> pl.DataFrame:
             if beside:
                 return take_pair_beside(old.frame, new.frame, rows)
-            return take_frame(stack([old.frame, new.frame]), rows)
+            return self._gather_pair(old, new, rows)
 
         key_hashes = np.concatenate([old.hashes, new.hashes])
         row_hashes = key_hashes if self._hash_is_row else np.concatenate([old.row_hashes, new.row_hashes])
@@ -507,6 +507,19 @@ class Trace:
         if not take.size:
             return None
         return self._run(key_hashes, row_hashes, take, with_weights(gather(take), weights[keep]))
+
+    def _gather_pair(self, old: _Run, new: _Run, rows: np.ndarray) -> pl.DataFrame:
+        """The rows `rows` of old's frame stacked on new's. Runs of plain numbers are
+        gathered from their numpy views, one indexing a column, not through polars'
+        gather of stacked (two-chunk) columns (7k + 1k rows of four BIGINTs: 43 us
+        against 62)."""
+        names = list(self._schema)
+        pairs = [(a, b) for n in names if (a := old.numbers(n)) is not None and (b := new.numbers(n)) is not None]
+        if len(pairs) == len(names):
+            frame = frame_of_numbers(names, [np.concatenate(pair)[rows] for pair in pairs])
+            if frame is not None:
+                return frame
+        return take_frame(stack([old.frame, new.frame]), rows)
 
     # -- queries -------------------------------------------------------------------
 
