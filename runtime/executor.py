@@ -19,7 +19,7 @@ from dbspc.compiler.circuit.circuit import Circuit, consumers_of
 from dbspc.compiler.logical.scalar import Col
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.registry import Context, OperatorState, Setup, Value, as_zset, evaluates, evaluator
-from dbspc.runtime.trace import Trace
+from dbspc.runtime.trace import Trace, merges_owed, settle_owed
 from dbspc.runtime.zset import ZSet
 
 # Called with an operator and its input values just before it is evaluated; it may raise
@@ -78,18 +78,20 @@ class Executor:
 
     def step(self, inputs: dict[str, ZSet]) -> dict[str, ZSet]:
         """Evaluate once; returns each output's value. Atomic: all state or none changes."""
+        settle_owed()
         values: dict[int, Value] = {}
         commits: list[Callable[[], None]] = []
         for n in self.order:
             values[n] = self.evaluate(n, [values[i] for i in self.circuit[n].inputs], commits, inputs)
-        for commit in commits:
-            commit()
-        self.steps += 1
-        outputs: dict[str, ZSet] = {}
-        for n in self.order:
-            o = self.circuit[n]
-            if isinstance(o, op.Output):
-                outputs[o.name] = as_zset(values[n]).consolidate()
+        with merges_owed():  # (the merges are made once the outputs are out)
+            for commit in commits:
+                commit()
+            self.steps += 1
+            outputs: dict[str, ZSet] = {}
+            for n in self.order:
+                o = self.circuit[n]
+                if isinstance(o, op.Output):
+                    outputs[o.name] = as_zset(values[n]).consolidate()
         return outputs
 
     def evaluate(self, n: int, args: list[Value], commits: list[Callable[[], None]], sources: dict[str, ZSet]) -> Value:

@@ -23,7 +23,7 @@ from dbspc.compiler.types import SqlType
 from dbspc.runtime.executor import Executor
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.table_checks import checked, table_trace
-from dbspc.runtime.trace import Trace
+from dbspc.runtime.trace import Trace, merges_owed, settle_owed
 from dbspc.runtime.zset import ZSet
 
 CIRCUIT = "circuit"  # state_meta's key of the circuit digest
@@ -134,14 +134,16 @@ class Pipeline:
         return deep(lambda: self._step(changes))
 
     def _step(self, changes: dict[str, ZSet]) -> dict[str, ZSet]:
+        settle_owed()  # (the delete checks read the tables)
         checked = {name: self._checked(name, z) for name, z in changes.items()}
-        if self.incremental:
-            outputs = self.executor.step(checked)
-        else:
-            outputs = self._step_from_scratch(checked)
-        for name, z in checked.items():
-            if name not in self._shared:  # (the step has updated a shared one)
-                self.tables[name].insert(z)
+        with merges_owed():
+            if self.incremental:
+                outputs = self.executor.step(checked)
+            else:
+                outputs = self._step_from_scratch(checked)
+            for name, z in checked.items():
+                if name not in self._shared:  # (the step has updated a shared one)
+                    self.tables[name].insert(z)
         self.steps += 1
         return {name: outputs[name] for name in self.program.views}
 

@@ -20,8 +20,10 @@ arrays; the rows are Arrow columns, gathered once per operation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -146,11 +148,59 @@ _HASH_SAMPLE = 64
 _NUMPY_GATHER_ROWS = 1 << 16
 
 
+# A step's small merges (each under _BACKGROUND_ROWS) are owed, not made in the step:
+# inside `merges_owed`, a trace's first insert only appends its run; when the block ends
+# (the step's outputs are out) the merges it needs go to the idle merger's thread, to be
+# made before the next step, which waits for them first (`settle_owed`). Steps that come
+# back to back pay the same merges, at the next step's start.
+_IDLE_MERGER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbspc-merge-idle")
+_LATER = threading.local()  # .owing: traces owing merges in the open block; .flying: submitted
+
+
 @dataclass(frozen=True, slots=True)
 class _Merging:
     old: _Run
     new: _Run
     result: Future[_Run | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Owed:
+    """Small merges under way on the idle merger: `runs` (the trace's runs when they were
+    submitted, oldest first) in geometric order again once `result` is done."""
+
+    runs: tuple[_Run, ...]
+    result: Future[list[_Run]]
+
+
+@contextmanager
+def merges_owed() -> Iterator[None]:
+    """A step: the small merges its inserts call for are made after the block, on the
+    idle merger (an inner block leaves them to the outermost one)."""
+    if getattr(_LATER, "owing", None) is not None:
+        yield
+        return
+    owing: list[Trace] = []
+    _LATER.owing = owing
+    try:
+        yield
+    finally:
+        _LATER.owing = None
+        flying = getattr(_LATER, "flying", None)
+        if flying is None:
+            flying = _LATER.flying = []
+        for trace in owing:
+            if trace._owe():
+                flying.append(trace)
+
+
+def settle_owed() -> None:
+    """Put in place the merges this thread's earlier steps left to the idle merger,
+    waiting for those still under way: a step starts from the layout it would have had
+    if it had merged them itself."""
+    flying = getattr(_LATER, "flying", None)
+    while flying:
+        flying.pop()._adopt_owed()
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +275,20 @@ class _Run:
         return views
 
 
+def _next_small(runs: Sequence[_Run], busy: tuple[_Run, ...]) -> int | None:
+    """The newest adjacent pair of `runs` out of geometric order whose merge is small
+    (under _BACKGROUND_ROWS) and takes no run in `busy` (a large merge's): where
+    `_rebalance` would merge in the step."""
+    for i in range(len(runs) - 2, -1, -1):
+        older, newer = runs[i], runs[i + 1]
+        if len(older) > _MERGE_FACTOR * len(newer):
+            continue
+        if any(r is older or r is newer for r in busy) or len(older) + len(newer) >= _BACKGROUND_ROWS:
+            continue
+        return i
+    return None
+
+
 class Trace:
     """An integrated Z-set over `types`, indexed by the key columns `key`.
 
@@ -249,6 +313,8 @@ class Trace:
         self._frame_columns = [*self._columns, WEIGHT]
         self._runs: list[_Run] = []
         self._merging: _Merging | None = None
+        self._owed: _Owed | None = None
+        self._owing = False  # its merges are owed by the open `merges_owed` block
         # keyed by the whole row, in column order (a table's trace): the key hash is the row hash
         self._whole_row = self._key == tuple(range(len(self._types)))
         self._hash_is_row = self._whole_row or not self._key  # one hash array serves both
@@ -268,11 +334,13 @@ class Trace:
 
     def __len__(self) -> int:
         """Rows stored (across runs; rows that cancel between runs count until merged)."""
+        self._adopt_owed()  # (as many as if the step had merged: reports do not move with timing)
         return sum(len(run) for run in self._runs)
 
     def nbytes(self) -> int:
         """Bytes held: each run's columns (their Arrow size), its hash arrays (one when
         the key hash is the row hash) and its fences."""
+        self._adopt_owed()
         total = 0
         for run in self._runs:
             shared = run.row_hashes is run.hashes
@@ -282,6 +350,7 @@ class Trace:
 
     def runs(self) -> list[pl.DataFrame]:
         """The consolidated runs, oldest first (for checkpoints that save runs once)."""
+        self._adopt_owed()  # (so that a checkpoint saves the same layout, however timed)
         return [run.frame for run in self._runs]
 
     @property
@@ -421,8 +490,49 @@ class Trace:
         run = self._make_run(self._ordered(frame), self._known_hashes(frame, delta))
         if run is None:
             return
+        self._adopt_owed()
         self._adopt()
         self._runs.append(run)
+        owing = getattr(_LATER, "owing", None)
+        if owing is not None and not self._owing:
+            self._owing = True  # merged after the step (a second insert merges now)
+            owing.append(self)
+            return
+        self._rebalance()
+
+    def _owe(self) -> bool:
+        """At the end of a `merges_owed` block: submit the small merges the runs need to
+        the idle merger; whether there were any."""
+        self._owing = False
+        busy = () if self._merging is None else (self._merging.old, self._merging.new)
+        if _next_small(self._runs, busy) is None:
+            self._rebalance()  # (a large merge alone, to the merger)
+            return False
+        runs = tuple(self._runs)
+        self._owed = _Owed(runs, _IDLE_MERGER.submit(self._merged_small, runs, busy))
+        return True
+
+    def _merged_small(self, runs: tuple[_Run, ...], busy: tuple[_Run, ...]) -> list[_Run]:
+        """`runs` after every small merge `_rebalance` would make (on the idle merger:
+        it reads the runs, which never change, and changes nothing)."""
+        out = list(runs)
+        while (i := _next_small(out, busy)) is not None:
+            merged = self._merge(out[i], out[i + 1])
+            out[i : i + 2] = [] if merged is None else [merged]
+        return out
+
+    def _adopt_owed(self) -> None:
+        """Wait for the owed merges and put them in place: the runs they were made from
+        are still the oldest, for only this thread changes the list, and only here,
+        in `insert` (appending) and in `_adopt` (after this). Then the large merges."""
+        owed = self._owed
+        if owed is None:
+            return
+        self._owed = None
+        merged = owed.result.result()
+        n = len(owed.runs)
+        assert all(a is b for a, b in zip(self._runs[:n], owed.runs, strict=True))
+        self._runs[:n] = merged
         self._rebalance()
 
     def _rebalance(self) -> None:
@@ -469,6 +579,7 @@ class Trace:
     def settle(self) -> None:
         """Finish every merge, the large ones too (tests and benchmarks that look at the
         layout)."""
+        self._adopt_owed()
         self._adopt(wait=True)
         self._rebalance()
         while self._merging is not None:

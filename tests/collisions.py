@@ -12,6 +12,7 @@ import pytest
 
 from dbspc.runtime import zset
 from dbspc.runtime.native import extrema, groupsums, iterscope
+from dbspc.runtime.trace import settle_owed
 
 
 @contextmanager
@@ -28,6 +29,7 @@ def colliding_hashes(values: int | None = 2) -> Iterator[None]:
     def reduced(self: pl.DataFrame, seed: int = 0, **kw: Any) -> pl.Series:
         return real(self, seed) % values
 
+    settle_owed()  # (merges owed by earlier steps hash as they were made)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(pl.DataFrame, "hash_rows", reduced)
         mp.setattr(zset, "_collide", values)
@@ -37,6 +39,7 @@ def colliding_hashes(values: int | None = 2) -> Iterator[None]:
         try:
             yield
         finally:
+            settle_owed()  # (and the block's own, before the hashes change back)
             iterscope.set_collisions(0)
             extrema.set_collisions(0)
             groupsums.set_collisions(0)

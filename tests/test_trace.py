@@ -200,6 +200,60 @@ def test_background_merges_keep_the_contents(monkeypatch: Any) -> None:
     assert t.run_count <= 3 and len(t) == 2
 
 
+def _moves(i: int) -> tuple[list[tuple[int, int]], list[int]]:
+    """Step i's change: row i-1 becomes row i (merges must cancel the old one)."""
+    return ([(i % 7, i), ((i - 1) % 7, i - 1)], [1, -1]) if i else ([(0, 0)], [1])
+
+
+@pytest.mark.parametrize("background_rows", [8, 1 << 16])
+def test_merges_owed_by_a_step_are_made_after_it(monkeypatch: Any, background_rows: int) -> None:
+    """Inside `merges_owed` a trace's first insert of the step leaves its small merges to
+    the idle merger; its runs stay readable and exact while those are held (as are
+    large merges, when background_rows is small), a second insert in the step merges
+    at once, and `settle_owed` puts the owed merges in place: with no large merge the
+    runs are then exactly those of a trace that merged in every step."""
+    import dbspc.runtime.trace as trace_module
+
+    idle, merger = _HeldMerger(), _HeldMerger()
+    monkeypatch.setattr(trace_module, "_IDLE_MERGER", idle)
+    monkeypatch.setattr(trace_module, "_MERGER", merger)
+    monkeypatch.setattr(trace_module, "_BACKGROUND_ROWS", background_rows)
+    types = [BIGINT, BIGINT]
+    owed, merged = Trace(types, (0,)), Trace(types, (0,))
+    live: Counter[tuple[Any, ...]] = Counter()
+    for i in range(200):
+        trace_module.settle_owed()
+        rows, weights = _moves(i)
+        with trace_module.merges_owed():
+            owed.insert(ZSet.from_rows(rows, types, weights))
+            if i % 9 == 8:  # a second insert in one step: merged now
+                owed.insert(ZSet.from_rows([(i % 7, -i)], types))
+                owed.insert(ZSet.from_rows([(i % 7, -i)], types, [-1]))
+            runs = owed.run_count
+        assert owed.run_count == runs  # (nothing put in place behind the step's back)
+        merged.insert(ZSet.from_rows(rows, types, weights))
+        for r, w in zip(rows, weights, strict=True):
+            live[r] += w
+        want = {r: w for r, w in live.items() if w}
+        assert dict(rows_of(owed.snapshot().frame)) == want
+        assert dict(rows_of(owed.lookup(pl.DataFrame({"k": [i % 7]}), ["k"]))) == {
+            r: w for r, w in want.items() if r[0] == i % 7
+        }
+        if i % 10 == 9:
+            merger.release()
+    assert idle.held, "no merge was owed"
+    trace_module.settle_owed()
+    assert owed._owed is None
+    made = idle.held[-1].result()  # the runs the idle merger made are the ones in place
+    assert len(made) <= owed.run_count and all(a is b for a, b in zip(made, owed._runs, strict=False))
+    if background_rows > 200:
+        assert [list(r.hashes) for r in owed._runs] == [list(r.hashes) for r in merged._runs]
+    merger.release()
+    owed.settle()
+    assert dict(rows_of(owed.snapshot().frame)) == {r: w for r, w in live.items() if w}
+    assert owed.run_count <= 3
+
+
 def test_lookup_is_exact_when_every_hash_collides() -> None:
     """With one hash for every key, candidates are all rows: the equality check must see
     the mismatch and keep only the true (null-safe) matches."""
