@@ -154,6 +154,9 @@ _NUMPY_GATHER_ROWS = 1 << 16
 # made before the next step, which waits for them first (`settle_owed`). Steps that come
 # back to back pay the same merges, at the next step's start.
 _IDLE_MERGER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbspc-merge-idle")
+# Smaller merges are made in the step: handing one to the thread and back costs more
+# (the slt's steps merge runs of a few rows: select3 took 20% more CPU owing them).
+_OWED_ROWS = 1 << 10
 _LATER = threading.local()  # .owing: traces owing merges in the open block; .flying: submitted
 
 
@@ -494,11 +497,17 @@ class Trace:
         self._adopt()
         self._runs.append(run)
         owing = getattr(_LATER, "owing", None)
-        if owing is not None and not self._owing:
+        if owing is not None and not self._owing and self._owes_enough():
             self._owing = True  # merged after the step (a second insert merges now)
             owing.append(self)
             return
         self._rebalance()
+
+    def _owes_enough(self) -> bool:
+        """Whether the next small merge is worth leaving to the idle merger."""
+        busy = () if self._merging is None else (self._merging.old, self._merging.new)
+        i = _next_small(self._runs, busy)
+        return i is not None and len(self._runs[i]) + len(self._runs[i + 1]) >= _OWED_ROWS
 
     def _owe(self) -> bool:
         """At the end of a `merges_owed` block: submit the small merges the runs need to

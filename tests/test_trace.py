@@ -218,6 +218,7 @@ def test_merges_owed_by_a_step_are_made_after_it(monkeypatch: Any, background_ro
     monkeypatch.setattr(trace_module, "_IDLE_MERGER", idle)
     monkeypatch.setattr(trace_module, "_MERGER", merger)
     monkeypatch.setattr(trace_module, "_BACKGROUND_ROWS", background_rows)
+    monkeypatch.setattr(trace_module, "_OWED_ROWS", 2)
     types = [BIGINT, BIGINT]
     owed, merged = Trace(types, (0,)), Trace(types, (0,))
     live: Counter[tuple[Any, ...]] = Counter()
@@ -252,6 +253,23 @@ def test_merges_owed_by_a_step_are_made_after_it(monkeypatch: Any, background_ro
     owed.settle()
     assert dict(rows_of(owed.snapshot().frame)) == {r: w for r, w in live.items() if w}
     assert owed.run_count <= 3
+
+
+def test_merges_of_few_rows_are_made_in_the_step(monkeypatch: Any) -> None:
+    """Below _OWED_ROWS a merge costs less than handing it to the idle merger: the step
+    makes it, and nothing is owed."""
+    import dbspc.runtime.trace as trace_module
+
+    idle = _HeldMerger()
+    monkeypatch.setattr(trace_module, "_IDLE_MERGER", idle)
+    types = [BIGINT, BIGINT]
+    t = Trace(types, (0,))
+    for i in range(50):
+        trace_module.settle_owed()
+        rows, weights = _moves(i)
+        with trace_module.merges_owed():
+            t.insert(ZSet.from_rows(rows, types, weights))
+    assert not idle.held and t.run_count <= 3 and len(t) == 1
 
 
 def test_lookup_is_exact_when_every_hash_collides() -> None:
