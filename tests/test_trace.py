@@ -169,6 +169,22 @@ class _HeldMerger:
         self.held.clear()
 
 
+def _moves(i: int) -> tuple[list[tuple[int, int]], list[int]]:
+    """Step i's change: row i-1 becomes row i (merges must cancel the old one)."""
+    return ([(i % 7, i), ((i - 1) % 7, i - 1)], [1, -1]) if i else ([(0, 0)], [1])
+
+
+def _check_holds(
+    t: Trace, live: Counter[tuple[Any, ...]], rows: list[tuple[int, int]], weights: list[int], key: int
+) -> None:
+    """`live` += the change; then t's contents, and its lookup of `key`, must be live's."""
+    for r, w in zip(rows, weights, strict=True):
+        live[r] += w
+    want = {r: w for r, w in live.items() if w}
+    assert dict(rows_of(t.snapshot().frame)) == want
+    assert dict(rows_of(t.lookup(pl.DataFrame({"k": [key]}), ["k"]))) == {r: w for r, w in want.items() if r[0] == key}
+
+
 def test_background_merges_keep_the_contents(monkeypatch: Any) -> None:
     """Merges of 8 rows or more go to the merger; runs stay readable and exact while it
     is held, a finished merge is put in place by the next insert, and the layout
@@ -182,27 +198,15 @@ def test_background_merges_keep_the_contents(monkeypatch: Any) -> None:
     t = Trace(types, (0,))
     live: Counter[tuple[Any, ...]] = Counter()
     for i in range(300):
-        rows = [(i % 7, i), ((i - 1) % 7, i - 1)] if i else [(0, 0)]
-        weights = [1, -1] if i else [1]  # each step moves row i-1 to i: merges must cancel
+        rows, weights = _moves(i)
         t.insert(ZSet.from_rows(rows, types, weights))
-        for r, w in zip(rows, weights, strict=True):
-            live[r] += w
-        want = {r: w for r, w in live.items() if w}
-        assert dict(rows_of(t.snapshot().frame)) == want
-        assert dict(rows_of(t.lookup(pl.DataFrame({"k": [i % 7]}), ["k"]))) == {
-            r: w for r, w in want.items() if r[0] == i % 7
-        }
+        _check_holds(t, live, rows, weights, i % 7)
         if i % 10 == 9:
             merger.release()
     merger.release()
     t.settle()
     t.insert(ZSet.from_rows([(0, 1000)], types))
     assert t.run_count <= 3 and len(t) == 2
-
-
-def _moves(i: int) -> tuple[list[tuple[int, int]], list[int]]:
-    """Step i's change: row i-1 becomes row i (merges must cancel the old one)."""
-    return ([(i % 7, i), ((i - 1) % 7, i - 1)], [1, -1]) if i else ([(0, 0)], [1])
 
 
 @pytest.mark.parametrize("background_rows", [8, 1 << 16])
@@ -233,13 +237,7 @@ def test_merges_owed_by_a_step_are_made_after_it(monkeypatch: Any, background_ro
             runs = owed.run_count
         assert owed.run_count == runs  # (nothing put in place behind the step's back)
         merged.insert(ZSet.from_rows(rows, types, weights))
-        for r, w in zip(rows, weights, strict=True):
-            live[r] += w
-        want = {r: w for r, w in live.items() if w}
-        assert dict(rows_of(owed.snapshot().frame)) == want
-        assert dict(rows_of(owed.lookup(pl.DataFrame({"k": [i % 7]}), ["k"]))) == {
-            r: w for r, w in want.items() if r[0] == i % 7
-        }
+        _check_holds(owed, live, rows, weights, i % 7)
         if i % 10 == 9:
             merger.release()
     assert idle.held, "no merge was owed"
