@@ -278,15 +278,18 @@ class _Run:
         return views
 
 
-def _next_small(runs: Sequence[_Run], busy: tuple[_Run, ...]) -> int | None:
-    """The newest adjacent pair of `runs` out of geometric order whose merge is small
-    (under _BACKGROUND_ROWS) and takes no run in `busy` (a large merge's): where
-    `_rebalance` would merge in the step."""
+def _next_merge(runs: Sequence[_Run], busy: tuple[_Run, ...], large: bool = False) -> int | None:
+    """The newest adjacent pair of `runs` out of geometric order (the older at most
+    _MERGE_FACTOR times the newer) that can merge now: taking no run in `busy` (the
+    two a large merge under way takes), and a large one (_BACKGROUND_ROWS or more)
+    only if `large`."""
     for i in range(len(runs) - 2, -1, -1):
         older, newer = runs[i], runs[i + 1]
         if len(older) > _MERGE_FACTOR * len(newer):
             continue
-        if any(r is older or r is newer for r in busy) or len(older) + len(newer) >= _BACKGROUND_ROWS:
+        if any(r is older or r is newer for r in busy):
+            continue
+        if not large and len(older) + len(newer) >= _BACKGROUND_ROWS:
             continue
         return i
     return None
@@ -503,18 +506,22 @@ class Trace:
             return
         self._rebalance()
 
+    def _busy(self) -> tuple[_Run, ...]:
+        """The runs a large merge under way takes (none, or the two it merges)."""
+        m = self._merging
+        return () if m is None else (m.old, m.new)
+
     def _owes_enough(self) -> bool:
         """Whether the next small merge is worth leaving to the idle merger."""
-        busy = () if self._merging is None else (self._merging.old, self._merging.new)
-        i = _next_small(self._runs, busy)
+        i = _next_merge(self._runs, self._busy())
         return i is not None and len(self._runs[i]) + len(self._runs[i + 1]) >= _OWED_ROWS
 
     def _owe(self) -> bool:
         """At the end of a `merges_owed` block: submit the small merges the runs need to
         the idle merger; whether there were any."""
         self._owing = False
-        busy = () if self._merging is None else (self._merging.old, self._merging.new)
-        if _next_small(self._runs, busy) is None:
+        busy = self._busy()
+        if _next_merge(self._runs, busy) is None:
             self._rebalance()  # (a large merge alone, to the merger)
             return False
         runs = tuple(self._runs)
@@ -525,7 +532,7 @@ class Trace:
         """`runs` after every small merge `_rebalance` would make (on the idle merger:
         it reads the runs, which never change, and changes nothing)."""
         out = list(runs)
-        while (i := _next_small(out, busy)) is not None:
+        while (i := _next_merge(out, busy)) is not None:
             merged = self._merge(out[i], out[i + 1])
             out[i : i + 2] = [] if merged is None else [merged]
         return out
@@ -546,7 +553,7 @@ class Trace:
 
     def _rebalance(self) -> None:
         """Merge runs until they are in geometric order again (or wait for the merger)."""
-        while (i := self._next_merge()) is not None:
+        while (i := _next_merge(self._runs, self._busy(), large=self._merging is None)) is not None:
             older, newer = self._runs[i], self._runs[i + 1]
             if len(older) + len(newer) >= _BACKGROUND_ROWS:
                 self._merging = _Merging(older, newer, _MERGER.submit(self._merge, older, newer, True))
@@ -556,22 +563,6 @@ class Trace:
         if len(self._runs) > _MAX_RUNS and self._merging is not None:
             self._adopt(wait=True)  # the merger fell far behind: catch up now
             self._rebalance()
-
-    def _next_merge(self) -> int | None:
-        """The newest adjacent pair of runs out of geometric order (the older at most
-        _MERGE_FACTOR times the newer) that can merge now: not one under way, and a large
-        merge only when the merger is free."""
-        m = self._merging
-        for i in range(len(self._runs) - 2, -1, -1):
-            older, newer = self._runs[i], self._runs[i + 1]
-            if len(older) > _MERGE_FACTOR * len(newer):
-                continue
-            if m is not None and (
-                older is m.old or older is m.new or newer is m.old or len(older) + len(newer) >= _BACKGROUND_ROWS
-            ):
-                continue
-            return i
-        return None
 
     def _adopt(self, wait: bool = False) -> None:
         """Put a finished background merge in place of the two runs it merged (still
