@@ -43,17 +43,25 @@ def checked(schema: TableSchema, held: Trace, change: ZSet) -> ZSet:
     if removing.any():
         at = np.flatnonzero(removing)
         hashes = None if change.hashes is None else change.hashes[at]
-        _check_deletes(schema, held, change, take(change.frame, at), hashes)
+        # (hashed by the key once for the whole change: the step's joins and the insert
+        # of a join's integral of the table read the same)
+        keys = change.key_hashes(held.key)[at] if held.key else None
+        _check_deletes(schema, held, change, take(change.frame, at), hashes, keys)
     return change
 
 
 def _check_deletes(
-    schema: TableSchema, held: Trace, change: ZSet, deletes: pl.DataFrame, hashes: np.ndarray | None
+    schema: TableSchema,
+    held: Trace,
+    change: ZSet,
+    deletes: pl.DataFrame,
+    hashes: np.ndarray | None,
+    keys: np.ndarray | None,
 ) -> None:
     # The table's rows with a deleted row's value, plus the deletes: a row left with a
-    # negative weight is deleted more often than it is there. `hashes`: the deletes'
-    # row hashes, from the change's consolidation.
-    weights = held.weights_of(deletes, hashes)
+    # negative weight is deleted more often than it is there. `hashes`, `keys`: the
+    # deletes' row and key hashes, from the change.
+    weights = held.weights_of(deletes, hashes, keys)
     if weights is not None:
         short = take(deletes, np.flatnonzero(weights + deletes.get_column(WEIGHT).to_numpy() < 0))
     else:  # rows with equal hashes: an exact lookup of the rows present

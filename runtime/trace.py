@@ -380,29 +380,35 @@ class Trace:
     def _row_hashes(self, frame: pl.DataFrame, key_hashes: np.ndarray) -> np.ndarray:
         return key_hashes if not self._key or self._whole_row else self._hash(frame, self._columns)
 
-    def _hashes(self, frame: pl.DataFrame, known: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def _hashes(
+        self, frame: pl.DataFrame, known: np.ndarray | None = None, known_keys: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The key and row hashes of `frame`. `known`, when given, is `hash_rows` of its
         columns c0.. (a consolidated ZSet's `hashes`, the frame in the trace's columns and
-        dtypes): the row hash, and the key hash too where the row is the key."""
-        if known is None:
-            key_hashes = self._key_hashes(frame)
-            return key_hashes, self._row_hashes(frame, key_hashes)
-        return (known if self._hash_is_row else self._key_hashes(frame)), known
+        dtypes): the row hash, and the key hash too where the row is the key.
+        `known_keys`, when given, is the key hash (`ZSet.key_hashes` of the key)."""
+        if known_keys is None or not self._key:
+            known_keys = known if known is not None and self._hash_is_row else self._key_hashes(frame)
+        return known_keys, (self._row_hashes(frame, known_keys) if known is None else known)
 
-    def _known_hashes(self, frame: pl.DataFrame, z: ZSet) -> np.ndarray | None:
-        """`z.hashes` where they are the hashes of `frame`'s rows as this trace hashes them:
-        `frame` is z's own frame, in the trace's columns and dtypes."""
-        if z.hashes is None or frame is not z.frame or frame.columns != self._frame_columns:
-            return None
-        return z.hashes
+    def _known_hashes(self, frame: pl.DataFrame, z: ZSet) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """`z.hashes` and `z.key_hashes` of the key, where they are the hashes of `frame`'s
+        rows as this trace hashes them: `frame` is z's own frame, in the trace's columns
+        and dtypes."""
+        if frame is not z.frame or frame.columns != self._frame_columns:
+            return None, None
+        return z.hashes, (z.key_hashes(self._key) if self._key else None)
 
-    def _make_run(self, frame: pl.DataFrame, known: np.ndarray | None = None) -> _Run | None:
+    def _make_run(
+        self, frame: pl.DataFrame, known: np.ndarray | None = None, known_keys: np.ndarray | None = None
+    ) -> _Run | None:
         """Consolidate `frame` into a run sorted by (key hash, row hash); None if nothing
         is left. Equal rows have equal hashes, so they are neighbours in that order: one
-        compiled sort finds them, and the rows are gathered once. `known`: as `_hashes`."""
+        compiled sort finds them, and the rows are gathered once. `known`, `known_keys`: as
+        `_hashes`."""
         if frame.height == 0:
             return None
-        key_hashes, row_hashes = self._hashes(frame, known)
+        key_hashes, row_hashes = self._hashes(frame, known, known_keys)
         order, starts = hash_groups(key_hashes, row_hashes)
         weights = frame.get_column(WEIGHT).to_numpy()
         if len(starts) == len(order):  # no two rows share both hashes
@@ -493,7 +499,7 @@ class Trace:
         frame = delta.frame
         if frame.dtypes != self._dtypes:
             frame = frame.select([pl.col(name).cast(dtype) for name, dtype in self._schema.items()])
-        run = self._make_run(self._ordered(frame), self._known_hashes(frame, delta))
+        run = self._make_run(self._ordered(frame), *self._known_hashes(frame, delta))
         if run is None:
             return
         self._adopt_owed()
@@ -643,6 +649,11 @@ class Trace:
             return ZSet(frames[0], self._types)
         return ZSet(_consolidate_frame(stack(frames), self._types), self._types)
 
+    def _typed_as_key(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> bool:
+        """Whether the probe's key columns already have the key's types."""
+        schema = probe.schema
+        return all(schema[src] == dtype for src, dtype in zip(probe_cols, self._key_dtypes, strict=True))
+
     def _probe_keys(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> pl.DataFrame:
         """The probe's keys (repeats and all), renamed to the key's column names and cast
         to its dtypes.
@@ -652,8 +663,7 @@ class Trace:
         """
         if len(probe_cols) != len(self._key):
             raise ValueError(f"probe has {len(probe_cols)} key columns, trace key has {len(self._key)}")
-        if all(probe.schema[src] == dtype for src, dtype in zip(probe_cols, self._key_dtypes, strict=True)):
-            # the common case: the probe's key columns already have the key's types
+        if self._typed_as_key(probe, probe_cols):  # the common case
             return pick(probe, probe_cols, self._key_names)
         cast = [
             pl.col(src).cast(dtype, strict=False).alias(dst)
@@ -675,7 +685,9 @@ class Trace:
         found = spine.probe_fenced([r.hashes for r in self._runs], [r.fences for r in self._runs], wanted)
         return by_hash, sorted_hashes, [(run, idx) for run, idx in zip(self._runs, found, strict=True) if idx.size]
 
-    def weights_of(self, rows: pl.DataFrame, known: np.ndarray | None = None) -> np.ndarray | None:
+    def weights_of(
+        self, rows: pl.DataFrame, known: np.ndarray | None = None, known_keys: np.ndarray | None = None
+    ) -> np.ndarray | None:
         """The weight held for each of `rows` (c0.. typed as the trace's columns; w and
         other columns after them are ignored), 0 for a row not there, in one probe of
         every run by (key hash, row hash): O(|rows| log |state|). A trace keyed by fewer
@@ -683,14 +695,14 @@ class Trace:
         among a key's rows, so a key with many rows costs a search, not a scan; in one
         keyed by the whole row both hashes are the row's. None when two of `rows` share
         their hashes or one shares them with a different stored row: the caller then
-        asks `lookup`, which is exact whatever the hashes. `known`: `hash_rows` of the
-        rows' columns c0.., when the caller has them."""
+        asks `lookup`, which is exact whatever the hashes. `known`, `known_keys`: `hash_rows`
+        of the rows' columns c0.. and of their key columns, when the caller has them."""
         n = rows.height
         out = np.zeros(n, dtype=np.int64)
         if n == 0 or not self._runs:
             return out
         columns = rows.get_columns()[: len(self._types)]
-        key_hashes, row_hashes = self._hashes(rows, known)
+        key_hashes, row_hashes = self._hashes(rows, known, known_keys)
         order, starts = hash_groups(key_hashes, row_hashes)
         if len(starts) != n:
             return None
@@ -817,13 +829,16 @@ class Trace:
         positions, found = pairs
         return positions, [found.get_column(c).to_numpy() for c in columns]
 
-    def matches(self, probe: pl.DataFrame, probe_cols: Sequence[str]) -> tuple[np.ndarray, pl.DataFrame] | None:
+    def matches(
+        self, probe: pl.DataFrame, probe_cols: Sequence[str], known_keys: np.ndarray | None = None
+    ) -> tuple[np.ndarray, pl.DataFrame] | None:
         """Every pair of a probe row and a stored row with equal keys (null-safe): the
         probe rows' positions, and the stored rows (c0.., w) in the same order. A stored
         row found in two runs pairs twice (its weights add up downstream). Cost
         O(|probe| · log|state| + pairs). None when the key is empty, a probe value does
         not fit the key's type, or different keys share a hash: the caller then joins
-        through `lookup`, which handles each of those."""
+        through `lookup`, which handles each of those. `known_keys`: `hash_rows` of the
+        probe columns, when the caller has them (used where those have the key's types)."""
         if not self._key:
             return None
         keys = self._probe_keys(probe, probe_cols)
@@ -831,7 +846,9 @@ class Trace:
             return None
         if keys.height == 0 or not self._runs:
             return np.empty(0, dtype=np.int64), ZSet.empty(self._types).frame
-        key_hashes = self._key_hashes(keys)
+        if known_keys is None or not self._typed_as_key(probe, probe_cols):
+            known_keys = self._key_hashes(keys)
+        key_hashes = known_keys
         compiled = self._gathered_matches(keys, key_hashes)
         if compiled is not None:
             return compiled if compiled[0] is not None else None

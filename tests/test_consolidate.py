@@ -334,3 +334,17 @@ def test_a_consolidated_frame_is_in_one_chunk(weights: list[int]) -> None:
     z = chunked.consolidate()
     assert z.frame.n_chunks("all") == [1] * 4
     assert z.to_rows() == chunked.to_rows()
+
+
+def test_a_batch_is_hashed_by_its_key_once() -> None:
+    """`ZSet.key_hashes` is `hash_rows` of the key columns, made once per batch (a table's
+    change is read by its delete check, its joins' probes and its integral's insert), and
+    a consolidated batch's row hashes serve for the whole row."""
+    z = ZSet.from_rows([(1, "a", 0.5), (2, None, -0.0), (1, "b", math.nan)], TYPES)
+    by_key = z.key_hashes([0, 1])
+    assert by_key is z.key_hashes((0, 1))
+    columns = [z.frame.get_column(c) for c in ("c0", "c1")]
+    assert np.array_equal(by_key, zset.hash_rows(columns))
+    assert not np.array_equal(z.key_hashes([1]), by_key)
+    whole = z.consolidate()
+    assert whole.hashes is not None and whole.key_hashes(range(3)) is whole.hashes

@@ -118,7 +118,7 @@ def join(
     if left.frame.height == 0 or right.frame.height == 0:
         return ZSet.empty(out_types)
     if left_keys:
-        pairs = _hash_pairs(left.frame, left_keys, right.frame, right_keys)
+        pairs = _hash_pairs(left, left_keys, right, right_keys)
     else:
         pairs = _cross_pairs(left.frame.height, right.frame.height)
     if pairs is not None:
@@ -154,25 +154,27 @@ def _cross_pairs(n_left: int, n_right: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _hash_pairs(
-    left: pl.DataFrame, left_keys: Sequence[int], right: pl.DataFrame, right_keys: Sequence[int]
+    left: ZSet, left_keys: Sequence[int], right: ZSet, right_keys: Sequence[int]
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The (left row, right row) pairs with equal, non-NULL keys, found by key hashes
     (`hash_rows`, matched in one compiled call, `spine.match_hashes`) instead of a polars
     join (~0.2-0.3 ms a call for the small batches of a recursion's iterations). None (the
     caller joins with polars) for key columns of different types, or keys of different
     values sharing a hash."""
-    lcols = [left.get_column(col_name(k)) for k in left_keys]
-    rcols = [right.get_column(col_name(k)) for k in right_keys]
+    lcols = [left.frame.get_column(col_name(k)) for k in left_keys]
+    rcols = [right.frame.get_column(col_name(k)) for k in right_keys]
     if [c.dtype for c in lcols] != [c.dtype for c in rcols]:
         return None
-    lrows, rrows = _non_null_rows(left, left_keys), _non_null_rows(right, right_keys)
+    lrows, rrows = _non_null_rows(left.frame, left_keys), _non_null_rows(right.frame, right_keys)
     if lrows is not None:
         lcols = [take_series(c, lrows) for c in lcols]
     if rrows is not None:
         rcols = [take_series(c, rrows) for c in rcols]
     if not len(lcols[0]) or not len(rcols[0]):
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    li, ri = spine.match_hashes(hash_rows(lcols), hash_rows(rcols))
+    lh = left.key_hashes(left_keys) if lrows is None else hash_rows(lcols)
+    rh = right.key_hashes(right_keys) if rrows is None else hash_rows(rcols)
+    li, ri = spine.match_hashes(lh, rh)
     if not rows_equal(lcols, li, rcols, ri):
         return None
     return (li if lrows is None else lrows[li]), (ri if rrows is None else rrows[ri])
@@ -214,7 +216,8 @@ def join_with_trace(
     pairs: tuple[np.ndarray, pl.DataFrame] | None
     if d_names:
         distinct = delta.consolidated and trace.run_count <= 1
-        pairs = trace.matches(d_frame, d_names)
+        known = delta.key_hashes(delta_keys) if d_frame is delta.frame else None  # (no NULL key dropped)
+        pairs = trace.matches(d_frame, d_names, known)
     else:  # a cross product with the whole integral, consolidated
         stored = trace.snapshot().frame
         d_rows, t_rows = _cross_pairs(d_frame.height, stored.height)
