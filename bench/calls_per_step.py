@@ -10,8 +10,9 @@ and its compiled kernels: the boundary crossings, each paying a fixed cost).
     for tree in ../before .; do PYTHONPATH=$tree .venv/bin/python bench/calls_per_step.py; done
 
 Workloads: the join + GROUP BY view (bench/join_groupby.py's program, 1k-row changes of
-half deletes over --orders rows) and the transitive closure and connected components
-views of bench/recursion.py at --nodes.
+half deletes over --orders rows), the transitive closure and connected components
+views of bench/recursion.py at --nodes, and pydbsp's join (bench/vs_pydbsp_join.py,
+--rows a table).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import polars as pl
 # appended, not put first: a PYTHONPATH naming another checkout must win (before/after runs)
 sys.path.append(str(Path(__file__).resolve().parent.parent))
 
+from bench import vs_pydbsp_join as vs
 from bench.join_groupby import PROGRAM, customers_frame, orders_frame
 from bench.recursion import make_workload, program
 from dbspc.runtime.pipeline import Pipeline
@@ -89,6 +91,25 @@ def join_groupby(orders: int, steps: int) -> list[Callable[[], object]]:
     return out
 
 
+def pydbsp_join(rows: int, steps: int) -> list[Callable[[], object]]:
+    """bench/vs_pydbsp_join.py's steps: 1k-row changes (half deletes) to both sides of an
+    equi-join of two tables of `rows` rows, each change made a Z-set inside the step."""
+    rng = np.random.default_rng(42)
+    keys = max(1, rows // 2)
+    a, b = vs.table(np.arange(rows), rng, keys), vs.table(np.arange(rows, 2 * rows), rng, keys)
+    p = Pipeline.from_sql(vs.PROGRAM)
+    p.step({"a": vs.zset(p, "a", vs.shaped(a)), "b": vs.zset(p, "b", vs.shaped(b))})
+    out: list[Callable[[], object]] = []
+    next_id = 2 * rows
+    for _ in range(steps):
+        da, db = vs.change(a, rng, 1_000, next_id, keys), vs.change(b, rng, 1_000, next_id + 1_000, keys)
+        next_id += 2_000
+        a, b = vs.apply(a, da), vs.apply(b, db)
+        da, db = vs.shaped(da), vs.shaped(db)
+        out.append(lambda da=da, db=db: p.step({"a": vs.zset(p, "a", da), "b": vs.zset(p, "b", db)}))
+    return out
+
+
 def recursion(view: str, nodes: int, steps: int) -> list[Callable[[], object]]:
     w = make_workload(nodes, 10, 1.5, steps, 100, 1)
     p = Pipeline.from_sql(program(view))
@@ -102,6 +123,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--orders", type=int, default=1_000_000)
     parser.add_argument("--nodes", type=int, default=20_000)
+    parser.add_argument("--rows", type=int, default=100_000, help="rows of each table of pydbsp's join")
     parser.add_argument("--steps", type=int, default=20)
     args = parser.parse_args()
     import dbspc
@@ -111,6 +133,7 @@ def main() -> None:
         "join_groupby": lambda: join_groupby(args.orders, args.steps),
         "tc": lambda: recursion("tc", args.nodes, args.steps),
         "cc": lambda: recursion("cc", args.nodes, args.steps),
+        "pydbsp_join": lambda: pydbsp_join(args.rows, args.steps),
     }
     for name, make in workloads.items():
         print(json.dumps({"dbspc": tree, "workload": name, **counted(make())}), flush=True)
