@@ -75,7 +75,7 @@ class ZSet:
     # inserts or checks these rows reads it instead of hashing them again
     hashes: np.ndarray | None = field(default=None, compare=False, repr=False)
     # `key_hashes`' answers by key columns (a batch never changes, so neither do they)
-    key_cache: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    key_cache: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def columns(self) -> list[str]:
