@@ -118,10 +118,11 @@ class ZSet:
     @staticmethod
     def from_frame(frame: pl.DataFrame, types: Sequence[SqlType]) -> ZSet:
         """Adopt a frame whose columns are already c0.. and w, casting to the schema."""
-        schema = schema_of(types)
-        if frame.columns != list(schema) or frame.dtypes != list(schema.values()):
-            frame = frame.select([pl.col(name).cast(dtype) for name, dtype in schema.items()])
-        return ZSet(frame, tuple(types))
+        types = tuple(types)
+        names, dtypes = _layout(types)
+        if frame.columns != names or frame.dtypes != dtypes:
+            frame = frame.select([pl.col(name).cast(dtype) for name, dtype in zip(names, dtypes, strict=True)])
+        return ZSet(frame, types)
 
     def consolidate(self) -> ZSet:
         """Merge equal rows by adding their weights and drop zero weights."""
@@ -168,6 +169,15 @@ class ZSet:
         rows = [(tuple(r[:-1]), int(r[-1])) for r in _python_safe(z.frame).iter_rows()]
         rows.sort(key=lambda rw: (tuple(sort_key(v) for v in rw[0]), rw[1]))
         return rows
+
+
+@functools.lru_cache(maxsize=4096)
+def _layout(types: tuple[SqlType, ...]) -> tuple[list[str], list[pl.DataType]]:
+    """A batch's column names and dtypes, w last, by its types: made once (every operator
+    that builds a batch adopts it through `from_frame`, whose schema cost ~20 calls into
+    polars and Python a batch). Lists, to compare with a frame's; never changed."""
+    schema = schema_of(types)
+    return list(schema), list(schema.values())
 
 
 @functools.lru_cache(maxsize=4096)
