@@ -42,6 +42,7 @@ from dbspc.runtime.zset import (
     groups_hold_equal_rows,
     hash_groups,
     hash_rows,
+    is_plain_number,
     pick,
     polars_dtype,
     rows_equal,
@@ -77,28 +78,15 @@ def _gather_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
-# polars' number dtypes but DECIMAL, read off its classes once: a column's test is then
-# a set lookup, not four calls into polars (a step of pydbsp's join tested ~20 columns).
-_PLAIN_NUMBER_DTYPES: frozenset[type] = frozenset(
-    t for t in vars(pl).values() if isinstance(t, type) and issubclass(t, pl.DataType) and t.is_numeric()
-) - {pl.Decimal}
-
-
-def _is_plain_number(column: pl.Series) -> bool:
-    """A non-decimal number column without NULLs: numpy holds and compares it as
-    `rows_equal` does (NaN = NaN, -0.0 = 0.0)."""
-    return type(column.dtype) in _PLAIN_NUMBER_DTYPES and not column.null_count()
-
-
 def _plain_numbers(frame: pl.DataFrame) -> list[np.ndarray] | None:
     """The frame's columns as numpy arrays when each is a plain number column; else None."""
     columns = frame.get_columns()
-    return [c.to_numpy() for c in columns] if all(_is_plain_number(c) for c in columns) else None
+    return [c.to_numpy() for c in columns] if all(is_plain_number(c) for c in columns) else None
 
 
 def _number_view(column: pl.Series) -> np.ndarray | None:
     """numpy's view of one chunk of plain numbers (no copy), else None."""
-    return column.to_numpy() if column.n_chunks() == 1 and _is_plain_number(column) else None
+    return column.to_numpy() if column.n_chunks() == 1 and is_plain_number(column) else None
 
 
 def _comparable(column: pl.Series) -> np.ndarray | None:

@@ -25,8 +25,8 @@ from bench.calls_per_step import counted, join_groupby, pydbsp_join, recursion
         # was first compiled, runtime/nested_compiled.py; 21,186 and 6,475 before)
         ("closure", 1_400, 300),
         # 1k-row changes (half deletes) to both tables of pydbsp's join, 20,000 rows each:
-        # 3,379 and 946 (3,595 and 1,060 before a change was hashed by its key once and a
-        # column's dtype tested by one set lookup)
+        # 3,313 and 934 (3,595 and 1,060 before a change was hashed by its key once, a
+        # column's dtype tested by one set lookup and a batch's layout cached by its types)
         ("pydbsp_join", 4_200, 1_200),
     ],
 )
