@@ -62,11 +62,14 @@ def parse_statements(text: str, dialect: str) -> list[exp.Expression]:
     """sqlglot statements, with parse errors turned into positioned SqlErrors."""
     tokens = _tokens(text, dialect)
     _refuse_trailing_commas(tokens)
+    written = text
     text, levels = _strip_recursion_levels(text, tokens)
     if dialect in ("spark", "databricks"):
         text = _doubled_quotes_as_escapes(text)
     try:
-        parsed = sqlglot.parse(text, read=dialect)
+        reader = Dialect.get_or_raise(dialect)
+        # the tokens of the text as written serve the parser unless a rewrite changed it
+        parsed = reader.parser().parse(tokens if text == written else reader.tokenize(text), text)
         # a comment after the last `;` of a line is a Semicolon statement of its own
         statements = [s for s in parsed if isinstance(s, exp.Expression) and not isinstance(s, exp.Semicolon)]
     except TokenError:  # the text as rewritten for Spark's doubled quotes
