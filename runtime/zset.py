@@ -344,6 +344,41 @@ def frame_of_numbers(names: Sequence[str], values: Sequence[np.ndarray]) -> pl.D
     return _frame_of_arrays(names, values)
 
 
+# polars' plain number dtypes by the numpy dtype of their values (those _NEW_SERIES builds)
+_NUMPY_OF_DTYPE: dict[pl.DataType, np.dtype[Any]] = {
+    pl.Int8(): np.dtype(np.int8),
+    pl.Int16(): np.dtype(np.int16),
+    pl.Int32(): np.dtype(np.int32),
+    pl.Int64(): np.dtype(np.int64),
+    pl.UInt32(): np.dtype(np.uint32),
+    pl.UInt64(): np.dtype(np.uint64),
+    pl.Float32(): np.dtype(np.float32),
+    pl.Float64(): np.dtype(np.float64),
+}
+
+
+def frame_of_bytes(
+    names: Sequence[str], dtypes: Sequence[pl.DataType], columns: Sequence[np.ndarray], weights: np.ndarray
+) -> pl.DataFrame | None:
+    """A frame of columns `names` of `dtypes`, then the weights, from each column's values as
+    C-contiguous (rows, width) bytes of plain numbers or decimal128 slots without NULLs
+    (what `spine.merge_rows` gathers); None when a dtype is of another kind."""
+    if _PyDataFrame is None or not len(weights):
+        return None
+    out = []
+    for name, dtype, values in zip(names, dtypes, columns, strict=True):
+        plain = _NUMPY_OF_DTYPE.get(dtype)
+        if plain is not None and values.shape[1] == plain.itemsize:
+            out.append(_new_series(name, values.view(plain).reshape(-1)))
+        elif isinstance(dtype, pl.Decimal) and values.shape[1] == 16:
+            kind = pa.decimal128(dtype.precision or 38, dtype.scale or 0)
+            out.append(pl.Series(name, pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(values)]))._s)
+        else:
+            return None
+    out.append(_new_series(WEIGHT, weights))
+    return pl.DataFrame._from_pydf(_PyDataFrame(out))
+
+
 def take(frame: pl.DataFrame, rows: np.ndarray) -> pl.DataFrame:
     """frame's rows `rows` (in range, non-negative), in that order: a small frame of plain
     numbers in numpy, the others column by column. A whole-frame gather runs as jobs of

@@ -171,3 +171,59 @@ def test_held_weights_sum_each_rows_weight_over_the_runs(seed: int) -> None:
 
 def _bytes(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(values).view(np.uint8).reshape(len(values), -1)
+
+
+@pytest.mark.parametrize("one_hash", [False, True])
+@pytest.mark.parametrize("seed", range(12))
+def test_merge_rows_is_merge_plan_with_rows_gathered_and_weights_added(seed: int, one_hash: bool) -> None:
+    """Two runs of rows (8-, 4-, 16- and 3-byte columns: each copy loop of the gather),
+    some rows in both: the merged run is merge_plan's order with each row's columns,
+    the weights of a row in both added, and rows whose weights cancel left out."""
+    rng = np.random.default_rng(seed)
+    universe = rng.integers(0, 1 << 40, (300, 4)).astype(np.int64)
+    kh_of = (universe[:, 0] % 23).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    rh_of = kh_of if one_hash else universe[:, 1].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    if one_hash:
+        universe[:, 0] = np.arange(300)  # (the key hash is then the row's own)
+        kh_of = rh_of = universe[:, 0].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+
+    def columns(rows: np.ndarray) -> list[np.ndarray]:
+        v = universe[rows]
+        return [_bytes(v[:, 0]), _bytes(v[:, 1].astype(np.int32)), _bytes(v[:, 2:4]), _bytes(v[:, :1])[:, :3].copy()]
+
+    runs = []
+    for size in (int(rng.integers(0, 200)), int(rng.integers(0, 60))):
+        rows = rng.choice(300, size, replace=False)
+        rows = rows[np.lexsort((rh_of[rows], kh_of[rows]))]
+        weights = rng.choice([-2, -1, 1, 2], size).astype(np.int64)
+        runs.append((rows, weights))
+    (ra, wa), (rb, wb) = runs
+    both = np.intersect1d(ra, rb)
+    wb[np.isin(rb, both[::2])] = -wa[np.isin(ra, both[::2])]  # (ra, rb sorted alike) half of them cancel
+    got = spine.merge_rows(kh_of[ra], rh_of[ra], kh_of[rb], rh_of[rb], columns(ra), columns(rb), wa, wb, one_hash)
+    assert got is not None
+    kh, rh, cols, w = got
+    held: dict[int, int] = {}
+    for r, x in [*zip(ra.tolist(), wa.tolist(), strict=True), *zip(rb.tolist(), wb.tolist(), strict=True)]:
+        held[r] = held.get(r, 0) + x
+    want = np.array(sorted((r for r, x in held.items() if x), key=lambda r: (kh_of[r], rh_of[r])), dtype=np.int64)
+    assert np.array_equal(kh, kh_of[want]) and np.array_equal(rh, rh_of[want])
+    assert (rh is kh) == one_hash
+    assert w.tolist() == [held[r] for r in want.tolist()]
+    for got_column, want_column in zip(cols, columns(want), strict=True):
+        assert np.array_equal(got_column, want_column)
+
+
+def test_merge_rows_leaves_collisions_and_unequal_bytes_to_the_exact_merge() -> None:
+    """Two rows sharing both hashes inside a run, or a pair whose hashes match but whose
+    bytes differ (as -0.0 and 0.0 do): None."""
+    value = _bytes(np.array([7, 8, 8], np.int64))
+    a = np.array([1, 5, 5], np.uint64), np.array([0, 2, 2], np.uint64)
+    b = np.array([5], np.uint64), np.array([2], np.uint64)
+    ones = np.ones(3, np.int64)
+    assert spine.merge_rows(*a, *b, [value], [value[1:2]], ones, ones[:1], False) is None
+    zeros = _bytes(np.array([0.0], np.float64)), _bytes(np.array([-0.0], np.float64))
+    one = np.array([3], np.uint64), np.array([4], np.uint64)
+    assert spine.merge_rows(*one, *one, [zeros[0]], [zeros[1]], ones[:1], -ones[:1], False) is None
+    kh, _, cols, w = spine.merge_rows(*one, *one, [zeros[0]], [zeros[0]], ones[:1], -ones[:1], False)
+    assert len(kh) == len(w) == len(cols[0]) == 0  # cancelled

@@ -24,6 +24,17 @@ def held_weights(
     order: np.ndarray,
     columns: list[np.ndarray],
 ) -> np.ndarray | None: ...
+def merge_rows(
+    akh: np.ndarray,
+    arh: np.ndarray,
+    bkh: np.ndarray,
+    brh: np.ndarray,
+    a_columns: list[np.ndarray],
+    b_columns: list[np.ndarray],
+    aw: np.ndarray,
+    bw: np.ndarray,
+    one_hash: bool,
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray] | None: ...
 def gather_matches(
     runs: list[np.ndarray],
     run_fences: list[np.ndarray],

@@ -3,10 +3,11 @@
 """Compiled kernels of the spine (runtime/trace.py): sorting, merging and probing runs.
 
 A run is ordered by (key hash, row hash); both are uint64 arrays beside the run's rows.
-Each kernel is one call per run operation, whatever the number of rows, and works on the
-two hash arrays only: the rows themselves stay Arrow columns, gathered once by the
-caller with the index the kernel returns. The kernels release the GIL, so a merge on
-the merger thread runs beside the step.
+Each kernel is one call per run operation, whatever the number of rows. Most work on the
+two hash arrays only, and the caller gathers the rows (Arrow columns) once with the index
+the kernel returns; those that read rows (`held_weights`, `gather_matches`, `merge_rows`)
+take fixed-width columns as (rows, width) bytes. The kernels release the GIL, so a merge
+on the merger thread runs beside the step.
 """
 
 import numpy as np
@@ -495,10 +496,153 @@ cdef inline void _copy_value(unsigned char* dst, const unsigned char* src, Py_ss
     # the common widths as one load and store; memcpy's call would cost more than the copy
     if width == 8:
         (<uint64_t*>dst)[0] = (<const uint64_t*>src)[0]
+    elif width == 16:  # (a decimal128)
+        (<uint64_t*>dst)[0] = (<const uint64_t*>src)[0]
+        (<uint64_t*>dst)[1] = (<const uint64_t*>src)[1]
     elif width == 4:
         (<uint32_t*>dst)[0] = (<const uint32_t*>src)[0]
     else:
         memcpy(dst, src, width)
+
+
+cdef void _gather_two(
+    unsigned char* out, const unsigned char* a, const unsigned char* b, Py_ssize_t width,
+    const int64_t* take, Py_ssize_t m, Py_ssize_t na
+) noexcept nogil:
+    """out[t] = (a or b)[take[t]] (take indexes a's rows, then b's after na): a column's
+    gather in its own loop, its pointers in registers (stores through char pointers in a
+    loop over every column made the compiler reload them all at each row), and the side
+    picked by indexing, not a branch (the sides of merged hashes alternate at random: a
+    branch mispredicted at every other row)."""
+    cdef Py_ssize_t t, k, side
+    cdef const unsigned char* base[2]
+    base[0] = a
+    base[1] = b
+    if width == 8:
+        for t in range(m):
+            k = take[t]
+            side = k >= na
+            (<uint64_t*>out)[t] = (<const uint64_t*>base[side])[k - side * na]
+    elif width == 4:
+        for t in range(m):
+            k = take[t]
+            side = k >= na
+            (<uint32_t*>out)[t] = (<const uint32_t*>base[side])[k - side * na]
+    elif width == 16:
+        for t in range(m):
+            k = take[t]
+            side = k >= na
+            k = 2 * (k - side * na)
+            (<uint64_t*>out)[2 * t] = (<const uint64_t*>base[side])[k]
+            (<uint64_t*>out)[2 * t + 1] = (<const uint64_t*>base[side])[k + 1]
+    else:
+        for t in range(m):
+            k = take[t]
+            side = k >= na
+            memcpy(out + t * width, base[side] + (k - side * na) * width, width)
+
+
+def merge_rows(
+    const uint64_t[::1] akh, const uint64_t[::1] arh, const uint64_t[::1] bkh, const uint64_t[::1] brh,
+    list a_columns, list b_columns, const int64_t[::1] aw, const int64_t[::1] bw, bint one_hash
+):
+    """Two runs merged without the GIL: `merge_plan`, the check that the rows of each
+    pair of equal hashes are equal, the sum of their weights and the gather of the
+    merged rows, where `merge_plan` leaves the last three to the caller (~10 numpy and
+    polars calls). Columns as `held_weights` reads them: C-contiguous (rows, width)
+    uint8 arrays of fixed-width values without NULLs, the same widths in both runs.
+    Returns (key hashes, row hashes, columns, weights) of the merged run, rows whose
+    weights cancel left out; `one_hash`: the row hash is the key hash, and one array
+    serves both. None where `merge_plan` would not be simple or a pair's bytes differ
+    (two rows sharing both hashes, or floats equal as values but not as bytes): the
+    caller then merges through the exact path."""
+    cdef Py_ssize_t na = akh.shape[0], nb = bkh.shape[0], n = na + nb, i = 0, j = 0, m = 0, c
+    cdef Py_ssize_t nc = len(a_columns)
+    cdef int64_t w
+    cdef bint same = True
+    cdef const unsigned char[:, ::1] column
+    cdef unsigned char[:, ::1] target
+    cdef vector[const unsigned char*] src_a, src_b
+    cdef vector[Py_ssize_t] width
+    if len(b_columns) != nc:
+        return None
+    for c in range(nc):
+        column = a_columns[c]
+        width.push_back(column.shape[1])
+        src_a.push_back(&column[0, 0] if column.shape[0] else NULL)
+        column = b_columns[c]
+        if column.shape[1] != width[c]:
+            return None
+        src_b.push_back(&column[0, 0] if column.shape[0] else NULL)
+    take_a = np.empty(max(1, n), np.int64)
+    w_a = np.empty(n, np.int64)
+    cdef int64_t[::1] take = take_a
+    cdef int64_t[::1] ow = w_a
+    with nogil:
+        while i < na and j < nb:
+            if akh[i] < bkh[j] or (akh[i] == bkh[j] and arh[i] < brh[j]):
+                take[m] = i
+                ow[m] = aw[i]
+                m += 1
+                i += 1
+            elif akh[i] != bkh[j] or arh[i] != brh[j]:
+                take[m] = na + j
+                ow[m] = bw[j]
+                m += 1
+                j += 1
+            else:  # a row in both runs, once in each unless hashes collide within one
+                if (i + 1 < na and akh[i + 1] == akh[i] and arh[i + 1] == arh[i]) or (
+                    j + 1 < nb and bkh[j + 1] == bkh[j] and brh[j + 1] == brh[j]
+                ):
+                    same = False
+                    break
+                for c in range(nc):
+                    if memcmp(src_a[c] + i * width[c], src_b[c] + j * width[c], width[c]) != 0:
+                        same = False
+                        break
+                if not same:
+                    break
+                w = aw[i] + bw[j]
+                if w != 0:
+                    take[m] = i
+                    ow[m] = w
+                    m += 1
+                i += 1
+                j += 1
+        if same:
+            while i < na:
+                take[m] = i
+                ow[m] = aw[i]
+                m += 1
+                i += 1
+            while j < nb:
+                take[m] = na + j
+                ow[m] = bw[j]
+                m += 1
+                j += 1
+    if not same:
+        return None
+    kh_a = np.empty(m, np.uint64)
+    rh_a = kh_a if one_hash else np.empty(m, np.uint64)
+    cdef uint64_t[::1] okh = kh_a
+    cdef uint64_t[::1] orh = rh_a
+    outs = []
+    for c in range(nc):
+        out = np.empty((m, width[c]), np.uint8)
+        outs.append(out)
+        if m:
+            target = out
+            with nogil:
+                _gather_two(&target[0, 0], src_a[c], src_b[c], width[c], &take[0], m, na)
+    if m:
+        with nogil:
+            _gather_two(<unsigned char*>&okh[0], <const unsigned char*>&akh[0] if na else NULL,
+                        <const unsigned char*>&bkh[0] if nb else NULL, 8, &take[0], m, na)
+            if not one_hash:
+                _gather_two(<unsigned char*>&orh[0], <const unsigned char*>&arh[0] if na else NULL,
+                            <const unsigned char*>&brh[0] if nb else NULL, 8, &take[0], m, na)
+    # (weights of rows that cancelled leave a tail: copied away when over an eighth)
+    return kh_a, rh_a, outs, (w_a[:m].copy() if 8 * (n - m) > n else w_a[:m])
 
 
 def gather_matches(
