@@ -430,6 +430,19 @@ def probe_pairs(list runs, list run_rows, list run_fences, const uint64_t[::1] w
     return found
 
 
+cdef inline bint _same_row(
+    vector[const unsigned char*]& a, Py_ssize_t i, vector[const unsigned char*]& b, Py_ssize_t j,
+    vector[Py_ssize_t]& width
+) noexcept nogil:
+    """Whether row i of the columns `a` and row j of `b` (each a pointer to (rows, width)
+    bytes) hold the same bytes."""
+    cdef Py_ssize_t c
+    for c in range(<Py_ssize_t>width.size()):
+        if memcmp(a[c] + i * width[c], b[c] + j * width[c], width[c]) != 0:
+            return False
+    return True
+
+
 def held_weights(
     list runs, list run_rows, list run_fences, list run_columns, list run_weights,
     const uint64_t[::1] wkh, const uint64_t[::1] wrh, const int64_t[::1] order, list columns
@@ -480,11 +493,8 @@ def held_weights(
                     dbspc_prefetch(&w[out_p[ahead]])
                 pos = out_p[j]
                 row = order[out_q[j]]
-                for c in range(nc):
-                    if memcmp(theirs[c] + pos * width[c], mine[c] + row * width[c], width[c]) != 0:
-                        same = False
-                        break
-                if not same:
+                if not _same_row(theirs, pos, mine, row, width):
+                    same = False
                     break
                 out[row] += w[pos]
         if not same:
@@ -596,11 +606,8 @@ def merge_rows(
                 ):
                     same = False
                     break
-                for c in range(nc):
-                    if memcmp(src_a[c] + i * width[c], src_b[c] + j * width[c], width[c]) != 0:
-                        same = False
-                        break
-                if not same:
+                if not _same_row(src_a, i, src_b, j, width):
+                    same = False
                     break
                 w = aw[i] + bw[j]
                 if w != 0:
