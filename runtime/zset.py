@@ -685,10 +685,13 @@ def consolidate_frame(frame: pl.DataFrame) -> pl.DataFrame:
     return consolidate_frame_hashed(frame)[0]
 
 
-# polars' number dtypes but DECIMAL, read off its classes once: a column's test is then
-# a set lookup, not four calls into polars (a step of pydbsp's join tested ~20 columns).
+# polars' number dtypes but DECIMAL and the 128-bit integers (numpy has none: their
+# to_numpy raises), read off its classes once: a column's test is then a set lookup, not
+# four calls into polars (a step of pydbsp's join tested ~20 columns).
 PLAIN_NUMBER_DTYPES: frozenset[type] = frozenset(
-    t for t in vars(pl).values() if isinstance(t, type) and issubclass(t, pl.DataType) and t.is_numeric()
+    t
+    for t in vars(pl).values()
+    if isinstance(t, type) and issubclass(t, pl.DataType) and t.is_numeric() and t.__name__ not in ("Int128", "UInt128")
 ) - {pl.Decimal}
 
 

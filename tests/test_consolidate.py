@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import dbspc.runtime.zset as zset
 from dbspc.compiler.types import BIGINT, DOUBLE, STRING
-from dbspc.runtime.zset import ZSet, concat_frames, take
+from dbspc.runtime.zset import ZSet, concat_frames, is_plain_number, rows_equal, take
 
 TYPES = (BIGINT, STRING, DOUBLE)
 
@@ -348,3 +348,13 @@ def test_a_batch_is_hashed_by_its_key_once() -> None:
     assert not np.array_equal(z.key_hashes([1]), by_key)
     whole = z.consolidate()
     assert whole.hashes is not None and whole.key_hashes(range(3)) is whole.hashes
+
+
+def test_128_bit_integers_are_compared_through_polars() -> None:
+    """numpy has no 128-bit integers (polars' to_numpy of one raises), so they are not
+    plain numbers: rows of them compare through polars, as values, whatever their size."""
+    big = pl.Series("x", [1, -(2**100), 3], dtype=pl.Int128)
+    assert not is_plain_number(big)
+    other = pl.Series("x", [3, -(2**100), 1], dtype=pl.Int128)
+    assert rows_equal([big], np.array([0, 1]), [other], np.array([2, 1]))
+    assert not rows_equal([big], np.array([0, 1]), [other], np.array([0, 1]))
