@@ -274,6 +274,12 @@ class _Run:
             views.append(view)
         return views
 
+    def hold_decimal_slots(self, name: str, slots: np.ndarray) -> None:
+        """Column `name` (a DECIMAL without NULLs) is held in `slots`, (rows, 16) bytes of
+        its decimal128 values that its Arrow buffer is (`frame_of_bytes`): its
+        `comparable` and `row_bytes` views, made without asking polars."""
+        self.views[f"={name}"], self.views[f"#{name}"] = slots.view(np.int64).reshape(-1, 2), slots
+
 
 def _next_merge(runs: Sequence[_Run], busy: tuple[_Run, ...], large: bool = False) -> int | None:
     """The newest adjacent pair of `runs` out of geometric order (the older at most
@@ -652,8 +658,8 @@ class Trace:
             return False
         run = _Run(key_hashes, row_hashes, frame, spine.fences(key_hashes))
         for name, dtype, values in zip(self._columns, dtypes, columns, strict=True):
-            if isinstance(dtype, pl.Decimal):  # (its Arrow buffer is `values`: the views cost nothing now)
-                run.views[f"={name}"], run.views[f"#{name}"] = values.view(np.int64).reshape(-1, 2), values
+            if isinstance(dtype, pl.Decimal):
+                run.hold_decimal_slots(name, values)
         return run
 
     def _gather_pair(self, old: _Run, new: _Run, rows: np.ndarray) -> pl.DataFrame:

@@ -344,17 +344,8 @@ def frame_of_numbers(names: Sequence[str], values: Sequence[np.ndarray]) -> pl.D
     return _frame_of_arrays(names, values)
 
 
-# polars' plain number dtypes by the numpy dtype of their values (those _NEW_SERIES builds)
-_NUMPY_OF_DTYPE: dict[pl.DataType, np.dtype[Any]] = {
-    pl.Int8(): np.dtype(np.int8),
-    pl.Int16(): np.dtype(np.int16),
-    pl.Int32(): np.dtype(np.int32),
-    pl.Int64(): np.dtype(np.int64),
-    pl.UInt32(): np.dtype(np.uint32),
-    pl.UInt64(): np.dtype(np.uint64),
-    pl.Float32(): np.dtype(np.float32),
-    pl.Float64(): np.dtype(np.float64),
-}
+# The numpy dtype of each polars dtype that _NEW_SERIES builds, read off polars once
+_NUMPY_OF_DTYPE: dict[pl.DataType, np.dtype[Any]] = {pl.Series(np.empty(0, d)).dtype: d for d in _NEW_SERIES}
 
 
 def frame_of_bytes(
