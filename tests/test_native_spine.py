@@ -121,6 +121,18 @@ def test_pair_probes_find_each_wanted_pair_where_a_run_holds_it(seed: int) -> No
         assert list(zip(wanted.tolist(), at.tolist(), strict=True)) == want
 
 
+def test_pair_probes_of_one_key_in_a_small_run() -> None:
+    """Many wanted rows of one key, against a run holding two of them: the first pass
+    finds the key for every wanted pair (more entries than the run has rows), the second
+    keeps the rows it holds."""
+    kh = np.full(2, 7, dtype=np.uint64)
+    rh = np.array([5, 9], dtype=np.uint64)
+    wkh = np.full(200, 7, dtype=np.uint64)
+    wrh = np.arange(200, dtype=np.uint64)
+    ((wanted, at),) = spine.probe_pairs([kh], [rh], [spine.fences(kh)], wkh, wrh)
+    assert wanted.tolist() == [5, 9] and at.tolist() == [0, 1]
+
+
 def test_large_runs_are_ordered_as_the_compiled_sort_orders_them() -> None:
     """Above _PARALLEL_GROUP_ROWS rows the hashes are sorted with polars: the same order and groups."""
     from dbspc.runtime.zset import _PARALLEL_GROUP_ROWS, hash_groups

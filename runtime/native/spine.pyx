@@ -368,26 +368,43 @@ cdef Py_ssize_t _pairs(
 ) noexcept nogil:
     """Where the run (key hashes h, row hashes r, fences fe) holds each wanted (key hash,
     row hash) pair (sorted, distinct): the pairs' numbers into out_q and the run's
-    positions into out_p; returns how many. A run holds a row once, so a pair is at one
-    position at most, and a key with many rows costs a search among them, not a scan."""
-    cdef Py_ssize_t m = wkh.shape[0], n = h.shape[0], q, lo, hi, mid, k, total = 0
+    positions into out_p (room for every pair); returns how many. A run holds a row
+    once, so a pair is at one position at most, and a key with many rows costs a search
+    among them, not a scan.
+
+    Two passes, so that a probe asks memory only for lines it reads: the first finds each
+    pair's key among the key hashes (its block of h asked for a few probes ahead), the
+    second its row among the key's rows (the line of r where they start asked ahead).
+    Asking for the block of r with the block of h fetched 8 lines of r a probe where
+    1-2 are read, and a probe of a large run is bound by the lines it fetches."""
+    cdef Py_ssize_t m = wkh.shape[0], n = h.shape[0], q, j, lo, hi, mid, k, found = 0, total = 0
     cdef uint64_t x, y
     if n == 0 or m == 0:
         return 0
     _fence_blocks(fe, wkh, blocks)
     for q in range(min(m, _AHEAD)):
         _ask_block(&h[0], n, blocks[q])
-        _ask_block(&r[0], n, blocks[q])
     for q in range(m):
         if q + _AHEAD < m:
             _ask_block(&h[0], n, blocks[q + _AHEAD])
-            _ask_block(&r[0], n, blocks[q + _AHEAD])
         x = wkh[q]
-        y = wrh[q]
         lo = _first_in_block(h, blocks[q], x)
         if lo >= n:
             break
-        # lo: the key's first row; gallop over its rows to the first row hash >= y
+        if h[lo] == x:  # the key's first row
+            out_q[found] = q
+            out_p[found] = lo
+            found += 1
+    for j in range(min(found, _AHEAD)):
+        dbspc_prefetch(&r[out_p[j]])
+    for j in range(found):  # (writes at total <= j: each entry is read before it is reused)
+        if j + _AHEAD < found:
+            dbspc_prefetch(&r[out_p[j + _AHEAD]])
+        q = out_q[j]
+        lo = out_p[j]
+        x = wkh[q]
+        y = wrh[q]
+        # gallop over the key's rows to the first row hash >= y
         k = 1
         hi = lo
         while hi < n and h[hi] == x and r[hi] < y:
@@ -420,7 +437,7 @@ def probe_pairs(list runs, list run_rows, list run_fences, const uint64_t[::1] w
     cdef int64_t[::1] blocks = np.empty(m, np.int64)
     found = []
     for run, rows, fence in zip(runs, run_rows, run_fences):
-        cap = max(1, min(len(run), m))
+        cap = max(1, m)  # (_pairs' first pass keeps up to one entry a pair)
         qs = np.empty(cap, np.int64)
         ps = np.empty(cap, np.int64)
         out_q = qs
