@@ -20,10 +20,9 @@ from collections.abc import Callable
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from dbspc.compiler.types import DECIMAL_CONTEXT, SqlType
-from dbspc.runtime.zset import arrow_of, polars_dtype
+from dbspc.runtime.zset import arrow_of, decimal_series, polars_dtype
 
 _WORD = 1 << 64
 
@@ -57,9 +56,7 @@ def _series(values: np.ndarray, valid: np.ndarray, t: SqlType, name: str) -> tup
     words = np.empty((len(values), 2), dtype=np.uint64)
     words[:, 0] = (values & (_WORD - 1)).astype(np.uint64)
     words[:, 1] = (values >> 64).astype(np.int64).view(np.uint64)
-    mask = pa.array(keep).buffers()[1]
-    array = pa.Array.from_buffers(pa.decimal128(precision, scale), len(values), [mask, pa.py_buffer(words)])
-    return pl.Series(name, array, dtype=polars_dtype(t)), pl.Series(over)
+    return decimal_series(name, words, keep, precision, scale), pl.Series(over)
 
 
 def _half_up(n: np.ndarray, d: np.ndarray | int) -> np.ndarray:

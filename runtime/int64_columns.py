@@ -13,7 +13,7 @@ import pyarrow as pa
 from dbspc.compiler.logical.aggregate import ordered_as_int64
 from dbspc.compiler.types import SqlType
 from dbspc.runtime.native import iterscope
-from dbspc.runtime.zset import arrow_of, decimal_words, polars_dtype
+from dbspc.runtime.zset import arrow_of, decimal_of_int64, decimal_words, polars_dtype
 
 
 def int64_column(column: pl.Series, t: SqlType, strings: iterscope.Dictionary) -> np.ndarray | None:
@@ -71,14 +71,7 @@ def series_of_int64(
     """The column of type `t` whose `int64_column` images are `values`, NULL where not
     `present` (a string by its code in `strings`)."""
     if t.kind == "DECIMAL":
-        words = np.empty((len(values), 2), dtype=np.int64)
-        words[:, 0] = values
-        words[:, 1] = values >> 63
-        validity = None if present.all() else pa.py_buffer(np.packbits(present, bitorder="little"))
-        array = pa.Array.from_buffers(
-            pa.decimal128(t.precision or 38, t.scale or 0), len(values), [validity, pa.py_buffer(words)]
-        )
-        return pl.Series(name, array)
+        return decimal_of_int64(name, values, present, t.precision or 38, t.scale or 0)
     if t.kind == "STRING":
         # (a NULL's code is 0, as `int64_keys` gives it, so it decodes to some string)
         offsets, data = strings.decode(np.ascontiguousarray(values, dtype=np.int64))

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.errors import RuntimeSqlError
@@ -61,6 +60,7 @@ from dbspc.runtime.zset import (
     ZSet,
     col_name,
     concat_frames,
+    decimal_of_int64,
     decimal_words,
     frame_of,
     group_rows,
@@ -734,15 +734,7 @@ def _sum_column(sums: np.ndarray, some: np.ndarray, out: SqlType) -> pl.Series |
         return column.scatter(np.flatnonzero(~some), None) if not some.all() else column
     if (out.precision or 38) <= 18 and bool((np.abs(sums[some]) >= 10 ** (out.precision or 38)).any()):
         return None
-    return _decimal_column(sums, some, out.precision or 38, out.scale or 0)
-
-
-def _decimal_column(values: np.ndarray, valid: np.ndarray | None, precision: int, scale: int) -> pl.Series:
-    """DECIMAL(precision, scale) from int64 unscaled values, on their decimal128 words."""
-    words = np.stack([values, values >> 63], axis=1).ravel()  # decimal128: low, then high word
-    validity = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    decimals = pa.Array.from_buffers(pa.decimal128(precision, scale), len(values), [validity, pa.py_buffer(words)])
-    return pl.Series(decimals)
+    return decimal_of_int64("", sums, some, out.precision or 38, out.scale or 0)
 
 
 _SIGN = "__sign"
@@ -1279,7 +1271,7 @@ def _linear_state(
         if a.index in k:
             state.append(int64_series("", k[a.index]))
         if a.index in s:
-            state.append(_decimal_column(s[a.index], None, 38, 0))
+            state.append(decimal_of_int64("", s[a.index], None, 38, 0))
     return frame_of(
         [c.alias(col_name(i)) for i, c in enumerate(state)] + [int64_series(WEIGHT, np.ones(len(n), dtype=np.int64))]
     )
