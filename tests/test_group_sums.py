@@ -63,6 +63,33 @@ def test_the_table_adds_removes_and_drains_as_a_dict_does(collide: int | None, d
                 changed.clear()
 
 
+@pytest.mark.parametrize("collide", [None, 3, 1])
+def test_gather_groups_a_change_and_reads_the_held_sums(collide: int | None) -> None:
+    """A change's rows, keys repeated, grouped in the order first seen with their parts
+    summed, and each group's sums held before, against a dict; the table is not changed."""
+    rng = np.random.default_rng(collide or 7)
+    with colliding_hashes(collide):
+        table = groupsums.Table(2, 3)
+        held = np.unique(rng.integers(0, 20, (15, 2)), axis=0).astype(np.int64)
+        sums = rng.integers(1, 50, (len(held), 3)).astype(np.int64)
+        table.add(held, sums)
+        model = {tuple(k): s for k, s in zip(held.tolist(), sums.tolist(), strict=True)}
+        for n in (0, 1, 40, 300):
+            keys = rng.integers(0, 25, (n, 2)).astype(np.int64)
+            parts = rng.integers(-9, 10, (n, 3)).astype(np.int64)
+            reps, deltas, present, old = table.gather(keys, parts)
+            first: dict[tuple[int, int], int] = {}
+            for i, k in enumerate(map(tuple, keys.tolist())):
+                first.setdefault(k, i)
+            assert reps.tolist() == list(first.values())
+            for g, k in enumerate(first):
+                mine = [i for i, row in enumerate(keys.tolist()) if tuple(row) == k]
+                assert deltas[g].tolist() == parts[mine].sum(axis=0).tolist()
+                assert bool(present[g]) == (k in model)
+                assert old[g].tolist() == model.get(k, [0, 0, 0])
+            assert len(table) == len(model)
+
+
 def test_a_drain_reads_the_groups_changed_not_every_slot() -> None:
     """After a drain, a change to a few of 50,000 groups lists their slots alone, and the
     next drain hands over those groups."""

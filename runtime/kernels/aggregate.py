@@ -201,11 +201,15 @@ class _Sums:
 _SUM_BOUND = 1 << 62
 
 
-def _linear_arrays(plan: _Plan, work: pl.DataFrame) -> tuple[RowGroups, _Sums] | None:
-    """The batch's rows grouped by the group columns (`group_rows`: a hash of the group
-    columns, one compiled sort) and each group's linear parts summed in int64 with
-    np.add.reduceat. None for an empty batch, a value that is not an integer or a DECIMAL
-    of precision <= 18, or sums that could leave int64."""
+# A batch's weights and, by aggregate index, each linear aggregate's values as int64
+# (unscaled) with their validity (None: no NULLs).
+_Exact = tuple[np.ndarray, dict[int, tuple[np.ndarray, np.ndarray | None]]]
+
+
+def _exact_batch(plan: _Plan, work: pl.DataFrame) -> _Exact | None:
+    """The weights and linear aggregates' values of a batch, as int64 arrays read in
+    place. None for an empty batch, a value that is not an integer or a DECIMAL of
+    precision <= 18, or sums over the batch that could leave int64."""
     n = work.height
     if n == 0:
         return None
@@ -213,7 +217,7 @@ def _linear_arrays(plan: _Plan, work: pl.DataFrame) -> tuple[RowGroups, _Sums] |
     w_max = max(int(weights.max()), -int(weights.min()))
     if w_max * n >= _SUM_BOUND:
         return None
-    parts: list[tuple[_Agg, np.ndarray, np.ndarray | None]] = []
+    values: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
     for a in plan.aggs:
         if not a.linear or a.call.fn == "count_star":
             continue
@@ -221,22 +225,50 @@ def _linear_arrays(plan: _Plan, work: pl.DataFrame) -> tuple[RowGroups, _Sums] |
         read = _exact_values(work.get_column(_v(a.call.arg)))
         if read is None:
             return None
-        values, valid = read
-        v_max = max(int(values.max()), -int(values.min())) if a.needs_sum else 0
+        v_max = max(int(read[0].max()), -int(read[0].min())) if a.needs_sum else 0
         if v_max * w_max * n >= _SUM_BOUND:  # the int64 sums could overflow: polars sums in Int128
             return None
-        parts.append((a, values, valid))
+        values[a.index] = read
+    return weights, values
+
+
+def _counted(weights: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
+    """The weights of the rows whose value is not NULL (0 for the others)."""
+    return weights if valid is None else weights * valid
+
+
+def _linear_arrays(plan: _Plan, work: pl.DataFrame) -> tuple[RowGroups, _Sums] | None:
+    """The batch's rows grouped by the group columns (`group_rows`: a hash of the group
+    columns, one compiled sort) and each group's linear parts summed in int64 with
+    np.add.reduceat; None where `_exact_batch` is."""
+    read = _exact_batch(plan, work)
+    if read is None:
+        return None
+    weights, values = read
+    n = work.height
     if plan.gnames:
         groups = group_rows([work.get_column(g) for g in plan.gnames])
     else:
         groups = RowGroups(np.arange(n, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
     sums = _Sums(groups.sums(weights), {}, {})
-    for a, values, valid in parts:
-        counted = weights if valid is None else weights * valid
-        sums.k[a.index] = groups.sums(counted)
-        if a.needs_sum:
-            sums.s[a.index] = groups.sums(values * counted)
+    for i, (v, valid) in values.items():
+        counted = _counted(weights, valid)
+        sums.k[i] = groups.sums(counted)
+        if plan.aggs[i].needs_sum:
+            sums.s[i] = groups.sums(v * counted)
     return groups, sums
+
+
+def _row_parts(layout: list[tuple[str, int]], read: _Exact) -> np.ndarray:
+    """Each row's linear parts in the table's layout (`_layout_matrix`): its weight, then
+    per part its weight if counted ("k") or its value times that ("s")."""
+    weights, values = read
+    parts = np.empty((len(weights), 1 + len(layout)), dtype=np.int64)
+    parts[:, 0] = weights
+    for j, (part, i) in enumerate(layout, start=1):
+        v, valid = values[i]
+        parts[:, j] = _counted(weights, valid) if part == "k" else v * _counted(weights, valid)
+    return parts
 
 
 def _linear_sums(plan: _Plan, work: pl.DataFrame) -> pl.DataFrame | None:
@@ -1111,14 +1143,17 @@ class IncrementalAggregate:
         and raises any overflow) for values or sums beyond int64, a result out of its
         type, or hashes shared by different groups."""
         p = self._plan
+        if self._groups is not None:  # (None from the table: it has left for the trace)
+            read = _exact_batch(p, work)
+            if read is None:
+                return None
+            return self._step_table(self._groups, work, read) or self._step_linear(work)
         summed = _linear_arrays(p, work)
         if summed is None:
             return None
         groups, delta = summed
         assert groups.hashes is not None
         keys = [take_series(work.get_column(g), groups.reps) for g in p.gnames]
-        if self._groups is not None:  # (None from the table: it has left for the trace)
-            return self._step_table(self._groups, keys, delta) or self._step_linear(work)
         aligned = self._state.lookup_aligned(keys, groups.hashes[groups.reps])
         if aligned is None:
             return None
@@ -1154,22 +1189,24 @@ class IncrementalAggregate:
         return out, commit
 
     def _step_table(
-        self, table: GroupSums, keys: list[pl.Series], delta: _Sums
+        self, table: GroupSums, work: pl.DataFrame, read: _Exact
     ) -> tuple[ZSet, Callable[[], None]] | None:
-        """`_step_linear` on the compiled table: the touched groups' sums read in one
-        call, and added to in one at the commit. None after leaving the table for the
-        trace (`_drop_groups`) when a key has no int64 image, a sum nears int64's end or
-        the output cannot be built from the sums."""
+        """`_step_linear` on the compiled table: the batch's rows grouped and the touched
+        groups' sums read in one call (`GroupSums.gather`), and added to in one at the
+        commit. None after leaving the table for the trace (`_drop_groups`) when a key
+        has no int64 image, a sum nears int64's end or the output cannot be built from
+        the sums."""
         p = self._plan
-        rows = table.keys(keys)
+        rows = table.keys([work.get_column(g) for g in p.gnames])
         if rows is None:
             self._drop_groups()
             return None
-        held, sums = table.lookup(rows)
+        reps, deltas, held, sums = table.gather(rows, _row_parts(self._layout, read))
         if bool((np.abs(sums) >= _SUM_BOUND).any()):
             self._drop_groups()
             return None
-        old = _layout_sums(self._layout, sums)
+        keys = [take_series(work.get_column(g), reps) for g in p.gnames]
+        old, delta = _layout_sums(self._layout, sums), _layout_sums(self._layout, deltas)
         new, unchanged = _added(old, delta), _unchanged(delta)
         had = held & ~unchanged
         live = (new.n != 0) & ~unchanged
@@ -1177,11 +1214,11 @@ class IncrementalAggregate:
         if out is None:
             self._drop_groups()
             return None
-        deltas = _layout_matrix(self._layout, delta)
         removed = int((held & (new.n == 0)).sum())
+        touched = rows[reps]
 
         def commit() -> None:
-            table.add(rows, deltas, removed)
+            table.add(touched, deltas, removed)
             self._started = True
             if table.backlogged():
                 table.sync(self._state, self._linear_state_frame)

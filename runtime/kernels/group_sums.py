@@ -55,10 +55,12 @@ class GroupSums:
         """The int64 key rows of the groups' key columns (None: a kind with no image)."""
         return int64_keys(columns, self.key_types, self.strings, len(columns[0]))
 
-    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(held, sums) of distinct groups: whether each is held, and its sums (zeros if not)."""
-        present, sums = self.table.lookup(keys)
-        return present.astype(bool), sums
+    def gather(self, keys: np.ndarray, parts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """A change's rows (int64 key rows, and each row's sums to add) grouped, with the
+        groups' sums now: (reps, deltas, held, sums), per group in the order first seen
+        its first row, its rows' parts summed, whether it is held and its sums (zeros if
+        not). The caller keeps the parts' sums inside int64."""
+        return self.table.gather(keys, np.ascontiguousarray(parts, dtype=np.int64))
 
     def add(self, keys: np.ndarray, deltas: np.ndarray, removed: int) -> None:
         """sums += deltas (distinct groups); `removed`: how many of them this removes."""
@@ -102,4 +104,3 @@ class GroupSums:
 
     def nbytes(self) -> int:
         return int(self.table.nbytes())
-

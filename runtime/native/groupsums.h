@@ -96,6 +96,51 @@ struct GroupSums {
         }
     }
 
+    /* A change's n rows (key words `keys`, n x w; linear parts `parts`, n x s) summed
+       by group, and each group's sums held now: a step's grouping and its lookup in one
+       pass, where a sort of the rows' hashes and a probe of the distinct groups took a
+       dozen calls. Groups are numbered in the order first seen; per group g, reps[g] is
+       its first row, deltas[g] the sum of its rows' parts, present[g] whether the table
+       holds it and old[g] its sums (zeros if not). Returns the number of groups. The
+       caller bounds the parts so that their sums stay inside int64. */
+    int64_t gather(const int64_t* keys, int64_t n, const int64_t* parts, int64_t* reps, int64_t* deltas,
+                   int8_t* present, int64_t* old) const {
+        uint64_t cap = 16;
+        while (cap < 2 * (uint64_t)n) cap *= 2;
+        const uint64_t local = cap - 1;
+        std::vector<int64_t> slot(cap, -1);  // a group's number, by its key's hash
+        std::vector<uint64_t> hs;            // each group's hash
+        hs.reserve(n);
+        int64_t g = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t* k = keys + i * w;
+            const int64_t* d = parts + i * s;
+            uint64_t h = hash_row(k, w);
+            uint64_t j = h & local;
+            int64_t t;
+            while ((t = slot[j]) >= 0 && !(hs[t] == h && std::memcmp(keys + reps[t] * w, k, sizeof(int64_t) * w) == 0))
+                j = (j + 1) & local;
+            if (t < 0) {
+                t = slot[j] = g++;
+                reps[t] = i;
+                hs.push_back(h);
+                std::memcpy(deltas + t * s, d, sizeof(int64_t) * s);
+            } else {
+                for (int c = 0; c < s; c++) deltas[t * s + c] += d[c];
+            }
+        }
+        const int64_t AHEAD = 8;
+        for (int64_t t = 0; t < g && t < AHEAD; t++) prefetch(hs[t]);
+        for (int64_t t = 0; t < g; t++) {
+            if (t + AHEAD < g) prefetch(hs[t + AHEAD]);
+            int64_t at = find(keys + reps[t] * w, hs[t]);
+            present[t] = at >= 0;
+            if (at >= 0) std::memcpy(old + t * s, &sum[at * s], sizeof(int64_t) * s);
+            else std::memset(old + t * s, 0, sizeof(int64_t) * s);
+        }
+        return g;
+    }
+
     void grow() {
         std::vector<uint64_t> oh;
         std::vector<uint8_t> ou, od;

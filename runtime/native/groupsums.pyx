@@ -14,6 +14,10 @@ cdef extern from "groupsums.h" namespace "dbspc_groups":
     cdef cppclass GroupSums:
         void init(int w, int s)
         void lookup(const int64_t* keys, int64_t m, int8_t* present, int64_t* out) nogil
+        int64_t gather(
+            const int64_t* keys, int64_t n, const int64_t* parts, int64_t* reps, int64_t* deltas, int8_t* present,
+            int64_t* old
+        ) nogil
         void add(const int64_t* keys, int64_t m, const int64_t* deltas, cbool mark) nogil
         void drain(vector[int64_t]& keys, vector[int64_t]& sums, vector[int64_t]& gone) nogil
         int64_t bytes()
@@ -61,6 +65,26 @@ cdef class Table:
             with nogil:
                 self.g.lookup(&keys[0, 0], m, &present[0], &out[0, 0])
         return present_a, sums_a
+
+    def gather(self, const int64_t[:, ::1] keys, const int64_t[:, ::1] parts):
+        """A change's rows (`keys`: their key words; `parts`: each row's sums to add)
+        grouped: (reps, deltas, present, old), per group in the order first seen its
+        first row, the sum of its rows' parts, whether it is held and its sums now
+        (zeros when not). Reads only; the caller keeps the parts' sums inside int64."""
+        cdef int64_t n = keys.shape[0], g = 0
+        assert parts.shape[0] == n and parts.shape[1] == self.g.s and keys.shape[1] == self.g.w
+        reps_a = np.empty(n, dtype=np.int64)
+        deltas_a = np.empty((n, self.g.s), dtype=np.int64)
+        present_a = np.empty(n, dtype=np.int8)
+        old_a = np.empty((n, self.g.s), dtype=np.int64)
+        cdef int64_t[::1] reps = reps_a
+        cdef int64_t[:, ::1] deltas = deltas_a
+        cdef int8_t[::1] present = present_a
+        cdef int64_t[:, ::1] old = old_a
+        if n:
+            with nogil:
+                g = self.g.gather(&keys[0, 0], n, &parts[0, 0], &reps[0], &deltas[0, 0], &present[0], &old[0, 0])
+        return reps_a[:g], deltas_a[:g], present_a[:g].view(np.bool_), old_a[:g]
 
     def add(self, const int64_t[:, ::1] keys, const int64_t[:, ::1] deltas, cbool mark=True):
         """sums += deltas for each group of `keys` (distinct); a group whose count falls to
