@@ -465,8 +465,10 @@ def take_pair_beside(a: pl.DataFrame, b: pl.DataFrame, rows: np.ndarray) -> pl.D
 
 
 def arrow_of(column: pl.Series) -> pa.Array:
-    """The column as one Arrow array (its chunks combined), to read its buffers."""
-    array = column.to_arrow()
+    """The column as one Arrow array (its chunks combined), to read its buffers. Asked of
+    polars' own series: Series.to_arrow is wrapped by a check of renamed arguments, which
+    cost more than the export inside a step."""
+    array = column._s.to_arrow(False) if _PyDataFrame is not None else column.to_arrow()
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
