@@ -607,8 +607,9 @@ class RowGroups:
         return np.add.reduceat(values[..., self.order], self.starts, axis=-1)
 
 
-# Above this many rows polars' parallel sort beats numpy's single-threaded one (~3x at
-# 1M rows on 2 cores); below it numpy's call is cheaper (~12 us at 1k rows).
+# Above this many rows polars' parallel sort beats a single-threaded one (~3x numpy's at
+# 1M rows on 2 cores); below it the compiled sort is cheaper (17 us at 1k rows, where
+# numpy's argsort takes 30).
 _PARALLEL_SORT_ROWS = 50_000
 
 
@@ -616,8 +617,7 @@ def argsort_hashes(hashes: np.ndarray) -> np.ndarray:
     """An order (int64, as the kernels take it) that sorts `hashes` (uint64); equal
     hashes in no particular order."""
     if len(hashes) < _PARALLEL_SORT_ROWS:
-        order: np.ndarray = np.argsort(hashes, kind="stable")
-        return order
+        return spine.argsort_hashes(np.ascontiguousarray(hashes))
     return pl.Series(hashes).arg_sort().to_numpy().astype(np.int64)  # (polars' index is u32)
 
 

@@ -29,6 +29,7 @@ def test_sort_groups_is_the_lexicographic_order(n: int, keys: float) -> None:
     assert np.array_equal(order, want)
     pairs = list(zip(kh[want].tolist(), rh[want].tolist(), strict=True))
     assert starts.tolist() == [i for i in range(n) if i == 0 or pairs[i] != pairs[i - 1]]
+    assert np.array_equal(spine.argsort_hashes(kh), np.argsort(kh, kind="stable"))
 
 
 # distinct: how many hash values the two sides draw from. Few make long chains and
