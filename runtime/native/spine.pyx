@@ -78,25 +78,6 @@ cdef extern from *:
     void dbspc_sort_kri(const uint64_t* kh, const uint64_t* rh, dbspc_kri* a, int64_t n) nogil
 
 
-def argsort_hashes(const uint64_t[::1] h):
-    """The order (int64) that sorts the hashes `h`, equal ones by row number: sort_groups'
-    sort with the hash as both keys (~15 us for 1,000 where numpy's argsort takes ~35)."""
-    cdef Py_ssize_t n = h.shape[0], i
-    order_a = np.empty(n, np.int64)
-    cdef int64_t[::1] order = order_a
-    if n == 0:
-        return order_a
-    cdef dbspc_kri* t = <dbspc_kri*> malloc(n * sizeof(dbspc_kri))
-    if t == NULL:
-        raise MemoryError()
-    with nogil:
-        dbspc_sort_kri(&h[0], &h[0], t, n)
-        for i in range(n):
-            order[i] = t[i].i
-    free(t)
-    return order_a
-
-
 def sort_groups(const uint64_t[::1] kh, const uint64_t[::1] rh):
     """The run order of rows with key hashes `kh` and row hashes `rh`: (order, starts).
 
