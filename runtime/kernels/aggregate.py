@@ -263,11 +263,11 @@ def _row_parts(layout: list[tuple[str, int]], read: _Exact) -> np.ndarray:
     """Each row's linear parts in the table's layout (`_layout_matrix`): its weight, then
     per part its weight if counted ("k") or its value times that ("s")."""
     weights, values = read
+    counted = {i: _counted(weights, valid) for i, (_, valid) in values.items()}
     parts = np.empty((len(weights), 1 + len(layout)), dtype=np.int64)
     parts[:, 0] = weights
     for j, (part, i) in enumerate(layout, start=1):
-        v, valid = values[i]
-        parts[:, j] = _counted(weights, valid) if part == "k" else v * _counted(weights, valid)
+        parts[:, j] = counted[i] if part == "k" else values[i][0] * counted[i]
     return parts
 
 

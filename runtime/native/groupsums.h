@@ -81,21 +81,6 @@ struct GroupSums {
         __builtin_prefetch(&hash[h & mask]);
     }
 
-    /* Each of m groups' sums (zeros when absent) into out (m x s); present[i] = 1 if held. */
-    void lookup(const int64_t* keys, int64_t m, int8_t* present, int64_t* out) const {
-        std::vector<uint64_t> hs(m);
-        for (int64_t i = 0; i < m; i++) hs[i] = hash_row(keys + i * w, w);
-        const int64_t AHEAD = 8;
-        for (int64_t i = 0; i < m && i < AHEAD; i++) prefetch(hs[i]);
-        for (int64_t i = 0; i < m; i++) {
-            if (i + AHEAD < m) prefetch(hs[i + AHEAD]);
-            int64_t t = find(keys + i * w, hs[i]);
-            present[i] = t >= 0;
-            if (t >= 0) std::memcpy(out + i * s, &sum[t * s], sizeof(int64_t) * s);
-            else std::memset(out + i * s, 0, sizeof(int64_t) * s);
-        }
-    }
-
     /* A change's n rows (key words `keys`, n x w; linear parts `parts`, n x s) summed
        by group, and each group's sums held now: a step's grouping and its lookup in one
        pass, where a sort of the rows' hashes and a probe of the distinct groups took a

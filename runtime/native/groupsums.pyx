@@ -13,7 +13,6 @@ from libcpp.vector cimport vector
 cdef extern from "groupsums.h" namespace "dbspc_groups":
     cdef cppclass GroupSums:
         void init(int w, int s)
-        void lookup(const int64_t* keys, int64_t m, int8_t* present, int64_t* out) nogil
         int64_t gather(
             const int64_t* keys, int64_t n, const int64_t* parts, int64_t* reps, int64_t* deltas, int8_t* present,
             int64_t* old
@@ -52,19 +51,6 @@ cdef class Table:
 
     def __init__(self, int width, int sums):
         self.g.init(width, sums)
-
-    def lookup(self, const int64_t[:, ::1] keys):
-        """(present, sums) of each group of `keys` (distinct): an int8 flag and its sums
-        (m x sums; zeros when absent). Reads only."""
-        cdef int64_t m = keys.shape[0]
-        present_a = np.zeros(m, dtype=np.int8)
-        sums_a = np.zeros((m, self.g.s), dtype=np.int64)
-        cdef int8_t[::1] present = present_a
-        cdef int64_t[:, ::1] out = sums_a
-        if m:
-            with nogil:
-                self.g.lookup(&keys[0, 0], m, &present[0], &out[0, 0])
-        return present_a, sums_a
 
     def gather(self, const int64_t[:, ::1] keys, const int64_t[:, ::1] parts):
         """A change's rows (`keys`: their key words; `parts`: each row's sums to add)
