@@ -411,6 +411,9 @@ SUMS = [
     AggCall("sum", 2, BIGINT),
     AggCall("sum", 4, decimal(16, 2)),
     AggCall("count", 5, BIGINT),
+    AggCall("avg", 2, DOUBLE),
+    AggCall("avg", 4, decimal(10, 6)),
+    AggCall("avg", 4, decimal(10, 0)),
 ]
 
 
@@ -420,7 +423,8 @@ SUMS = [
     shape=shape_st,
 )
 def test_counts_and_sums_finalize_in_numpy_as_in_polars(rows: list[tuple[Any, int]], shape: str) -> None:
-    """COUNTs and scale-keeping SUMs skip polars' finalize query: same rows and types."""
+    """COUNTs, scale-keeping SUMs and exact AVGs skip polars' finalize query: same rows
+    and types."""
     import dbspc.runtime.kernels.aggregate as module
 
     group = {"g": [0], "gh": [0, 1], "global": [], "nogroup": []}[shape]
@@ -453,8 +457,14 @@ def test_counts_and_sums_step_on_arrays_and_agree_with_the_general_path() -> Non
     import dbspc.runtime.kernels.aggregate as module
 
     types = [STRING, INT, decimal(6, 2)]
-    aggs = [AggCall("count_star", None, BIGINT), AggCall("count", 1, BIGINT), AggCall("sum", 2, decimal(16, 2))]
-    out_types = [STRING, BIGINT, BIGINT, decimal(16, 2)]
+    aggs = [
+        AggCall("count_star", None, BIGINT),
+        AggCall("count", 1, BIGINT),
+        AggCall("sum", 2, decimal(16, 2)),
+        AggCall("avg", 1, DOUBLE),
+        AggCall("avg", 2, decimal(10, 6)),
+    ]
+    out_types = [STRING, BIGINT, BIGINT, decimal(16, 2), DOUBLE, decimal(10, 6)]
     batches = [
         ([("a", 1, Decimal("1.25")), ("b", None, None), ("a", 2, None)], [1, 1, 1]),
         ([("a", 1, Decimal("1.25")), ("b", 3, Decimal("-2.00"))], [-1, 2]),
@@ -487,6 +497,39 @@ def test_counts_and_sums_step_on_arrays_and_agree_with_the_general_path() -> Non
         assert got.to_rows() == want.to_rows()
     assert taken == len(batches)
     assert fast.traces()["state"].snapshot().to_rows() == slow.traces()["state"].snapshot().to_rows()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    s=st.integers(-(2**62) + 1, 2**62 - 1),
+    k=st.integers(0, 2**40),
+    in_scale=st.integers(0, 4),
+    out_scale=st.integers(0, 8),
+)
+def test_an_avg_from_its_sum_and_count_rounds_half_up_exactly(s: int, k: int, in_scale: int, out_scale: int) -> None:
+    """`_output_values` of an AVG in int64 numpy: the decimal quotient rounded half up
+    (away from zero), computed here in Python's integers; a DOUBLE as (s / 10^scale) / k;
+    None only when the quotient could leave int64."""
+    from fractions import Fraction
+
+    from dbspc.runtime.kernels.aggregate import _Agg, _output_values
+
+    in_type = decimal(18, in_scale)
+    sums, counts = np.array([s, -s, 0], dtype=np.int64), np.array([k, k, k], dtype=np.int64)
+    as_double = _Agg(0, AggCall("avg", 0, DOUBLE), in_type, DOUBLE)
+    got = _output_values(as_double, sums, counts)
+    assert got is not None
+    if k:
+        assert got[0] == (s / float(10**in_scale)) / float(k)
+    as_decimal = _Agg(0, AggCall("avg", 0, decimal(38, out_scale)), in_type, decimal(38, out_scale))
+    got = _output_values(as_decimal, sums, counts)
+    if got is None:
+        return
+    if k:
+        exact = Fraction(s * 10**out_scale, k * 10**in_scale)
+        rounded = int(abs(exact) + Fraction(1, 2)) * (1 if exact >= 0 else -1)
+        assert [int(v) for v in got] == [rounded, -rounded, 0]
+        assert abs(rounded) < 2**63
 
 
 def test_counts_and_sums_beyond_int64_take_the_exact_path() -> None:

@@ -690,16 +690,22 @@ def _add_aligned(plan: _Plan, old: pl.DataFrame, delta: pl.DataFrame) -> pl.Data
 
 
 def _summable(a: _Agg) -> bool:
-    """COUNT(*), COUNT(x), or a SUM whose result keeps its input's scale (Spark: an integer
-    SUM is BIGINT, a DECIMAL(p, s) SUM is DECIMAL(p + 10, s)): a finalize that copies."""
+    """COUNT(*), COUNT(x), a SUM whose result keeps its input's scale (Spark: an integer
+    SUM is BIGINT, a DECIMAL(p, s) SUM is DECIMAL(p + 10, s)), or an AVG of integers or
+    decimals as a DOUBLE or a DECIMAL: a finalize from the group's count and sum alone
+    (`_output_values`)."""
     fn, t, out = a.call.fn, a.in_type, a.out_type
     if fn in ("count_star", "count"):
         return True
-    if fn != "sum" or t is None or a.is_float:
+    if fn not in ("sum", "avg") or t is None or a.is_float:
         return False
+    if not (t.is_integer or t.is_decimal):
+        return False
+    if fn == "avg":
+        return out.kind == "DOUBLE" or out.is_decimal
     if t.is_integer:
         return out.kind == "BIGINT"
-    return t.is_decimal and out.is_decimal and (out.scale or 0) == a.in_scale
+    return out.is_decimal and (out.scale or 0) == a.in_scale
 
 
 def _copied(a: _Agg) -> bool:
@@ -708,10 +714,10 @@ def _copied(a: _Agg) -> bool:
 
 
 def _finalize_directly(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl.DataFrame | None:
-    """plan.finalize(state, sign) for COUNTs, scale-keeping SUMs, MIN and MAX, in numpy: a
-    group's row is its counts, sums and extremes as they are. None (the caller's polars
-    query decides, and raises the overflow error) for other aggregates, a sum outside
-    int64, or a result out of its type's range."""
+    """plan.finalize(state, sign) for COUNTs, scale-keeping SUMs, exact AVGs, MIN and MAX,
+    in numpy: a group's row is its counts, sums and extremes as they are, or its sum over
+    its count. None (the caller's polars query decides, and raises the overflow error) for
+    other aggregates, a sum outside int64, or a result out of its type's range."""
     if not all(_summable(a) or _copied(a) for a in plan.aggs):
         return None
     n = state.get_column(_N).to_numpy()
@@ -739,13 +745,11 @@ def _finalize_directly(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl
         narrow = wide.cast(pl.Int64, strict=False)
         if narrow.null_count() != wide.null_count():
             return None  # a sum beyond int64
-        sums = take(narrow.fill_null(0).to_numpy())
-        some = k > 0
-        out = a.out_type
-        summed = _sum_column(sums, some, out)
-        if summed is None:
+        values = _output_values(a, take(narrow.fill_null(0).to_numpy()), k)
+        made = None if values is None else _value_column(a, values, k > 0)
+        if made is None:
             return None
-        columns.append(summed)
+        columns.append(made)
     weight = (
         pl.Series(np.ones(len(n) if rows is None else len(rows), dtype=np.int64))
         if sign is None
@@ -755,6 +759,44 @@ def _finalize_directly(plan: _Plan, state: pl.DataFrame, sign: str | None) -> pl
     if frame.dtypes[:-1] != [polars_dtype(t) for t in plan.out_types]:
         return None
     return frame
+
+
+def _output_values(a: _Agg, s: np.ndarray, k: np.ndarray) -> np.ndarray | None:
+    """A SUM's or an exact AVG's output per group from its int64 unscaled sums `s` and
+    non-NULL counts `k`, as `_Plan._output` computes it (slots where k is 0 unspecified):
+    a SUM is s; an AVG as a DOUBLE is (s / 10^scale) / k in float64, as a DECIMAL the
+    quotient rounded half up to the output scale (`_rescale`), unscaled in int64. None
+    when that quotient could leave int64 (the polars finalize then decides)."""
+    if a.call.fn == "sum":
+        return s
+    count = np.where(k > 0, k, 1)
+    out = a.out_type
+    if not out.is_decimal:
+        return (s.astype(np.float64) / float(10**a.in_scale)) / count.astype(np.float64)
+    if len(s) == 0:
+        return s
+    out_scale = out.scale or 0
+    up = 10 ** max(0, out_scale - a.in_scale)
+    down = 10 ** max(0, a.in_scale - out_scale)
+    if down > _SUM_BOUND // up or int(count.max()) > _SUM_BOUND // (up * down):
+        return None
+    den = count * down
+    q, r = np.divmod(np.abs(s), den)
+    if int(q.max()) > _SUM_BOUND // up:
+        return None
+    frac = r * up  # r < den <= 2^62 / up
+    half_up = (frac % den) * 2 >= den
+    quotient: np.ndarray = np.sign(s) * (q * up + frac // den + half_up)
+    return quotient
+
+
+def _value_column(a: _Agg, values: np.ndarray, some: np.ndarray) -> pl.Series | None:
+    """A SUM's or an AVG's output column from `_output_values` (NULL where `some` is
+    False); None where `_sum_column` is."""
+    if values.dtype.kind != "f":
+        return _sum_column(values, some, a.out_type)
+    column = pl.Series("", values, dtype=pl.Float64)
+    return column.scatter(np.flatnonzero(~some), None) if not some.all() else column
 
 
 def _sum_column(sums: np.ndarray, some: np.ndarray, out: SqlType) -> pl.Series | None:
@@ -1277,6 +1319,8 @@ def _linear_output(
     p = plan
     same = had & live
     old_cols, new_cols = _output_arrays(p, old), _output_arrays(p, new)
+    if old_cols is None or new_cols is None:
+        return None
     for (vo, ko), (vn, kn) in zip(old_cols, new_cols, strict=True):
         same &= (ko == kn) & ((vo == vn) | ~ko)
     gone, born = np.flatnonzero(had & ~same), np.flatnonzero(live & ~same)
@@ -1288,7 +1332,7 @@ def _linear_output(
         if a.call.fn in ("count_star", "count"):
             columns.append(int64_series("", values))
             continue
-        column = _sum_column(values, valid, a.out_type)
+        column = _value_column(a, values, valid)
         if column is None:
             return None
         columns.append(column)
@@ -1353,10 +1397,10 @@ def _stored_sums(plan: _Plan, stored: pl.DataFrame, at: np.ndarray) -> _Sums | N
     return sums
 
 
-def _output_arrays(plan: _Plan, sums: _Sums) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Each aggregate's output per group from its sums, as (int64 values, validity):
-    COUNT(*) is n, COUNT(x) is k, a SUM is s (unscaled at its output scale), NULL
-    without a non-NULL value."""
+def _output_arrays(plan: _Plan, sums: _Sums) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """Each aggregate's output per group from its sums, as (values, validity): COUNT(*)
+    is n, COUNT(x) is k, a SUM or an AVG `_output_values` (int64, unscaled at the output
+    scale, or float64), NULL without a non-NULL value. None where `_output_values` is."""
     always = np.ones(len(sums.n), dtype=bool)
     out = []
     for a in plan.aggs:
@@ -1365,7 +1409,11 @@ def _output_arrays(plan: _Plan, sums: _Sums) -> list[tuple[np.ndarray, np.ndarra
         elif a.call.fn == "count":
             out.append((sums.k[a.index], always))
         else:
-            out.append((sums.s[a.index], sums.k[a.index] > 0))
+            k = sums.k[a.index]
+            values = _output_values(a, sums.s[a.index], k)
+            if values is None:
+                return None
+            out.append((values, k > 0))
     return out
 
 
