@@ -169,6 +169,26 @@ def test_aggregate_incremental() -> None:
     assert aggregate_incremental(c, op.Aggregate((s,), o.types, (1,), aggs, False)) is None
 
 
+def test_aggregates_of_distinct_values_aggregate_the_distinct_pairs() -> None:
+    """COUNT/SUM/AVG(DISTINCT x), MIN/MAX(x) by g ↦ Agg without DISTINCT over
+    distinct(π(g, x)) (lower_aggregate): incrementally distinct's H (Prop 4.7), then
+    linear COUNT and SUM (§7.2). Not with another argument beside x, COUNT(*), or a
+    float x (whose DISTINCT equates -0.0 with 0.0)."""
+
+    def aggregate_of(sql: str) -> list[op.Operator]:
+        circuit = compile_sql(f"CREATE TABLE t (g INT, x INT, y DOUBLE); CREATE VIEW v AS {sql};").circuit
+        return [circuit[n] for n in circuit.live() if circuit[n].kind in ("aggregate_incremental", "distinct_h")]
+
+    nodes = aggregate_of("SELECT g, COUNT(DISTINCT x), AVG(DISTINCT x), MAX(x) FROM t GROUP BY g")
+    assert [n.kind for n in nodes] == ["distinct_h", "aggregate_incremental"]
+    agg = nodes[1]
+    assert isinstance(agg, op.AggregateIncremental)
+    assert agg.group == (0,) and [str(a) for a in agg.aggs] == ["count(#1)", "avg(#1)", "max(#1)"]
+    assert nodes[0].types == (INT, INT)
+    for kept in ("COUNT(DISTINCT x), COUNT(*)", "COUNT(DISTINCT x), SUM(g)", "COUNT(DISTINCT y)", "MAX(x)"):
+        assert [n.kind for n in aggregate_of(f"SELECT g, {kept} FROM t GROUP BY g")] == ["aggregate_incremental"]
+
+
 def test_cancel_differentiate_integrate() -> None:
     """Thm 2.22: D(I(x)) ↦ x; a D of anything else is left alone."""
     c = Circuit()

@@ -61,6 +61,11 @@ CREATE VIEW grouped AS
   SELECT s, COUNT(*) AS n, COUNT(v) AS nv, SUM(v) AS sv, AVG(v) AS av, MIN(v) AS lo, MAX(v) AS hi,
          COUNT(DISTINCT v) AS dv
   FROM a GROUP BY s HAVING COUNT(*) > 1;
+-- aggregates of one column's distinct values alone: over the distinct (group, value) pairs
+CREATE VIEW distinct_aggs AS SELECT k, COUNT(DISTINCT s) AS ds, MIN(s) AS lo, MAX(s) AS hi FROM a GROUP BY k;
+CREATE VIEW distinct_sums AS
+  SELECT s, SUM(DISTINCT v) AS sv, AVG(DISTINCT v) AS av, COUNT(DISTINCT v) AS n FROM a GROUP BY s;
+CREATE VIEW distinct_total AS SELECT COUNT(DISTINCT w) AS n, AVG(DISTINCT w) AS aw FROM b;
 -- global aggregate: one row even when b is empty
 CREATE VIEW total AS SELECT COUNT(*) AS n, SUM(w) AS sw, MIN(w) AS lo, MAX(w) AS hi, AVG(w) AS aw FROM b;
 -- views over views
