@@ -30,7 +30,7 @@ from dbspc.compiler.incremental.push_integral_linear import push_integral_throug
 from dbspc.compiler.logical.aggregate import AggCall
 from dbspc.compiler.logical.scalar import Call, Col, Lit
 from dbspc.compiler.lower.lower import lower_views
-from dbspc.compiler.types import BIGINT, BOOLEAN, INT, STRING, SqlType
+from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, INT, STRING, SqlType
 
 T2: tuple[SqlType, ...] = (INT, STRING)
 T4: tuple[SqlType, ...] = (*T2, *T2)
@@ -172,8 +172,9 @@ def test_aggregate_incremental() -> None:
 def test_aggregates_of_distinct_values_aggregate_the_distinct_pairs() -> None:
     """COUNT/SUM/AVG(DISTINCT x), MIN/MAX(x) by g ↦ Agg without DISTINCT over
     distinct(π(g, x)) (lower_aggregate): incrementally distinct's H (Prop 4.7), then
-    linear COUNT and SUM (§7.2). Not with another argument beside x, COUNT(*), or a
-    float x (whose DISTINCT equates -0.0 with 0.0)."""
+    linear COUNT and SUM (§7.2). Beside other aggregates, the pairs are added to the
+    input rows, each aggregate reading its own non-NULL column; COUNT(*) counts a tag
+    the pairs leave NULL. Not over a float x (whose DISTINCT equates -0.0 with 0.0)."""
 
     def aggregate_of(sql: str) -> list[op.Operator]:
         circuit = compile_sql(f"CREATE TABLE t (g INT, x INT, y DOUBLE); CREATE VIEW v AS {sql};").circuit
@@ -185,7 +186,14 @@ def test_aggregates_of_distinct_values_aggregate_the_distinct_pairs() -> None:
     assert isinstance(agg, op.AggregateIncremental)
     assert agg.group == (0,) and [str(a) for a in agg.aggs] == ["count(#1)", "avg(#1)", "max(#1)"]
     assert nodes[0].types == (INT, INT)
-    for kept in ("COUNT(DISTINCT x), COUNT(*)", "COUNT(DISTINCT x), SUM(g)", "COUNT(DISTINCT y)", "MAX(x)"):
+    nodes = aggregate_of("SELECT g, COUNT(DISTINCT x), COUNT(*), SUM(DISTINCT y), MAX(y) FROM t GROUP BY g")
+    assert [n.kind for n in nodes] == ["distinct_h", "aggregate_incremental"]
+    agg = nodes[1]
+    assert isinstance(agg, op.AggregateIncremental)
+    assert agg.types == (INT, BIGINT, BIGINT, DOUBLE, DOUBLE)
+    # over the union's g, y (MAX's and the float DISTINCT's), the tag, the distinct x
+    assert [str(a) for a in agg.aggs] == ["count(#3)", "count(#2)", "sum(distinct #1)", "max(#1)"]
+    for kept in ("COUNT(DISTINCT y)", "MAX(x)", "COUNT(*), SUM(x)"):
         assert [n.kind for n in aggregate_of(f"SELECT g, {kept} FROM t GROUP BY g")] == ["aggregate_incremental"]
 
 

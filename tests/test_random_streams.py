@@ -66,6 +66,10 @@ CREATE VIEW distinct_aggs AS SELECT k, COUNT(DISTINCT s) AS ds, MIN(s) AS lo, MA
 CREATE VIEW distinct_sums AS
   SELECT s, SUM(DISTINCT v) AS sv, AVG(DISTINCT v) AS av, COUNT(DISTINCT v) AS n FROM a GROUP BY s;
 CREATE VIEW distinct_total AS SELECT COUNT(DISTINCT w) AS n, AVG(DISTINCT w) AS aw FROM b;
+-- ... beside other aggregates: the pairs of each DISTINCT argument added to the rows
+CREATE VIEW mixed_total AS SELECT COUNT(*) AS n, COUNT(DISTINCT s) AS ds, SUM(DISTINCT k) AS sk, MAX(w) AS hi FROM b;
+CREATE VIEW mixed_by_k AS
+  SELECT k, COUNT(*) AS n, COUNT(DISTINCT s) AS ds, AVG(DISTINCT w) AS aw, SUM(w) AS sw FROM b GROUP BY k;
 -- global aggregate: one row even when b is empty
 CREATE VIEW total AS SELECT COUNT(*) AS n, SUM(w) AS sw, MIN(w) AS lo, MAX(w) AS hi, AVG(w) AS aw FROM b;
 -- views over views

@@ -13,9 +13,10 @@ from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit, body_order
 from dbspc.compiler.errors import InternalCompilerError
 from dbspc.compiler.logical import plan as lp
+from dbspc.compiler.logical.aggregate import AggCall
 from dbspc.compiler.logical.prune_columns import prune_columns
-from dbspc.compiler.logical.scalar import Col
-from dbspc.compiler.types import INTEGER_KINDS
+from dbspc.compiler.logical.scalar import Col, Lit, Scalar
+from dbspc.compiler.types import INT, INTEGER_KINDS
 
 
 class Lowering:
@@ -85,28 +86,29 @@ def lower_join(ctx: Lowering, rel: lp.Join) -> int:
 def lower_aggregate(ctx: Lowering, rel: lp.Aggregate) -> int:
     """GROUP BY + aggregates ↦ ↑Agg ∘ G_p (§7.3, §7.4).
 
-    Aggregates that read only the distinct values of one column x, such as
-    `COUNT(DISTINCT x)` (`_distinct_values_of`), aggregate those values:
+    COUNT, SUM and AVG of DISTINCT x aggregate x's distinct values per group, the pairs
 
-        ↑Agg' ∘ G_p ∘ ↑distinct ∘ ↑π(group.., x)
+        ↑distinct ∘ ↑π(group.., x)
 
-    where Agg' drops DISTINCT. Incrementally that is distinct's H (Proposition 6.2),
-    which meets only the (group, x) pairs a change touches, then the linear COUNT or SUM
-    (§7.2), O(1) per touched group. Kept as one aggregate, each touched group's whole
-    value multiset would be read again at every change."""
+    without DISTINCT. Incrementally that is distinct's H (Prop 4.7), which meets only the
+    (group, x) pairs a change touches, then the linear COUNT or SUM (§7.2), O(1) per
+    touched group; kept in the aggregate, each touched group's whole value multiset
+    would be read again at every change. When they are all the aggregates, with MIN or
+    MAX of the same x, the pairs are the aggregate's input (`_distinct_values_of`).
+    Beside others, each DISTINCT argument's pairs join the input rows in one Z-set
+    (`_with_distinct_pairs`)."""
     src = ctx.relation(rel.input)
     arg = _distinct_values_of(rel)
-    if arg is None:
-        return ctx.circuit.add(op.Aggregate((src,), rel.types, rel.group, rel.aggs, rel.is_global))
-    kept = (*rel.group, arg)
-    types = tuple(rel.input.types[c] for c in kept)
-    pairs = src
-    if kept != tuple(range(len(rel.input.types))):
-        pairs = ctx.circuit.add(op.Map((src,), types, tuple(Col(t, c) for t, c in zip(types, kept, strict=True))))
-    values = ctx.circuit.add(op.Distinct((pairs,), types))
-    at = len(rel.group)
-    aggs = tuple(dataclasses.replace(a, arg=at, distinct=False) for a in rel.aggs)
-    return ctx.circuit.add(op.Aggregate((values,), rel.types, tuple(range(at)), aggs, rel.is_global))
+    if arg is not None:
+        values = _distinct_pairs(ctx, src, rel, arg)
+        at = len(rel.group)
+        aggs = tuple(dataclasses.replace(a, arg=at, distinct=False) for a in rel.aggs)
+        return ctx.circuit.add(op.Aggregate((values,), rel.types, tuple(range(at)), aggs, rel.is_global))
+    combined = _with_distinct_pairs(ctx, src, rel)
+    if combined is not None:
+        union, group, aggs = combined
+        return ctx.circuit.add(op.Aggregate((union,), rel.types, group, aggs, rel.is_global))
+    return ctx.circuit.add(op.Aggregate((src,), rel.types, rel.group, rel.aggs, rel.is_global))
 
 
 # Kinds whose DISTINCT is their values' equality as bytes (floats are not: -0.0 and 0.0,
@@ -114,19 +116,84 @@ def lower_aggregate(ctx: Lowering, rel: lp.Aggregate) -> int:
 _EXACT_KINDS = ("DECIMAL", "STRING", "BOOLEAN", "DATE", "TIMESTAMP", "TIMESTAMP_NTZ", *INTEGER_KINDS)
 
 
+def _counts_distinct(rel: lp.Aggregate, a: AggCall) -> bool:
+    """COUNT, SUM or AVG of DISTINCT x, for x of an exact kind."""
+    return (
+        a.distinct
+        and a.fn in ("count", "sum", "avg")
+        and a.arg is not None
+        and rel.input.types[a.arg].kind in _EXACT_KINDS
+    )
+
+
 def _distinct_values_of(rel: lp.Aggregate) -> int | None:
     """The column x when every aggregate of `rel` is COUNT, SUM or AVG of DISTINCT x, or
-    MIN or MAX of x, and at least one is DISTINCT: over x's distinct values per group
-    they answer the same. None otherwise (and for x of a float or nested kind)."""
+    MIN or MAX of x, and at least one is the former: over x's distinct values per group
+    they answer the same. None otherwise."""
     args = {a.arg for a in rel.aggs}
-    if len(args) != 1 or not any(a.distinct for a in rel.aggs):
+    if len(args) != 1 or not any(_counts_distinct(rel, a) for a in rel.aggs):
         return None
-    arg = args.pop()
-    if arg is None or rel.input.types[arg].kind not in _EXACT_KINDS:
-        return None
-    if all((a.fn in ("count", "sum", "avg") and a.distinct) or a.fn in ("min", "max") for a in rel.aggs):
-        return arg
+    if all(_counts_distinct(rel, a) or a.fn in ("min", "max") for a in rel.aggs):
+        return args.pop()
     return None
+
+
+def _distinct_pairs(ctx: Lowering, src: int, rel: lp.Aggregate, arg: int) -> int:
+    """distinct(π(group.., arg)) of the aggregate's input."""
+    kept = (*rel.group, arg)
+    types = tuple(rel.input.types[c] for c in kept)
+    pairs = src
+    if kept != tuple(range(len(rel.input.types))):
+        pairs = ctx.circuit.add(op.Map((src,), types, tuple(Col(t, c) for t, c in zip(types, kept, strict=True))))
+    return ctx.circuit.add(op.Distinct((pairs,), types))
+
+
+def _with_distinct_pairs(
+    ctx: Lowering, src: int, rel: lp.Aggregate
+) -> tuple[int, tuple[int, ...], tuple[AggCall, ...]] | None:
+    """Aggregates with COUNT, SUM or AVG of DISTINCT x beside others, over one Z-set: the
+    input rows (group.., the other aggregates' arguments, a non-NULL tag that COUNT(*)
+    counts, NULLs) plus, per such x, its distinct pairs (group.., NULLs, x in its own
+    column). Every aggregate but COUNT(*) skips NULLs, so each reads its own rows, and a
+    group has pairs only where it has rows. The union, its group columns and the
+    aggregates over it; None when no aggregate is such (or one has no argument)."""
+    counted = [a for a in rel.aggs if _counts_distinct(rel, a)]
+    if not counted or any(a.arg is None and a.fn != "count_star" for a in rel.aggs):
+        return None
+    types = rel.input.types
+    distinct_args = list(dict.fromkeys(a.arg for a in counted if a.arg is not None))
+    other_args = list(dict.fromkeys(a.arg for a in rel.aggs if a.arg is not None and a not in counted))
+    tagged = any(a.fn == "count_star" for a in rel.aggs)
+    g = len(rel.group)
+    # the union's columns: group.., other arguments.., [tag], one per DISTINCT argument
+    layout = [types[c] for c in rel.group] + [types[c] for c in other_args] + ([INT] if tagged else [])
+    tag_at = g + len(other_args)
+    first_distinct = len(layout)
+    layout += [types[c] for c in distinct_args]
+    union_types = tuple(layout)
+
+    def nulls(lo: int, hi: int) -> list[Scalar]:
+        return [Lit(union_types[i], None) for i in range(lo, hi)]
+
+    rows: list[Scalar] = [Col(types[c], c) for c in (*rel.group, *other_args)]
+    rows += [Lit(INT, 1)] if tagged else []
+    branches = [ctx.circuit.add(op.Map((src,), union_types, tuple(rows + nulls(first_distinct, len(layout)))))]
+    for j, x in enumerate(distinct_args):
+        at = first_distinct + j
+        pairs = _distinct_pairs(ctx, src, rel, x)
+        exprs = [Col(union_types[i], i) for i in range(g)] + nulls(g, at) + [Col(union_types[at], g)]
+        exprs += nulls(at + 1, len(layout))
+        branches.append(ctx.circuit.add(op.Map((pairs,), union_types, tuple(exprs))))
+    union = ctx.circuit.add(op.Plus(tuple(branches), union_types))
+    aggs = []
+    for a in rel.aggs:
+        if a.arg is None:  # COUNT(*)
+            aggs.append(AggCall("count", tag_at, a.type))
+        elif a in counted:
+            aggs.append(dataclasses.replace(a, arg=first_distinct + distinct_args.index(a.arg), distinct=False))
+        else:
+            aggs.append(dataclasses.replace(a, arg=g + other_args.index(a.arg)))
+    return union, tuple(range(g)), tuple(aggs)
 
 
 def lower_window(ctx: Lowering, rel: lp.Window) -> int:
