@@ -2,12 +2,14 @@
 
 bench/join_groupby.py times one view, whose aggregates (COUNT, SUM) are linear. Other
 shapes take other kernels: DISTINCT its incremental H, MIN/MAX the aggregate's multiset
-of values, ORDER BY ... LIMIT the top-k state. This loads the same tables (its generator
-and seed) for each view in turn and applies the same change steps (half deletes of
-present orders, half new ones), printing one JSON line per view: the median and p90 step
-in wall time after `--warm` untimed steps. `--duckdb N` adds DuckDB's time to compute
-the same query from scratch over the final tables (median of N runs) and the speed-up.
-Run it for two checkouts on their own PYTHONPATH to compare them:
+of values, ORDER BY ... LIMIT the top-k state, COUNT(DISTINCT) the distinct pairs under a
+linear aggregate, LEFT JOIN the outer join's padding, windows their partitions' state.
+This loads the same tables (its generator and seed) for each view in turn and applies
+the same change steps (half deletes of present orders, half new ones), printing one
+JSON line per view: the median and p90 step in wall time after `--warm` untimed steps.
+`--duckdb N` adds DuckDB's time to compute the same query from scratch over the final
+tables (median of N runs) and the speed-up. Run it for two checkouts on their own
+PYTHONPATH to compare them:
 
     PYTHONPATH=. .venv/bin/python bench/view_shapes.py --orders 200000 --duckdb 15
 """
@@ -41,6 +43,21 @@ VIEWS = {
     "distinct": f"SELECT DISTINCT o.customer_id, c.region {JOIN} WHERE o.amount > 50",
     "minmax": f"SELECT c.region, MAX(o.amount) AS top, MIN(o.amount) AS low {JOIN} GROUP BY c.region",
     "topk": "SELECT id, amount FROM orders ORDER BY amount DESC, id LIMIT 10",
+    "avg": f"SELECT c.region, AVG(o.amount) AS mean {JOIN} GROUP BY c.region HAVING COUNT(*) > 10",
+    "count_distinct": f"SELECT c.region, COUNT(DISTINCT o.customer_id) AS buyers {JOIN} GROUP BY c.region",
+    "distinct_and_totals": (
+        "SELECT customer_id % 100 AS g, COUNT(DISTINCT amount) AS amounts, COUNT(DISTINCT customer_id) AS buyers,"
+        " COUNT(*) AS n FROM orders GROUP BY customer_id % 100"
+    ),
+    "left_join": (
+        "SELECT c.region, COUNT(o.id) AS n FROM customers c LEFT JOIN orders o ON o.customer_id = c.id"
+        " GROUP BY c.region"
+    ),
+    "top3_per_customer": (
+        "SELECT customer_id, id, amount FROM (SELECT customer_id, id, amount, ROW_NUMBER() OVER"
+        " (PARTITION BY customer_id ORDER BY amount DESC, id) AS rn FROM orders) t WHERE rn <= 3"
+    ),
+    "lag": "SELECT id, customer_id, LAG(amount) OVER (PARTITION BY customer_id ORDER BY id) AS prev FROM orders",
 }
 
 
