@@ -40,10 +40,8 @@ from dbspc.runtime.trace import Trace, _gather_ranges
 from dbspc.runtime.zset import (
     WEIGHT,
     ZSet,
-    argsort_hashes,
     col_name,
     concat_frames,
-    hash_rows,
     int64_series,
     pick,
     rows_equal,
@@ -117,8 +115,7 @@ class TopKState:
         return np.asarray(pick(frame, self._part).hash_rows(seed=_PART_SEED).to_numpy(), dtype=np.uint64)
 
     def _row_hash(self, frame: pl.DataFrame) -> np.ndarray:
-        """Each row's identity hash (`hash_rows`: compiled, a call per column)."""
-        return hash_rows([frame.get_column(c) for c in self._cols], _ROW_SEED)
+        return np.asarray(pick(frame, self._cols).hash_rows(seed=_ROW_SEED).to_numpy(), dtype=np.uint64)
 
     def _run(self, live: pl.DataFrame) -> _Run:
         """A run of positive, distinct rows c0.., w."""
@@ -128,7 +125,7 @@ class TopKState:
         part_h = live[_H].to_numpy() if self._part else np.zeros(live.height, dtype=np.uint64)
         frame = pick(live, self._cols)
         row_hashes = self._row_hash(frame)
-        order = argsort_hashes(row_hashes)
+        order = np.argsort(row_hashes, kind="stable")
         weights = live[WEIGHT].to_numpy().astype(np.int64, copy=True)
         return _Run(frame, part_h, weights, order, row_hashes[order])
 
@@ -214,7 +211,7 @@ class TopKState:
         # The change's rows that each run holds (a run holds distinct rows: once each).
         d_w = d[WEIGHT].to_numpy()
         row_h = self._row_hash(d)
-        by_hash = argsort_hashes(row_h)
+        by_hash = np.argsort(row_h, kind="stable")
         found = [self._find(run, d, by_hash, row_h[by_hash]) for run in self._runs]
 
         parts = []
