@@ -16,7 +16,7 @@ from dbspc.compiler.logical import plan as lp
 from dbspc.compiler.logical.aggregate import AggCall
 from dbspc.compiler.logical.prune_columns import prune_columns
 from dbspc.compiler.logical.scalar import Col, Lit, Scalar
-from dbspc.compiler.types import INT, INTEGER_KINDS
+from dbspc.compiler.types import FLOAT_KINDS, INT, INTEGER_KINDS
 
 
 class Lowering:
@@ -117,13 +117,13 @@ _EXACT_KINDS = ("DECIMAL", "STRING", "BOOLEAN", "DATE", "TIMESTAMP", "TIMESTAMP_
 
 
 def _counts_distinct(rel: lp.Aggregate, a: AggCall) -> bool:
-    """COUNT, SUM or AVG of DISTINCT x, for x of an exact kind."""
-    return (
-        a.distinct
-        and a.fn in ("count", "sum", "avg")
-        and a.arg is not None
-        and rel.input.types[a.arg].kind in _EXACT_KINDS
-    )
+    """COUNT, SUM or AVG of DISTINCT x, for x of an exact kind, or COUNT(DISTINCT x) of a
+    float: -0.0 and 0.0, and the NaNs, are one value to the pairs' distinct as to Spark's
+    DISTINCT, and a count does not read which of them the pairs kept (a sum would)."""
+    if not a.distinct or a.fn not in ("count", "sum", "avg") or a.arg is None:
+        return False
+    kind = rel.input.types[a.arg].kind
+    return kind in _EXACT_KINDS or (a.fn == "count" and kind in FLOAT_KINDS)
 
 
 def _distinct_values_of(rel: lp.Aggregate) -> int | None:
@@ -133,8 +133,11 @@ def _distinct_values_of(rel: lp.Aggregate) -> int | None:
     args = {a.arg for a in rel.aggs}
     if len(args) != 1 or not any(_counts_distinct(rel, a) for a in rel.aggs):
         return None
-    if all(_counts_distinct(rel, a) or a.fn in ("min", "max") for a in rel.aggs):
-        return args.pop()
+    arg = args.pop()
+    assert arg is not None
+    exact = rel.input.types[arg].kind in _EXACT_KINDS  # (MIN of a float reads the value kept)
+    if all(_counts_distinct(rel, a) or (exact and a.fn in ("min", "max")) for a in rel.aggs):
+        return arg
     return None
 
 
