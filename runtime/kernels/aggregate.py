@@ -587,7 +587,9 @@ class _Plan:
             return pl.col(a.m).fill_null(pl.lit([], dtype=polars_dtype(out))), None
         some = k > 0
         if a.is_float:
-            s = pl.col(a.s)
+            # Spark adds the values to a sum that starts at 0.0, so a sum of -0.0s is 0.0
+            # (written as a test: polars may drop a `+ 0.0` as an identity)
+            s = pl.when(pl.col(a.s) == 0.0).then(0.0).otherwise(pl.col(a.s))
             total = (
                 pl.when((pl.col(a.nan) > 0) | ((pl.col(a.pinf) > 0) & (pl.col(a.ninf) > 0)))
                 .then(float("nan"))
