@@ -2,7 +2,8 @@
 
 Goldens keep one or two runs, so here the merge factor is forced: 0 (runs never merge,
 so every step adds one and reads gather from many), 4 (the default) and 1000 (every
-step merges into one run). The prefix reads (the first limit + E live rows of a changed
+step merges into one run); and a global top-k's head is made as small as its limit, so
+that deletes empty it and steps read the runs. The prefix reads (the first limit + E live rows of a changed
 partition per run, E the rows the change deletes from it) are what decides the result.
 Random streams of inserts and deletes of present rows, with NULL keys, ties on the
 ORDER BY keys and duplicate rows; after every step the integrated output must equal
@@ -55,18 +56,27 @@ def streams(draw: st.DrawFn) -> list[list[tuple[Any, int]]]:
 @pytest.mark.parametrize("shape", SHAPES, ids=[str(i) for i in range(len(SHAPES))])
 # (merge factor, row hashes reduced to this many values: rows that share a hash are
 # told apart by comparing them)
-@pytest.mark.parametrize(("merge_factor", "collide"), [(0, None), (4, None), (1000, None), (4, 1)])
+# (a global top-k's head: its least depth and depth per limit row, and the pending rows
+# folded into the runs: the default keeps these streams' whole integral in the head;
+# (1, 1, 0) holds `limit` copies, so deletes send steps to the runs, and folds every step)
+@pytest.mark.parametrize(
+    ("merge_factor", "collide", "head"),
+    [(0, None, (1, 1, 0)), (4, None, (64, 4, 16384)), (4, None, (1, 1, 0)), (4, None, (2, 1, 3)),
+     (1000, None, (1, 1, 0)), (4, 1, (1, 1, 0))],
+)  # fmt: skip
 @settings(max_examples=30, deadline=None)
 @given(stream=streams())
 def test_topk_state_matches_the_window_over_the_snapshot(
     shape: tuple[tuple[int, ...], tuple[OrderKey, ...], int],
     merge_factor: int,
     collide: int | None,
+    head: tuple[int, int, int],
     stream: list[list[tuple[Any, int]]],
 ) -> None:
     partition, order, limit = shape
-    saved = topk_kernel._MERGE_FACTOR
+    saved = (topk_kernel._MERGE_FACTOR, topk_kernel._HEAD_MIN, topk_kernel._HEAD_FACTOR, topk_kernel._FOLD_MIN)
     topk_kernel._MERGE_FACTOR = merge_factor
+    topk_kernel._HEAD_MIN, topk_kernel._HEAD_FACTOR, topk_kernel._FOLD_MIN = head
     try:
         with colliding_hashes(collide):
             state = topk_kernel.TopKState(TYPES, partition, order, limit)
@@ -82,7 +92,7 @@ def test_topk_state_matches_the_window_over_the_snapshot(
                 expected = window(snapshot, partition, order, rn, OUT, limit)
                 assert out.to_rows() == expected.to_rows(), f"step {number}"
     finally:
-        topk_kernel._MERGE_FACTOR = saved
+        topk_kernel._MERGE_FACTOR, topk_kernel._HEAD_MIN, topk_kernel._HEAD_FACTOR, topk_kernel._FOLD_MIN = saved
 
 
 def test_topk_state_restores_from_its_checkpoint_trace() -> None:
