@@ -354,7 +354,7 @@ class QueryBinder:
         aggs: list[AggCall] = []
         agg_keys: list[str] = []
         scope.context = "an aggregate argument"
-        bare = _bare_columns(bodies, set(replacements)) if self.semantics.bare_columns else []
+        bare = _bare_columns(bodies, key_nodes) if self.semantics.bare_columns else []
         for node in _aggregate_calls(bodies) + [a for c in bare for a in _bare_aggregates(c)]:
             key = node.sql()
             if key in agg_keys:
@@ -718,12 +718,20 @@ def _grouping_calls(bodies: list[exp.Expression], keys: list[exp.Expression], gr
     return out
 
 
-def _bare_columns(nodes: list[exp.Expression], keys: set[str]) -> list[exp.Column]:
+def _bare_columns(nodes: list[exp.Expression], keys: list[exp.Expression]) -> list[exp.Column]:
     """The distinct columns outside GROUP BY keys and aggregate calls (SQLite's bare columns)."""
     found: dict[str, exp.Column] = {}
+    # a node is printed only where a key of its class could equal it: printing every node
+    # on the way down printed each subtree once per ancestor (5% of a sqllogictest run)
+    texts = {k.sql() for k in keys}
+    kinds = {type(k) for k in keys}
 
     def visit(n: exp.Expression) -> None:
-        if n.sql() in keys or is_aggregate_call(n) or isinstance(n, (exp.Subquery, exp.Select, exp.Window)):
+        if (
+            (type(n) in kinds and n.sql() in texts)
+            or is_aggregate_call(n)
+            or isinstance(n, (exp.Subquery, exp.Select, exp.Window))
+        ):
             return
         if isinstance(n, exp.Column):
             found.setdefault(n.sql(), n)
