@@ -386,10 +386,19 @@ def test_incremental_collect_retracts_the_emitted_array() -> None:
     assert out.to_rows() == [(("a", [1, 1, 2]), -1), (("a", [1, 2]), 1)]
 
 
-def check_stream(steps: list[list[tuple[str, Any, int]]], shape: str, aggs: list[AggCall], split: bool = False) -> None:
+def check_stream(
+    steps: list[list[tuple[str, Any, int]]],
+    shape: str,
+    aggs: list[AggCall],
+    split: bool = False,
+    drop_indexes_at: int | None = None,
+) -> None:
     """Integrated output == aggregate of the integrated input after every step. `split`
     feeds each change unconsolidated: every row as separate ±1 rows, plus a row inserted
-    and deleted in the same batch."""
+    and deleted in the same batch. `drop_indexes_at`: before that step, the MIN/MAX
+    indexes are dropped (as when one disagrees with a change), so the steps from then on
+    read the multisets and the emitted rows, which grouped MIN/MAX do not keep while
+    every argument is indexed."""
     group = {"g": [0], "gh": [0, 1], "global": [], "nogroup": []}[shape]
     is_global = shape == "global"
     out_types = [TYPES[c] for c in group] + [a.type for a in aggs]
@@ -397,7 +406,10 @@ def check_stream(steps: list[list[tuple[str, Any, int]]], shape: str, aggs: list
     current: Counter[tuple[Any, ...]] = Counter()
     originals: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     total = ZSet.empty(out_types)
-    for ops in steps:
+    for number, ops in enumerate(steps):
+        if number == drop_indexes_at:
+            for arg in list(agg._indexed):
+                agg._drop_index(arg)
         change: Counter[tuple[Any, ...]] = Counter()
         for kind, what, w in ops:
             if kind == "ins":
@@ -566,8 +578,10 @@ def test_counts_and_sums_beyond_int64_take_the_exact_path() -> None:
 
 
 # MIN/MAX alone (over ints, doubles with ±inf/NaN, decimals, strings), beside COUNT and
-# SUM or not: a step reads the old extremes from the emitted rows (_extremum_values).
+# SUM or not: a step reads the old extremes from the emitted rows (_extremum_values), or,
+# grouped with every argument indexed, from the indexes before the change.
 EXTREMA = [a for a in AGGS if a.fn in ("min", "max")]
+INDEXED_EXTREMA = [a for a in EXTREMA if a.arg in (2, 4)]  # INT and DECIMAL(6, 2)
 
 
 @settings(max_examples=50, deadline=None)
@@ -582,6 +596,22 @@ def test_incremental_min_max_equals_full(
 ) -> None:
     with colliding_hashes(2 if collide else None):
         check_stream(steps, shape, EXTREMA + (SUMS if with_sums else []))
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    steps=st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=8),
+    shape=shape_st,
+    with_sums=st.booleans(),
+    drop=st.sampled_from([None, 0, 1, 3]),
+)
+def test_indexed_min_max_equals_full_and_after_the_index_is_dropped(
+    steps: list[list[tuple[str, Any, int]]], shape: str, with_sums: bool, drop: int | None
+) -> None:
+    """MIN/MAX of INT and DECIMAL alone, every argument indexed: grouped, the old extremes
+    come from the indexes and the emitted rows are not kept, until the indexes are dropped
+    (`drop`: before that step) and the rows are rebuilt from the state and multisets."""
+    check_stream(steps, shape, INDEXED_EXTREMA + (SUMS if with_sums else []), drop_indexes_at=drop)
 
 
 @pytest.mark.parametrize("indexed", [False, True])

@@ -902,6 +902,7 @@ class IncrementalAggregate:
             a.call.fn in ("min", "max") and a.out_type == a.in_type for aggs in p.mset_aggs.values() for a in aggs
         )
         keep_out = floating or self._extrema
+        self._floating = floating
         self._out: Trace | None = Trace(p.out_types, gkey, derived=self._extrema) if keep_out else None
         # MIN/MAX alone over values ordered as int64: each multiset again, ordered by value
         # (extrema_index.py), so deleting an extreme does not read its whole group; loaded
@@ -913,6 +914,9 @@ class IncrementalAggregate:
             if self._extrema and ExtremaIndex.supports(p.group_types, p.input_types[arg])
         }
         self._started = False
+        # While every argument's index serves, the old extremes come from the indexes too:
+        # the emitted rows are not kept (`_out` stays empty; rebuilt if an index is dropped).
+        self._out_unkept = self._out_served()
         # COUNTs and scale-keeping SUMs by group: a step can run on int64 arrays (_step_linear)
         self._linear_only = bool(p.gnames) and not p.mset_aggs and all(_summable(a) for a in p.aggs)
         # ... whose sums then live in a compiled table, read and added to in place; the
@@ -971,10 +975,35 @@ class IncrementalAggregate:
             self._groups = GroupSums(p.group_types, 1 + len(self._layout))
             if not self._load_groups(self._groups):
                 self._groups = None
+        self._out_unkept = self._out_served()
+        if self._out_unkept:  # (rows a checkpoint kept are not read: drop them)
+            self._out = Trace(p.out_types, tuple(range(len(p.group))), derived=True)
+            return
         if self._out is None or len(self._out) or not (len(self._state) or (p.is_global and self._started)):
             return
-        # A checkpoint from before the emitted rows were kept: every live group (and a
-        # started global aggregate) has a row, so an empty trace means "not saved".
+        # A checkpoint from before the emitted rows were kept (or made while they were not):
+        # every live group (and a started global aggregate) has a row, so an empty trace
+        # means "not saved".
+        self._rebuild_out()
+
+    def _out_served(self) -> bool:
+        """Whether the emitted rows need not be kept: grouped MIN/MAX alone (no float sums),
+        each argument served by its ordered index, which holds the old extremes as well.
+        (Reading them from the kept rows and adding to those cost a fifth of a step.)"""
+        p = self._plan
+        return (
+            self._extrema
+            and not self._floating
+            and bool(p.gnames)
+            and self._out is not None
+            and self._indexed == set(p.mset_aggs)
+        )
+
+    def _rebuild_out(self) -> None:
+        """The emitted rows, from the state and the multisets (O(state): a restore from a
+        checkpoint made before they were kept, or an index dropped)."""
+        p = self._plan
+        self._out = Trace(p.out_types, tuple(range(len(p.group))), derived=True)
         state = p.from_trace_frame(self._state.snapshot().frame)
         if state.height == 0:
             state = p.linear_state(p.work(ZSet.empty(p.input_types).frame))
@@ -982,6 +1011,18 @@ class IncrementalAggregate:
             stored = _renamed_mset(p, arg, trace.snapshot().frame)
             state = _join_groups(state, p.mset_eval(arg, _positive_values(stored)), p.gnames)
         self._out.insert(ZSet(p.finalize(state), p.out_types))
+
+    def _old_extremes(self, arg: int, old: pl.DataFrame) -> pl.DataFrame | None:
+        """`old` (groups' old states) with arg's MIN/MAX columns as they were before the
+        change, from its index (the commit has not applied it); None if keys cannot be held."""
+        index = self._indexes.get(arg)
+        p = self._plan
+        want = None if index is None else index.keys([old.get_column(g) for g in p.gnames], old.height)
+        if index is None or want is None:
+            return None
+        none = np.empty(0, dtype=np.int64)
+        has, lo, hi = index.index.extremes(want, np.empty((0, want.shape[1]), dtype=np.int64), none, none)
+        return old.hstack([index.series(a.m, lo if a.call.fn == "min" else hi, has) for a in p.mset_aggs[arg]])
 
     def _fetch(self, trace: Trace, keys: pl.DataFrame) -> pl.DataFrame:
         """The stored rows of the touched groups (for a global aggregate: all of them)."""
@@ -1002,6 +1043,9 @@ class IncrementalAggregate:
         first = not self._started
         if d.frame.height == 0 and not (first and p.is_global):
             return ZSet.empty(p.out_types), self._mark_started
+        if self._out_unkept and not self._out_served():  # an index was dropped
+            self._rebuild_out()
+            self._out_unkept = False
         work = p.work(d.frame)
         if self._linear_only:
             fast = self._step_linear(work)
@@ -1021,7 +1065,7 @@ class IncrementalAggregate:
 
         # (a group left without rows has no output row, nor multiset values to attach)
         merged, old_merged = (_live(new_state) if p.gnames else new_state), old_state
-        old_out = self._fetch(self._out, keys) if self._out is not None else None
+        old_out = self._fetch(self._out, keys) if self._out is not None and not self._out_unkept else None
         mset_deltas: list[tuple[Trace, pl.DataFrame]] = []
         index_changes: list[tuple[int, _IndexChange]] = []
         for arg, trace in self._msets.items():
@@ -1029,6 +1073,12 @@ class IncrementalAggregate:
             indexed = self._indexed_extremes(arg, merged, dm) if arg in self._indexed else None
             if indexed is not None:
                 merged, change = indexed
+                if old_out is None and old_state.height:  # the emitted rows are not kept
+                    old = self._old_extremes(arg, old_merged)
+                    if old is None:
+                        old_m = _renamed_mset(p, arg, self._fetch(trace, keys))
+                        old = _join_groups(old_merged, p.mset_eval(arg, old_m), p.gnames)
+                    old_merged = old
                 mset_deltas.append((trace, dm))
                 index_changes.append((arg, change))
                 continue
@@ -1062,7 +1112,7 @@ class IncrementalAggregate:
             for trace, dm in mset_deltas:
                 renamed = pick(dm, dm.columns, [*(col_name(i) for i in range(dm.width - 1)), WEIGHT])
                 trace.insert(ZSet(renamed, trace.types))
-            if self._out is not None:
+            if self._out is not None and not self._out_unkept:
                 self._out.insert(out_delta)
             for arg, change in index_changes:
                 index = self._indexes.get(arg)
