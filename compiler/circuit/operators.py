@@ -684,7 +684,8 @@ def aggregate_cost(
     group columns. COUNT/SUM/AVG keep running sums (§7.2, `is_running_sum`). MIN/MAX keep
     a value multiset and the emitted rows: a step reads the old extremes, and re-reads a
     group only when one of them is deleted, unless the values are also kept in order per
-    group (`has_ordered_index`: then never). The other aggregates over a multiset
+    group (`has_ordered_index`: then never, and grouped ones read the old extremes there
+    too, keeping no emitted rows). The other aggregates over a multiset
     (DISTINCT ones, float SUM/AVG, moments, collects) re-read each changed group.
     Without `in_types` (the nested scopes' aggregate) every MIN/MAX re-reads its groups."""
 
@@ -704,7 +705,13 @@ def aggregate_cost(
     if in_types is not None and all(a.fn in ("min", "max") for a in multiset):
         group_types = [in_types[g] for g in group]
         if all(has_ordered_index(group_types, in_type(a)) for a in multiset):
-            parts.append("value multiset, the values in order and emitted rows per group (MIN/MAX)")
+            # grouped, the old extremes come from the ordered values: no emitted rows
+            kept = (
+                "value multiset and the values in order"
+                if group
+                else "value multiset, the values in order and emitted rows"
+            )
+            parts.append(f"{kept} per group (MIN/MAX)")
             return Cost(", ".join(parts), "O(C log R)")
         parts.append("value multiset and emitted rows per group (MIN/MAX)")
         return Cost(", ".join(parts), "O(C log R); a changed group's size when its MIN or MAX is deleted", "group")
