@@ -13,6 +13,7 @@ window(ROW_NUMBER, limit) over the integrated input.
 from __future__ import annotations
 
 from collections import Counter
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -187,3 +188,58 @@ def test_row_numbers_of_one_partition_equal_the_general_path(
     general = window(batch, (2,), order, rn, out, limit)
     assert direct.frame.schema == general.frame.schema
     assert direct.to_rows() == general.to_rows()
+
+
+# A global top-k's head cuts a change by its first sort key in numpy (plain numbers, and
+# decimals as scaled int64) or polars (with NULLs): doubles with NaN, ±inf and -0.0, and
+# decimals, first in either direction, NULLs first or last.
+NUMBERS = (SqlType("DOUBLE"), SqlType("DECIMAL", 6, 2), SqlType("INT"))
+NUMBER_OUT = (*NUMBERS, SqlType("INT"))
+DOUBLES = st.sampled_from([None, float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1.5, -2.25])
+DECIMALS = st.one_of(st.none(), st.integers(-300, 300).map(lambda n: Decimal(n) / 100))
+NUMBER_ROW = st.tuples(DOUBLES, DECIMALS, st.integers(0, 2))
+
+
+@st.composite
+def number_streams(draw: st.DrawFn) -> list[list[tuple[Any, int]]]:
+    present: Counter[Any] = Counter()
+    steps = []
+    for _ in range(draw(st.integers(1, 10))):
+        have = sorted(present.elements(), key=repr)
+        chosen = draw(st.lists(st.integers(0, len(have) - 1), unique=True)) if have else []
+        changes = [(have[i], -1) for i in chosen] + [(r, 1) for r in draw(st.lists(NUMBER_ROW, max_size=8))]
+        for r, w in changes:
+            present[r] += w
+        steps.append(changes)
+    return steps
+
+
+def _nan_named(z: ZSet) -> list[tuple[tuple[Any, ...], int]]:
+    """to_rows with NaN spelled out (NaN != NaN, so rows holding one never compare equal)."""
+    return [(tuple("NaN" if v != v else v for v in r), w) for r, w in z.to_rows()]
+
+
+@pytest.mark.parametrize("first", [0, 1])
+@pytest.mark.parametrize(("desc", "nulls_first"), [(True, False), (False, True), (True, True), (False, False)])
+@settings(max_examples=40, deadline=None)
+@given(stream=number_streams())
+def test_global_topk_head_over_numbers_matches_the_window(
+    first: int, desc: bool, nulls_first: bool, stream: list[list[tuple[Any, int]]]
+) -> None:
+    order = (OrderKey(first, desc, nulls_first), OrderKey(2, False, False))
+    saved = (topk_kernel._HEAD_MIN, topk_kernel._HEAD_FACTOR, topk_kernel._FOLD_MIN)
+    topk_kernel._HEAD_MIN, topk_kernel._HEAD_FACTOR, topk_kernel._FOLD_MIN = 1, 1, 5
+    try:
+        state = topk_kernel.TopKState(NUMBERS, (), order, 2)
+        snapshot, out = ZSet.empty(NUMBERS), ZSet.empty(NUMBER_OUT)
+        rn = (WindowCall("row_number", SqlType("INT")),)
+        for number, changes in enumerate(stream, start=1):
+            delta = ZSet.from_rows([r for r, _ in changes], NUMBERS, [w for _, w in changes])
+            got, commit = state.step(delta)
+            commit()
+            snapshot = ZSet.concat([snapshot, delta], NUMBERS).consolidate()
+            out = ZSet.concat([out, got], NUMBER_OUT).consolidate()
+            expected = window(snapshot, (), order, rn, NUMBER_OUT, 2)
+            assert _nan_named(out) == _nan_named(expected), f"step {number}"
+    finally:
+        topk_kernel._HEAD_MIN, topk_kernel._HEAD_FACTOR, topk_kernel._FOLD_MIN = saved
