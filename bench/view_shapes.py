@@ -6,7 +6,8 @@ of values, ORDER BY ... LIMIT the top-k state, COUNT(DISTINCT) the distinct pair
 linear aggregate, LEFT JOIN the outer join's padding, windows their partitions' state.
 This loads the same tables (its generator and seed) for each view in turn and applies
 the same change steps (half deletes of present orders, half new ones), printing one
-JSON line per view: the median and p90 step in wall time after `--warm` untimed steps.
+JSON line per view: the median, p90, p99 and slowest step in wall time after `--warm`
+untimed steps.
 `--duckdb N` adds DuckDB's time to compute the same query from scratch over the final
 tables (median of N runs) and the speed-up. Run it for two checkouts on their own
 PYTHONPATH to compare them:
@@ -93,6 +94,8 @@ def time_view(name: str, orders_n: int, steps: int, warm: int, size: int, duckdb
         "orders": orders_n,
         "step_median_ms": round(statistics.median(timed) * 1e3, 2),
         "step_p90_ms": round(timed[int(0.9 * (len(timed) - 1))] * 1e3, 2),
+        "step_p99_ms": round(timed[int(0.99 * (len(timed) - 1))] * 1e3, 2),
+        "step_max_ms": round(timed[-1] * 1e3, 2),
     }
     if duckdb_runs:
         recompute = duckdb_ms(p, VIEWS[name], duckdb_runs)
