@@ -28,7 +28,6 @@ from dbspc.runtime.zset import ZSet
 from tests.collisions import colliding_hashes
 
 TYPES = (SqlType("INT"), SqlType("INT"), SqlType("STRING"))
-OUT = (*TYPES, SqlType("INT"))
 ROW = st.tuples(
     st.one_of(st.none(), st.integers(0, 2)), st.one_of(st.none(), st.integers(0, 3)), st.sampled_from(["p", "q"])
 )
@@ -41,17 +40,48 @@ SHAPES = [
 
 
 @st.composite
-def streams(draw: st.DrawFn) -> list[list[tuple[Any, int]]]:
+def streams(
+    draw: st.DrawFn, rows: st.SearchStrategy[Any] = ROW, steps_at_most: int = 8, inserts_at_most: int = 6
+) -> list[list[tuple[Any, int]]]:
+    """Steps of inserts of `rows` and deletes of rows present."""
     present: Counter[Any] = Counter()
     steps = []
-    for _ in range(draw(st.integers(1, 8))):
+    for _ in range(draw(st.integers(1, steps_at_most))):
         have = sorted(present.elements(), key=repr)
         chosen = draw(st.lists(st.integers(0, len(have) - 1), unique=True)) if have else []
-        changes = [(have[i], -1) for i in chosen] + [(r, 1) for r in draw(st.lists(ROW, max_size=6))]
+        changes = [(have[i], -1) for i in chosen] + [(r, 1) for r in draw(st.lists(rows, max_size=inserts_at_most))]
         for r, w in changes:
             present[r] += w
         steps.append(changes)
     return steps
+
+
+def _check_against_the_window(
+    types: tuple[SqlType, ...],
+    partition: tuple[int, ...],
+    order: tuple[OrderKey, ...],
+    limit: int,
+    stream: list[list[tuple[Any, int]]],
+) -> None:
+    """A top-k state fed `stream`: after every step its integrated output is the window
+    kernel's ROW_NUMBER <= limit over the integrated input."""
+    out_types = (*types, SqlType("INT"))
+    state = topk_kernel.TopKState(types, partition, order, limit)
+    snapshot, out = ZSet.empty(types), ZSet.empty(out_types)
+    rn = (WindowCall("row_number", SqlType("INT")),)
+    for number, changes in enumerate(stream, start=1):
+        delta = ZSet.from_rows([r for r, _ in changes], types, [w for _, w in changes])
+        got, commit = state.step(delta)
+        commit()
+        snapshot = ZSet.concat([snapshot, delta], types).consolidate()
+        out = ZSet.concat([out, got], out_types).consolidate()
+        expected = window(snapshot, partition, order, rn, out_types, limit)
+        assert _nan_named(out) == _nan_named(expected), f"step {number}"
+
+
+def _nan_named(z: ZSet) -> list[tuple[tuple[Any, ...], int]]:
+    """to_rows with NaN spelled out (NaN != NaN, so rows holding one never compare equal)."""
+    return [(tuple("NaN" if v != v else v for v in r), w) for r, w in z.to_rows()]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=[str(i) for i in range(len(SHAPES))])
@@ -80,18 +110,7 @@ def test_topk_state_matches_the_window_over_the_snapshot(
     topk_kernel._HEAD_MIN, topk_kernel._HEAD_FACTOR, topk_kernel._FOLD_MIN = head
     try:
         with colliding_hashes(collide):
-            state = topk_kernel.TopKState(TYPES, partition, order, limit)
-            snapshot = ZSet.empty(TYPES)
-            out = ZSet.empty(OUT)
-            rn = (WindowCall("row_number", SqlType("INT")),)
-            for number, changes in enumerate(stream, start=1):
-                delta = ZSet.from_rows([r for r, _ in changes], TYPES, [w for _, w in changes])
-                got, commit = state.step(delta)
-                commit()
-                snapshot = ZSet.concat([snapshot, delta], TYPES).consolidate()
-                out = ZSet.concat([out, got], OUT).consolidate()
-                expected = window(snapshot, partition, order, rn, OUT, limit)
-                assert out.to_rows() == expected.to_rows(), f"step {number}"
+            _check_against_the_window(TYPES, partition, order, limit, stream)
     finally:
         topk_kernel._MERGE_FACTOR, topk_kernel._HEAD_MIN, topk_kernel._HEAD_FACTOR, topk_kernel._FOLD_MIN = saved
 
@@ -194,35 +213,15 @@ def test_row_numbers_of_one_partition_equal_the_general_path(
 # decimals as scaled int64) or polars (with NULLs): doubles with NaN, ±inf and -0.0, and
 # decimals, first in either direction, NULLs first or last.
 NUMBERS = (SqlType("DOUBLE"), SqlType("DECIMAL", 6, 2), SqlType("INT"))
-NUMBER_OUT = (*NUMBERS, SqlType("INT"))
 DOUBLES = st.sampled_from([None, float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1.5, -2.25])
 DECIMALS = st.one_of(st.none(), st.integers(-300, 300).map(lambda n: Decimal(n) / 100))
 NUMBER_ROW = st.tuples(DOUBLES, DECIMALS, st.integers(0, 2))
 
 
-@st.composite
-def number_streams(draw: st.DrawFn) -> list[list[tuple[Any, int]]]:
-    present: Counter[Any] = Counter()
-    steps = []
-    for _ in range(draw(st.integers(1, 10))):
-        have = sorted(present.elements(), key=repr)
-        chosen = draw(st.lists(st.integers(0, len(have) - 1), unique=True)) if have else []
-        changes = [(have[i], -1) for i in chosen] + [(r, 1) for r in draw(st.lists(NUMBER_ROW, max_size=8))]
-        for r, w in changes:
-            present[r] += w
-        steps.append(changes)
-    return steps
-
-
-def _nan_named(z: ZSet) -> list[tuple[tuple[Any, ...], int]]:
-    """to_rows with NaN spelled out (NaN != NaN, so rows holding one never compare equal)."""
-    return [(tuple("NaN" if v != v else v for v in r), w) for r, w in z.to_rows()]
-
-
 @pytest.mark.parametrize("first", [0, 1])
 @pytest.mark.parametrize(("desc", "nulls_first"), [(True, False), (False, True), (True, True), (False, False)])
 @settings(max_examples=40, deadline=None)
-@given(stream=number_streams())
+@given(stream=streams(NUMBER_ROW, 10, 8))
 def test_global_topk_head_over_numbers_matches_the_window(
     first: int, desc: bool, nulls_first: bool, stream: list[list[tuple[Any, int]]]
 ) -> None:
@@ -230,16 +229,6 @@ def test_global_topk_head_over_numbers_matches_the_window(
     saved = (topk_kernel._HEAD_MIN, topk_kernel._HEAD_FACTOR, topk_kernel._FOLD_MIN)
     topk_kernel._HEAD_MIN, topk_kernel._HEAD_FACTOR, topk_kernel._FOLD_MIN = 1, 1, 5
     try:
-        state = topk_kernel.TopKState(NUMBERS, (), order, 2)
-        snapshot, out = ZSet.empty(NUMBERS), ZSet.empty(NUMBER_OUT)
-        rn = (WindowCall("row_number", SqlType("INT")),)
-        for number, changes in enumerate(stream, start=1):
-            delta = ZSet.from_rows([r for r, _ in changes], NUMBERS, [w for _, w in changes])
-            got, commit = state.step(delta)
-            commit()
-            snapshot = ZSet.concat([snapshot, delta], NUMBERS).consolidate()
-            out = ZSet.concat([out, got], NUMBER_OUT).consolidate()
-            expected = window(snapshot, (), order, rn, NUMBER_OUT, 2)
-            assert _nan_named(out) == _nan_named(expected), f"step {number}"
+        _check_against_the_window(NUMBERS, (), order, 2, stream)
     finally:
         topk_kernel._HEAD_MIN, topk_kernel._HEAD_FACTOR, topk_kernel._FOLD_MIN = saved
