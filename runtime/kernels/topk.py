@@ -165,6 +165,7 @@ class TopKState:
         self._runs: list[_Run] = []
         self._checkpoint: Trace | None = None
         self._out_types = (*types, SqlType("INT"))
+        self._depth = max(_HEAD_MIN, _HEAD_FACTOR * limit)  # a global top-k's head's copies
         # a global top-k's head (None: read it from the runs) and the changes the runs lack
         self._head: _Head | None = None
         self._pending: list[pl.DataFrame] = []
@@ -363,7 +364,7 @@ class TopKState:
     ) -> tuple[ZSet, _Head]:
         """A head from sorted live rows, cut back to H copies once it holds 2H; and the
         change from `old`'s top to its own."""
-        depth = max(_HEAD_MIN, _HEAD_FACTOR * self._limit)
+        depth = self._depth
         ends = np.cumsum(weights)
         if ends.size and int(ends[-1]) > 2 * depth:
             n = int(np.searchsorted(ends, depth)) + 1  # through the row holding copy H
@@ -381,7 +382,7 @@ class TopKState:
     def _read_head(self) -> None:
         """The head, read from the runs after folding the pending changes into them."""
         self._fold()
-        depth = max(_HEAD_MIN, _HEAD_FACTOR * self._limit)
+        depth = self._depth
         none = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
         parts, total = [], 0
         for run in self._runs:
@@ -405,7 +406,8 @@ class TopKState:
         self._pending, self._pending_rows = [], 0
         if z.frame.height:
             row_h = _row_hashes(z)
-            self._apply(z.frame, row_h, self._found(z.frame, row_h))
+            found = self._found(z.frame, row_h)
+            self._apply(z.frame, row_h, found, self._fresh(z.frame, found))
 
     def _found(self, d: pl.DataFrame, row_h: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each run, the change's rows it holds (a run holds distinct rows: once each),
@@ -443,8 +445,13 @@ class TopKState:
         new = window(after, self._partition, self._order, rn, self._out_types, self._limit)
         old = window(before, self._partition, self._order, rn, self._out_types, self._limit)
         out = ZSet.concat([new, old.negate()], self._out_types).consolidate()
-        self._fresh(d, found)  # checked before the commit
-        return out, lambda: self._apply(d, row_h, found)
+        fresh = self._fresh(d, found)  # checked before the commit
+
+        def commit() -> None:
+            self._apply(d, row_h, found, fresh)
+            self._checkpoint = None
+
+        return out, commit
 
     def _fresh(self, d: pl.DataFrame, found: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """The change's rows no run holds (their indexes): a new run's, so all positive."""
@@ -456,10 +463,11 @@ class TopKState:
             raise InternalCompilerError("top-k state would hold a row a negative number of times")
         return fresh
 
-    def _apply(self, d: pl.DataFrame, row_h: np.ndarray, found: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    def _apply(
+        self, d: pl.DataFrame, row_h: np.ndarray, found: list[tuple[np.ndarray, np.ndarray]], fresh: np.ndarray
+    ) -> None:
         """Add the change (with its row hashes) to the runs: weights where they hold its
-        rows, a new run of the others, then the merges."""
-        fresh = self._fresh(d, found)
+        rows (`found`), a new run of the others (`fresh`), then the merges."""
         d_w = d[WEIGHT].to_numpy()
         for run, (d_idx, pos) in zip(self._runs, found, strict=True):
             old_w = run.weights[pos]
@@ -476,7 +484,6 @@ class TopKState:
         while len(runs) >= 2 and runs[-2].frame.height <= _MERGE_FACTOR * runs[-1].frame.height:
             (new, new_h), (old, old_h) = runs.pop().live(), runs.pop().live()
             runs.append(self._run(concat_frames([old, new]), np.concatenate([old_h, new_h])))
-        self._checkpoint = None
 
     def _live(self) -> pl.DataFrame:
         """The integral: c0.., w (distinct rows, positive weights)."""
@@ -488,9 +495,8 @@ class TopKState:
 
     def traces(self) -> dict[str, Trace]:
         if self._checkpoint is None:
-            live = self._live()  # (first: folding the pending changes drops a checkpoint)
             self._checkpoint = Trace(self._types, ())
-            self._checkpoint.insert(ZSet(live, self._types))
+            self._checkpoint.insert(ZSet(self._live(), self._types))
         return {"": self._checkpoint}
 
     def state_rows(self) -> int:
