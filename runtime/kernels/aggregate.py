@@ -354,9 +354,7 @@ def _join_groups(left: pl.DataFrame, right: pl.DataFrame, keys: list[str]) -> pl
     return left.hstack([c.gather(index) for c in attached])
 
 
-def _rows_of_groups(
-    stored: Sequence[pl.Series], wanted: Sequence[pl.Series]
-) -> tuple[np.ndarray, np.ndarray] | None:
+def _rows_of_groups(stored: Sequence[pl.Series], wanted: Sequence[pl.Series]) -> tuple[np.ndarray, np.ndarray] | None:
     """For each row of `wanted`, the row of `stored` (whose rows are distinct) holding
     the same key, found by row hash: (row, found) with row 0 where not found. None when
     two stored keys share a hash, or a hash match is not an equal row (a collision):
@@ -903,15 +901,13 @@ class IncrementalAggregate:
         )
         keep_out = floating or self._extrema
         self._floating = floating
-        self._out: Trace | None = Trace(p.out_types, gkey, derived=self._extrema) if keep_out else None
+        self._out: Trace | None = self._empty_out() if keep_out else None
         # MIN/MAX alone over values ordered as int64: each multiset again, ordered by value
         # (extrema_index.py), so deleting an extreme does not read its whole group; loaded
         # from the trace at first use, for the args still in `_indexed`.
         self._indexes: dict[int, ExtremaIndex] = {}
         self._indexed = {
-            arg
-            for arg in p.mset_aggs
-            if self._extrema and ExtremaIndex.supports(p.group_types, p.input_types[arg])
+            arg for arg in p.mset_aggs if self._extrema and ExtremaIndex.supports(p.group_types, p.input_types[arg])
         }
         self._started = False
         # While every argument's index serves, the old extremes come from the indexes too:
@@ -977,7 +973,7 @@ class IncrementalAggregate:
                 self._groups = None
         self._out_unkept = self._out_served()
         if self._out_unkept:  # (rows a checkpoint kept are not read: drop them)
-            self._out = Trace(p.out_types, tuple(range(len(p.group))), derived=True)
+            self._out = self._empty_out()
             return
         if self._out is None or len(self._out) or not (len(self._state) or (p.is_global and self._started)):
             return
@@ -999,11 +995,17 @@ class IncrementalAggregate:
             and self._indexed == set(p.mset_aggs)
         )
 
+    def _empty_out(self) -> Trace:
+        """A trace for the emitted rows, by group; MIN/MAX's are rebuilt from the state
+        when a checkpoint lacks them (`derived`)."""
+        p = self._plan
+        return Trace(p.out_types, tuple(range(len(p.group))), derived=self._extrema)
+
     def _rebuild_out(self) -> None:
         """The emitted rows, from the state and the multisets (O(state): a restore from a
         checkpoint made before they were kept, or an index dropped)."""
         p = self._plan
-        self._out = Trace(p.out_types, tuple(range(len(p.group))), derived=True)
+        self._out = self._empty_out()
         state = p.from_trace_frame(self._state.snapshot().frame)
         if state.height == 0:
             state = p.linear_state(p.work(ZSet.empty(p.input_types).frame))
@@ -1282,9 +1284,7 @@ class IncrementalAggregate:
 
         return out, commit
 
-    def _step_table(
-        self, table: GroupSums, work: pl.DataFrame, read: _Exact
-    ) -> tuple[ZSet, Callable[[], None]] | None:
+    def _step_table(self, table: GroupSums, work: pl.DataFrame, read: _Exact) -> tuple[ZSet, Callable[[], None]] | None:
         """`_step_linear` on the compiled table: the batch's rows grouped and the touched
         groups' sums read in one call (`GroupSums.gather`), and added to in one at the
         commit. None after leaving the table for the trace (`_drop_groups`) when a key
