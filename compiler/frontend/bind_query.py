@@ -354,7 +354,11 @@ class QueryBinder:
         aggs: list[AggCall] = []
         agg_keys: list[str] = []
         scope.context = "an aggregate argument"
-        bare = _bare_columns(bodies, key_nodes) if self.semantics.bare_columns else []
+        bare = (
+            _bare_columns(bodies, set(replacements), {type(g) for g in key_nodes})
+            if self.semantics.bare_columns
+            else []
+        )
         for node in _aggregate_calls(bodies) + [a for c in bare for a in _bare_aggregates(c)]:
             key = node.sql()
             if key in agg_keys:
@@ -718,13 +722,12 @@ def _grouping_calls(bodies: list[exp.Expression], keys: list[exp.Expression], gr
     return out
 
 
-def _bare_columns(nodes: list[exp.Expression], keys: list[exp.Expression]) -> list[exp.Column]:
-    """The distinct columns outside GROUP BY keys and aggregate calls (SQLite's bare columns)."""
+def _bare_columns(nodes: list[exp.Expression], texts: set[str], kinds: set[type]) -> list[exp.Column]:
+    """The distinct columns outside GROUP BY keys (printed as `texts`, of node classes
+    `kinds`) and aggregate calls (SQLite's bare columns)."""
     found: dict[str, exp.Column] = {}
     # a node is printed only where a key of its class could equal it: printing every node
     # on the way down printed each subtree once per ancestor (5% of a sqllogictest run)
-    texts = {k.sql() for k in keys}
-    kinds = {type(k) for k in keys}
 
     def visit(n: exp.Expression) -> None:
         if (
