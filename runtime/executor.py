@@ -16,7 +16,7 @@ from typing import Any
 import dbspc.runtime.kernels  # noqa: F401  (registers the kernels' evaluators)
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit, consumers_of
-from dbspc.compiler.logical.scalar import Col
+from dbspc.compiler.logical.scalar import Col, Lit
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.registry import Context, OperatorState, Setup, Value, as_zset, evaluates, evaluator
 from dbspc.runtime.trace import Trace, merges_owed, settle_owed
@@ -34,12 +34,12 @@ SUMMING_READERS: tuple[type[op.Operator], ...] = (op.Plus, op.Integrate, op.Outp
 
 def passes_rows_on(o: op.Operator) -> bool:
     """Whether `o` maps each row to one row by itself, evaluating nothing that could fail:
-    a pure projection, a negation. Read by summing readers alone, it may pass equal rows
-    on unsummed (a linear operator: Q(a + b) = Q(a) + Q(b)). An expression may not: on
-    rows that would have cancelled (a pair of a deleted and an inserted row) it could
-    raise an error that the view's rows never meet."""
-    if isinstance(o, op.Map):
-        return all(isinstance(e, Col) for e in o.exprs)
+    a projection (with NULL columns), a negation. Read by summing readers alone, it may
+    pass equal rows on unsummed (a linear operator: Q(a + b) = Q(a) + Q(b)). An
+    expression may not: on rows that would have cancelled (a pair of a deleted and an
+    inserted row) it could raise an error that the view's rows never meet."""
+    if isinstance(o, op.Map):  # (columns, and the NULLs an outer join pads with)
+        return all(isinstance(e, Col) or (isinstance(e, Lit) and e.value is None) for e in o.exprs)
     return isinstance(o, op.Negate)
 
 

@@ -36,6 +36,7 @@ from dbspc.compiler.types import (
 )
 from dbspc.runtime import expressions
 from dbspc.runtime.expressions import compile_scalar, evaluate, like_to_regex
+from dbspc.runtime.kernels import linear
 from dbspc.runtime.kernels.linear import filter_rows, map_rows, negate, plus
 from dbspc.runtime.zset import ZSet, polars_dtype
 
@@ -690,6 +691,24 @@ def test_map_and_filter_rows() -> None:
     assert kept.to_rows() == [((2, "b"), 2)]
     collapse = map_rows(z, [lit(0, INT)], [INT], "v")
     assert collapse.to_rows() == [((0,), 2)]
+
+
+def test_map_of_columns_and_nulls_equals_the_evaluated_map(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A map of columns and NULLs (an outer join's padding) is built without a query; it
+    gives what evaluating the same expressions gives, for NULLs of every kind of type."""
+    z = ZSet.from_rows([(1, "a"), (2, "b"), (None, "c")], [INT, STRING], weights=[1, 2, -1])
+    types = [STRING, INT, SqlType("DECIMAL", 12, 3), SqlType("DATE"), SqlType("DOUBLE"), BIGINT, BOOLEAN]
+    exprs: list[Scalar] = [col(1, STRING), col(0, INT), *(lit(None, t) for t in types[2:])]
+    fast = map_rows(z, exprs, types, "v")
+    monkeypatch.setattr(linear, "_is_null", lambda e: False)  # the evaluated path
+    slow = map_rows(z, exprs, types, "v")
+    assert fast.frame.equals(slow.frame) and fast.frame.schema == slow.frame.schema
+    assert fast.to_rows() == [
+        (("a", 1, None, None, None, None, None), 1),
+        (("b", 2, None, None, None, None, None), 2),
+        (("c", None, None, None, None, None, None), -1),
+    ]
+    assert len(map_rows(ZSet.empty([INT, STRING]), exprs, types, "v")) == 0
 
 
 def test_filter_errors_and_empty() -> None:

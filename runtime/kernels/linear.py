@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import polars as pl
+
 from dbspc.compiler.circuit import operators as op
-from dbspc.compiler.logical.scalar import Col, Scalar
+from dbspc.compiler.logical.scalar import Col, Lit, Scalar
 from dbspc.compiler.types import SqlType
 from dbspc.runtime.expressions import evaluate, evaluate_predicate
 from dbspc.runtime.registry import Context, Value, as_zset, evaluates
-from dbspc.runtime.zset import WEIGHT, ZSet, col_name, pick
+from dbspc.runtime.zset import WEIGHT, ZSet, col_name, frame_of, pick, polars_dtype
 
 
 def map_rows(batch: ZSet, exprs: Sequence[Scalar], out_types: Sequence[SqlType], what: str) -> ZSet:
@@ -30,9 +32,35 @@ def map_rows(batch: ZSet, exprs: Sequence[Scalar], out_types: Sequence[SqlType],
         # a pure projection: the columns themselves, without a polars query (~0.3 ms)
         names = [col_name(e.index) for e in exprs if isinstance(e, Col)]
         frame = pick(batch.frame, [*names, WEIGHT], [*(col_name(i) for i in range(len(names))), WEIGHT])
+    elif all(isinstance(e, Col) or _is_null(e) for e in exprs):
+        # columns and NULLs (an outer join's padding): no query either
+        frame = frame_of(
+            [
+                batch.frame.get_column(col_name(e.index)).alias(col_name(i))
+                if isinstance(e, Col)
+                else _nulls(col_name(i), t, len(batch))
+                for i, (e, t) in enumerate(zip(exprs, out_types, strict=True))
+            ]
+            + [batch.frame.get_column(WEIGHT)]
+        )
     else:
         frame = evaluate(batch.frame, exprs, what)
     return ZSet.from_frame(frame, out_types)
+
+
+def _is_null(e: Scalar) -> bool:
+    return isinstance(e, Lit) and e.value is None
+
+
+_ONE_NULL: dict[SqlType, pl.Series] = {}  # per type, a column of one NULL to repeat
+
+
+def _nulls(name: str, t: SqlType, n: int) -> pl.Series:
+    """A column of n NULLs of SQL type `t`."""
+    one = _ONE_NULL.get(t)
+    if one is None:
+        one = _ONE_NULL[t] = pl.Series("", [None], dtype=polars_dtype(t))
+    return one.new_from_index(0, n).alias(name)
 
 
 def filter_rows(batch: ZSet, predicate: Scalar, what: str) -> ZSet:
