@@ -27,9 +27,11 @@ from dbspc.runtime.zset import ZSet
 BeforeOperator = Callable[[op.Operator, list[Value]], None]
 
 # Readers that sum a batch's equal rows themselves: a sum consolidates its terms, an
-# integral's insert and a view's output consolidate what they get. An operator read by
-# these alone need not consolidate its output first (Context.loose).
-SUMMING_READERS: tuple[type[op.Operator], ...] = (op.Plus, op.Integrate, op.Output)
+# integral's insert and a view's output consolidate what they get, and an aggregate sums
+# its change per group (its multisets consolidate it; its arguments are columns, so it
+# evaluates nothing on rows that would have cancelled). An operator read by these alone
+# need not consolidate its output first (Context.loose).
+SUMMING_READERS: tuple[type[op.Operator], ...] = (op.Plus, op.Integrate, op.Output, op.AggregateIncremental)
 
 
 def passes_rows_on(o: op.Operator) -> bool:

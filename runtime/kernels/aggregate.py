@@ -1039,7 +1039,7 @@ class IncrementalAggregate:
         an unchanged group cancels out. Nothing is mutated until commit() runs.
         """
         p = self._plan
-        d = ZSet.from_frame(delta.frame, p.input_types)
+        d = delta if delta.types == p.input_types else ZSet.from_frame(delta.frame, p.input_types)
         if self._msets or self._out is not None:
             d = d.consolidate()  # linear parts are sums: they need no consolidated input
         first = not self._started
