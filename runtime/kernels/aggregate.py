@@ -208,8 +208,9 @@ _Exact = tuple[np.ndarray, dict[int, tuple[np.ndarray, np.ndarray | None]]]
 
 def _exact_batch(plan: _Plan, work: pl.DataFrame) -> _Exact | None:
     """The weights and linear aggregates' values of a batch, as int64 arrays read in
-    place. None for an empty batch, a value that is not an integer or a DECIMAL of
-    precision <= 18, or sums over the batch that could leave int64."""
+    place (a COUNT's as zeros: only their validity counts). None for an empty batch, a
+    summed value that is not an integer or a DECIMAL of precision <= 18, or sums over
+    the batch that could leave int64."""
     n = work.height
     if n == 0:
         return None
@@ -222,10 +223,15 @@ def _exact_batch(plan: _Plan, work: pl.DataFrame) -> _Exact | None:
         if not a.linear or a.call.fn == "count_star":
             continue
         assert a.call.arg is not None
-        read = _exact_values(work.get_column(_v(a.call.arg)))
+        column = work.get_column(_v(a.call.arg))
+        if not a.needs_sum:  # a COUNT reads only which values are NULL, of any type
+            valid = column.is_not_null().to_numpy() if column.null_count() else None
+            values[a.index] = (np.zeros(n, dtype=np.int64), valid)
+            continue
+        read = _exact_values(column)
         if read is None:
             return None
-        v_max = max(int(read[0].max()), -int(read[0].min())) if a.needs_sum else 0
+        v_max = max(int(read[0].max()), -int(read[0].min()))
         if v_max * w_max * n >= _SUM_BOUND:  # the int64 sums could overflow: polars sums in Int128
             return None
         values[a.index] = read
