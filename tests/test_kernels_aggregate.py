@@ -278,7 +278,6 @@ def test_incremental_equals_full(steps: list[list[tuple[str, Any, int]]], shape:
 LINEAR = [a for a in AGGS if a.fn in ("count_star", "count", "sum", "avg") and not a.distinct and a.arg != 3]
 
 
-
 # collect_list / collect_set over ints, decimals and strings (arrays sorted ascending).
 COLLECTS = [
     AggCall("collect_list", 2, array_of(INT)),
@@ -528,6 +527,69 @@ def test_counts_and_sums_step_on_arrays_and_agree_with_the_general_path() -> Non
         assert got.to_rows() == want.to_rows()
     assert taken == len(batches)
     assert fast.traces()["state"].snapshot().to_rows() == slow.traces()["state"].snapshot().to_rows()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    steps=st.lists(st.lists(op_st, max_size=6), min_size=1, max_size=8),
+    shape=st.sampled_from(["g", "gh"]),
+    kind=st.sampled_from(["extrema", "distinct", "float"]),
+)
+def test_multisets_read_their_groups_linear_state_from_the_table(
+    steps: list[list[tuple[str, Any, int]]], shape: str, kind: str
+) -> None:
+    """A grouped aggregate with multisets (MIN/MAX, DISTINCT, float MIN/MAX whose emitted
+    rows are kept) keeps its COUNTs and SUMs in the compiled table: each step reads its
+    groups' old and new states from it (`_table_states`), and answers as the same
+    aggregate reading them from the state trace, which a checkpoint finds the same."""
+    import dbspc.runtime.kernels.aggregate as module
+
+    aggs = {
+        "extrema": INDEXED_EXTREMA,
+        "distinct": [a for a in AGGS if a.distinct and a.arg in (2, 4)],
+        "float": [a for a in EXTREMA if a.arg == 3],
+    }[kind] + SUMS[:5]
+    group = {"g": [0], "gh": [0, 1]}[shape]
+    out_types = [TYPES[c] for c in group] + [a.type for a in aggs]
+    table = IncrementalAggregate(TYPES, group, aggs, out_types, False)
+    trace = IncrementalAggregate(TYPES, group, aggs, out_types, False)
+    assert table._groups is not None
+    served = 0
+    real = IncrementalAggregate._table_states
+
+    def counted(self: IncrementalAggregate, groups: Any, work: Any) -> Any:
+        nonlocal served
+        result = real(self, groups, work)
+        served += result is not None
+        return result
+
+    held: list[tuple[Any, ...]] = []
+    changed = 0
+    for number, ops in enumerate(steps):
+        rows: list[tuple[Any, ...]] = []
+        weights: list[int] = []
+        for kind_, what, _ in ops:
+            if kind_ == "ins":
+                rows.append(what)
+                held.append(what)
+                weights.append(1)
+            elif held:
+                rows.append(held.pop(what % len(held)))
+                weights.append(-1)
+        batch = ZSet.from_rows(rows, TYPES, weights)
+        changed += len(batch.consolidate()) > 0
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(module.IncrementalAggregate, "_table_states", counted)
+            got, commit = table.step(batch)
+        commit()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(module.IncrementalAggregate, "_table_states", lambda *a: None)
+            want, commit = trace.step(batch)
+        commit()
+        assert norm(got) == norm(want), number
+    assert served == changed
+    assert table._groups is not None and (trace._groups is None) == bool(changed)
+    assert norm(table.traces()["state"].snapshot()) == norm(trace.traces()["state"].snapshot())
 
 
 @settings(max_examples=300, deadline=None)

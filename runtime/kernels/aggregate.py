@@ -197,6 +197,10 @@ class _Sums:
     s: dict[int, np.ndarray]
 
 
+# An indexed multiset's waiting changes reach its trace past this many rows (and an
+# eighth of the trace): a run of them costs about what a run of one step's did.
+_FOLD_ROWS = 16384
+
 # Sums stay below this, so that adding two of them never leaves int64.
 _SUM_BOUND = 1 << 62
 
@@ -912,6 +916,10 @@ class IncrementalAggregate:
         # (extrema_index.py), so deleting an extreme does not read its whole group; loaded
         # from the trace at first use, for the args still in `_indexed`.
         self._indexes: dict[int, ExtremaIndex] = {}
+        # While an index serves, its multiset trace is read only by checkpoints and after a
+        # drop: the changes wait here and reach it in batches (`_fold`), each run made and
+        # merged once for many steps.
+        self._unfolded: dict[int, list[pl.DataFrame]] = {}
         self._indexed = {
             arg for arg in p.mset_aggs if self._extrema and ExtremaIndex.supports(p.group_types, p.input_types[arg])
         }
@@ -922,19 +930,24 @@ class IncrementalAggregate:
         # COUNTs and scale-keeping SUMs by group: a step can run on int64 arrays (_step_linear)
         self._linear_only = bool(p.gnames) and not p.mset_aggs and all(_summable(a) for a in p.aggs)
         # ... whose sums then live in a compiled table, read and added to in place; the
-        # trace hears of them when read (traces()). None: the trace alone, as for every
-        # other aggregate, and for good once a step needs the general path.
+        # trace hears of them when read (traces()). So do the linear parts of a grouped
+        # aggregate that also has multisets (MIN/MAX, DISTINCT), whose general step then
+        # reads its groups' old and new states from the table (`_table_states`). None: the
+        # trace alone, as for every other aggregate, and for good once a step cannot use it.
         self._layout = _linear_layout(p)  # the table's sums after the row count
         self._groups: GroupSums | None = None
-        if self._linear_only and GroupSums.supports(p.group_types):
+        summable = bool(p.gnames) and all(_summable(a) for a in p.aggs if a.linear)
+        if summable and GroupSums.supports(p.group_types):
             self._groups = GroupSums(p.group_types, 1 + len(self._layout))
 
     def state_rows(self) -> int:
+        self._fold_all()
         out = len(self._out) if self._out is not None else 0
         state = len(self._groups) if self._groups is not None else len(self._state)
         return state + sum(len(t) for t in self._msets.values()) + out
 
     def state_bytes(self) -> int:
+        self._fold_all()
         held = sum(i.nbytes() for i in self._indexes.values())
         held += self._groups.nbytes() if self._groups is not None else 0
         # (the traces as they are: a sync would only move the table's groups into them)
@@ -942,6 +955,7 @@ class IncrementalAggregate:
 
     def traces(self) -> dict[str, Trace]:
         """Every piece of state, by a stable name (for checkpoints), up to date."""
+        self._fold_all()
         if self._groups is not None:
             self._groups.sync(self._state, self._linear_state_frame)
         return self._traces()
@@ -972,6 +986,7 @@ class IncrementalAggregate:
     def restored(self, meta: object) -> None:
         self._started = bool(meta)
         self._indexes.clear()  # reloaded from the refilled traces at the next step
+        self._unfolded.clear()  # (older than the refilled traces)
         p = self._plan
         if self._groups is not None:
             self._groups = GroupSums(p.group_types, 1 + len(self._layout))
@@ -1012,6 +1027,9 @@ class IncrementalAggregate:
         checkpoint made before they were kept, or an index dropped)."""
         p = self._plan
         self._out = self._empty_out()
+        self._fold_all()
+        if self._groups is not None:
+            self._groups.sync(self._state, self._linear_state_frame)
         state = p.from_trace_frame(self._state.snapshot().frame)
         if state.height == 0:
             state = p.linear_state(p.work(ZSet.empty(p.input_types).frame))
@@ -1064,17 +1082,22 @@ class IncrementalAggregate:
             self._drop_groups()
         keys = work  # the lookups read its group columns and deduplicate them
 
-        stored = p.from_trace_frame(self._fetch(self._state, keys))
-        old_state = stored
-        if p.is_global and old_state.height == 0 and not first:
-            # an empty global group is not stored, but its row (COUNT 0) was emitted
-            old_state = p.linear_state(work.head(0))
-        new_state = p.add_states([old_state, p.linear_state(work)])
+        read = self._table_states(self._groups, work) if self._groups is not None and not self._linear_only else None
+        if read is not None:
+            old_state, new_state, add_to_table = read
+        else:
+            self._drop_groups()  # (the trace is read: it hears of the table's groups first)
+            add_to_table = None
+            stored = old_state = p.from_trace_frame(self._fetch(self._state, keys))
+            if p.is_global and old_state.height == 0 and not first:
+                # an empty global group is not stored, but its row (COUNT 0) was emitted
+                old_state = p.linear_state(work.head(0))
+            new_state = p.add_states([old_state, p.linear_state(work)])
 
         # (a group left without rows has no output row, nor multiset values to attach)
         merged, old_merged = (_live(new_state) if p.gnames else new_state), old_state
         old_out = self._fetch(self._out, keys) if self._out is not None and not self._out_unkept else None
-        mset_deltas: list[tuple[Trace, pl.DataFrame]] = []
+        mset_deltas: list[tuple[int, Trace, pl.DataFrame]] = []
         index_changes: list[tuple[int, _IndexChange]] = []
         for arg, trace in self._msets.items():
             dm = _mset_of(p, arg, work)
@@ -1084,10 +1107,11 @@ class IncrementalAggregate:
                 if old_out is None and old_state.height:  # the emitted rows are not kept
                     old = self._old_extremes(arg, old_merged)
                     if old is None:
+                        self._fold(arg)
                         old_m = _renamed_mset(p, arg, self._fetch(trace, keys))
                         old = _join_groups(old_merged, p.mset_eval(arg, old_m), p.gnames)
                     old_merged = old
-                mset_deltas.append((trace, dm))
+                mset_deltas.append((arg, trace, dm))
                 index_changes.append((arg, change))
                 continue
             values = None
@@ -1099,7 +1123,7 @@ class IncrementalAggregate:
                 if old_out is None and old_state.height:
                     old_merged = _join_groups(old_merged, p.mset_eval(arg, old_m), p.gnames)
             merged = _join_groups(merged, p.mset_eval(arg, values), p.gnames)
-            mset_deltas.append((trace, dm))
+            mset_deltas.append((arg, trace, dm))
 
         # Without kept rows, the rows emitted before are a function of the old state: one
         # finalize evaluates the new rows (+1) and the old (-1) together. It may raise:
@@ -1113,22 +1137,72 @@ class IncrementalAggregate:
         else:
             out_delta = ZSet(p.finalize(merged), p.out_types)
 
-        state_change = concat_frames([p.to_trace_frame(stored, -1), p.to_trace_frame(_live(new_state), 1)])
+        state_change = None
+        if add_to_table is None:
+            state_change = concat_frames([p.to_trace_frame(stored, -1), p.to_trace_frame(_live(new_state), 1)])
 
         def commit() -> None:
-            self._state.insert(ZSet(state_change, tuple(p.state_types)))
-            for trace, dm in mset_deltas:
+            if state_change is None:
+                assert add_to_table is not None
+                add_to_table()
+            else:
+                self._state.insert(ZSet(state_change, tuple(p.state_types)))
+            served = {arg for arg, _ in index_changes}
+            for arg, trace, dm in mset_deltas:
                 renamed = pick(dm, dm.columns, [*(col_name(i) for i in range(dm.width - 1)), WEIGHT])
-                trace.insert(ZSet(renamed, trace.types))
+                if arg in served:
+                    self._unfolded.setdefault(arg, []).append(renamed)
+                else:
+                    trace.insert(ZSet(renamed, trace.types))
             if self._out is not None and not self._out_unkept:
                 self._out.insert(out_delta)
             for arg, change in index_changes:
                 index = self._indexes.get(arg)
                 if index is not None and not index.index.apply(*change):
-                    self._drop_index(arg)
+                    self._drop_index(arg)  # (its trace hears of every change first)
+                elif sum(f.height for f in self._unfolded.get(arg, ())) > max(_FOLD_ROWS, len(self._msets[arg]) // 8):
+                    self._fold(arg)
             self._started = True
 
         return out_delta, commit
+
+    def _table_states(
+        self, table: GroupSums, work: pl.DataFrame
+    ) -> tuple[pl.DataFrame, pl.DataFrame, Callable[[], None]] | None:
+        """The touched groups' linear states before and after the change (`old_state`,
+        `new_state` of the general step) from the compiled table, in one call instead of a
+        probe of the state trace and a sum, and the commit that adds to the table; None
+        (the caller leaves the table for the trace) where `_step_table` would leave it."""
+        p = self._plan
+        rows = table.keys([work.get_column(g) for g in p.gnames])
+        read = _exact_batch(p, work)
+        if rows is None or read is None:
+            return None
+        reps, deltas, held, sums = table.gather(rows, _row_parts(self._layout, read))
+        if bool((np.abs(sums) >= _SUM_BOUND).any()):
+            return None
+        keys = [take_series(work.get_column(g), reps) for g in p.gnames]
+        old, new = _layout_sums(self._layout, sums), _layout_sums(self._layout, sums + deltas)
+        had = np.flatnonzero(held)
+        old_state = p.from_trace_frame(
+            _linear_state(
+                p,
+                [take_series(k, had) for k in keys],
+                old.n[had],
+                {i: v[had] for i, v in old.k.items()},
+                {i: v[had] for i, v in old.s.items()},
+            )
+        )
+        new_state = p.from_trace_frame(_linear_state(p, keys, new.n, new.k, new.s))
+        removed = int((held & (new.n == 0)).sum())
+        touched = rows[reps]
+
+        def add() -> None:
+            table.add(touched, deltas, removed)
+            if table.backlogged():
+                table.sync(self._state, self._linear_state_frame)
+
+        return old_state, new_state, add
 
     def _index(self, arg: int) -> ExtremaIndex | None:
         """arg's ordered index, loaded from its multiset trace on first use."""
@@ -1136,6 +1210,7 @@ class IncrementalAggregate:
             return self._indexes[arg]
         p = self._plan
         index = ExtremaIndex(p.group_types, p.input_types[arg])
+        self._fold(arg)
         stored = self._msets[arg].snapshot().frame
         g = len(p.gnames)
         if stored.height and not index.load(
@@ -1148,8 +1223,20 @@ class IncrementalAggregate:
         self._indexes[arg] = index
         return index
 
+    def _fold(self, arg: int) -> None:
+        """Bring arg's multiset trace up to date with the changes waiting for it."""
+        frames = self._unfolded.pop(arg, None)
+        if frames:
+            trace = self._msets[arg]
+            trace.insert(ZSet(concat_frames(frames), trace.types))
+
+    def _fold_all(self) -> None:
+        for arg in list(self._unfolded):
+            self._fold(arg)
+
     def _drop_index(self, arg: int) -> None:
         # the multiset trace stays the state of record: the step reads it instead
+        self._fold(arg)
         self._indexed.discard(arg)
         self._indexes.pop(arg, None)
 
@@ -1332,7 +1419,7 @@ def _linear_layout(plan: _Plan) -> list[tuple[str, int]]:
     unscaled sum ("s"), with the aggregate's index."""
     layout = []
     for a in plan.aggs:
-        if a.call.fn == "count_star":
+        if not a.linear or a.call.fn == "count_star":
             continue
         layout.append(("k", a.index))
         if a.needs_sum:
