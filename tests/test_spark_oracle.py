@@ -195,6 +195,29 @@ INSERT INTO t VALUES (3, 0);
     _failing_step(spark, text, "DIVIDE_BY_ZERO", then="INSERT INTO t VALUES (3, 1);")
 
 
+def test_simple_case_when_null_never_evaluates_its_subject_like_spark(spark: Any) -> None:
+    """`CASE x WHEN NULL ...`: x = NULL is never true, and Spark's optimizer drops the
+    branch, so x (here a division by zero under ANSI) is not evaluated for it; a later
+    branch still is, and raises in both."""
+    text = """
+CREATE TABLE t (a INT, b INT);
+CREATE VIEW v AS
+SELECT CASE a / b WHEN CAST(NULL AS INT) THEN 1 END AS x, CASE a WHEN NULL THEN 'n' ELSE 'e' END AS y FROM t;
+-- step
+INSERT INTO t VALUES (1, 0), (4, 2), (NULL, 1);
+"""
+    check_against_spark(spark, "case_when_null", text)
+    failing = """
+CREATE TABLE t (a INT, b INT);
+CREATE VIEW v AS SELECT CASE a / b WHEN NULL THEN 1 WHEN 2 THEN 3 END AS x FROM t;
+-- step
+INSERT INTO t VALUES (4, 2);
+-- step
+INSERT INTO t VALUES (1, 0);
+"""
+    _failing_step(spark, failing, "DIVIDE_BY_ZERO", then="INSERT INTO t VALUES (6, 3);")
+
+
 def test_integer_overflow_raises_in_both(spark: Any) -> None:
     """TINYINT + TINYINT stays TINYINT in Spark and overflows at 100 + 100: both raise."""
     text = """

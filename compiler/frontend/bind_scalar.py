@@ -538,13 +538,29 @@ def _bind_case(node: exp.Case, scope: ScalarScope) -> Scalar:
     values: list[Scalar] = []
     for when in node.args.get("ifs") or []:
         cond = bind_scalar(when.this, scope)
-        conds.append(_compare("eq", subject, cond) if subject is not None else _boolean(cond, when.this))
+        if subject is None:
+            conds.append(_boolean(cond, when.this))
+        elif _is_null_constant(cond):
+            # `x = NULL` (typed as any comparison) is never true: the branch cannot be taken,
+            # and x is not evaluated for it, as Spark's optimizer drops it (x's errors, or
+            # SQLite's bare column differing within its group, do not fire there)
+            _compare("eq", subject, cond)
+            conds.append(Lit(BOOLEAN, None))
+        else:
+            conds.append(_compare("eq", subject, cond))
         values.append(bind_scalar(when.args["true"], scope))
     default = node.args.get("default")
     values.append(bind_scalar(default, scope) if default is not None else Lit(NULL, None))
     if scope.semantics.sqlite_storage:
         _refuse_mixed_sqlite_types("CASE", values, node)
     return _case(conds, values, scope.semantics.string_number)
+
+
+def _is_null_constant(e: Scalar) -> bool:
+    """NULL, or a cast of it (`CAST(NULL AS INTEGER)`)."""
+    while isinstance(e, Call) and e.fn == "cast" and len(e.args) == 1:
+        e = e.args[0]
+    return isinstance(e, Lit) and e.value is None
 
 
 def _case(conds: list[Scalar], values: list[Scalar], string_number: str = "spark") -> Scalar:
