@@ -218,6 +218,22 @@ INSERT INTO t VALUES (1, 0);
     _failing_step(spark, failing, "DIVIDE_BY_ZERO", then="INSERT INTO t VALUES (6, 3);")
 
 
+def test_arithmetic_and_comparisons_with_a_null_operand_evaluate_nothing_like_spark(spark: Any) -> None:
+    """Spark's optimizer makes `x + NULL`, `x * CAST(NULL AS INT)`, `x = NULL` NULL
+    without evaluating x, so a division by zero in x does not fire; nor does it in dbspc."""
+    text = """
+CREATE TABLE t (a INT, b INT);
+CREATE VIEW v AS
+SELECT a / b + NULL AS x, (a div b) * CAST(NULL AS INT) AS y, a / b = NULL AS z, -(a % b + NULL) AS m, a AS k
+FROM t WHERE a / b <> NULL OR a > 0;
+-- step
+INSERT INTO t VALUES (1, 0), (4, 2), (-3, 0), (NULL, 0);
+-- step
+DELETE FROM t WHERE a = 1;
+"""
+    check_against_spark(spark, "null_operands", text)
+
+
 def test_integer_overflow_raises_in_both(spark: Any) -> None:
     """TINYINT + TINYINT stays TINYINT in Spark and overflows at 100 + 100: both raise."""
     text = """

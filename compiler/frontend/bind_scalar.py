@@ -79,7 +79,22 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
         hit = scope.replacements.get(_printed(node))
         if hit is not None:
             return hit
-    return _refuse_arrays(_bind_node(node, scope), node, scope)
+    return _null_propagated(_refuse_arrays(_bind_node(node, scope), node, scope))
+
+
+# Calls that are NULL when any argument is (Spark's NullIntolerant arithmetic and
+# comparisons). Spark's optimizer replaces such a call with a NULL argument by NULL
+# (NullPropagation), so its other arguments are never evaluated: `a / b + NULL` is NULL
+# where b = 0, not a division by zero.
+_NULL_INTOLERANT = frozenset(
+    "add sub mul neg div div_or_null ieee_div int_div int_div_or_null mod mod_or_null pmod eq ne lt le gt ge".split()
+)
+
+
+def _null_propagated(result: Scalar) -> Scalar:
+    if isinstance(result, Call) and result.fn in _NULL_INTOLERANT and any(map(_is_null_constant, result.args)):
+        return Lit(result.type, None)
+    return result
 
 
 def _may_be_replaced(node: exp.Expression, scope: ScalarScope) -> bool:
