@@ -87,12 +87,13 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
 # (NullPropagation), so its other arguments are never evaluated: `a / b + NULL` is NULL
 # where b = 0, not a division by zero.
 _NULL_INTOLERANT = frozenset(
-    "add sub mul neg div div_or_null ieee_div int_div int_div_or_null mod mod_or_null pmod eq ne lt le gt ge".split()
+    """add sub mul neg abs div div_or_null ieee_div int_div int_div_or_null mod mod_or_null pmod
+    eq ne lt le gt ge""".split()
 )
 
 
 def _null_propagated(result: Scalar) -> Scalar:
-    if isinstance(result, Call) and result.fn in _NULL_INTOLERANT and any(map(_is_null_constant, result.args)):
+    if isinstance(result, Call) and result.fn in _NULL_INTOLERANT and any(map(_always_null, result.args)):
         return Lit(result.type, None)
     return result
 
@@ -555,7 +556,7 @@ def _bind_case(node: exp.Case, scope: ScalarScope) -> Scalar:
         cond = bind_scalar(when.this, scope)
         if subject is None:
             conds.append(_boolean(cond, when.this))
-        elif _is_null_constant(cond):
+        elif _always_null(cond):
             # `x = NULL` (typed as any comparison) is never true: the branch cannot be taken,
             # and x is not evaluated for it, as Spark's optimizer drops it (x's errors, or
             # SQLite's bare column differing within its group, do not fire there)
@@ -569,13 +570,6 @@ def _bind_case(node: exp.Case, scope: ScalarScope) -> Scalar:
     if scope.semantics.sqlite_storage:
         _refuse_mixed_sqlite_types("CASE", values, node)
     return _case(conds, values, scope.semantics.string_number)
-
-
-def _is_null_constant(e: Scalar) -> bool:
-    """NULL, or a cast of it (`CAST(NULL AS INTEGER)`)."""
-    while isinstance(e, Call) and e.fn == "cast" and len(e.args) == 1:
-        e = e.args[0]
-    return isinstance(e, Lit) and e.value is None
 
 
 def _case(conds: list[Scalar], values: list[Scalar], string_number: str = "spark") -> Scalar:
@@ -630,14 +624,12 @@ def _bind_coalesce(node: exp.Coalesce, scope: ScalarScope) -> Scalar:
     return _variadic("coalesce", items, scope.semantics.string_number)
 
 
-_NULL_PROPAGATING = frozenset("neg abs cast add sub mul div_or_null int_div_or_null mod_or_null".split())
-
-
 def _always_null(e: Scalar) -> bool:
-    """NULL on every row: a NULL literal, or a NULL-propagating call over one."""
+    """NULL on every row: a NULL literal, or a cast (`CAST(NULL AS INTEGER)`) or a
+    NULL-intolerant call over one."""
     if isinstance(e, Lit):
         return e.value is None
-    return isinstance(e, Call) and e.fn in _NULL_PROPAGATING and any(_always_null(a) for a in e.args)
+    return isinstance(e, Call) and (e.fn == "cast" or e.fn in _NULL_INTOLERANT) and any(map(_always_null, e.args))
 
 
 def _sqlite_coalesce_items(node: exp.Coalesce, items: list[Scalar]) -> list[Scalar]:
