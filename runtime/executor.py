@@ -16,7 +16,7 @@ from typing import Any
 import dbspc.runtime.kernels  # noqa: F401  (registers the kernels' evaluators)
 from dbspc.compiler.circuit import operators as op
 from dbspc.compiler.circuit.circuit import Circuit, consumers_of
-from dbspc.compiler.logical.scalar import Col, Lit
+from dbspc.runtime.kernels.linear import columns_and_nulls
 from dbspc.runtime.nested import DEFAULT_MAX_ITERATIONS
 from dbspc.runtime.registry import Context, OperatorState, Setup, Value, as_zset, evaluates, evaluator
 from dbspc.runtime.trace import Trace, merges_owed, settle_owed
@@ -40,8 +40,8 @@ def passes_rows_on(o: op.Operator) -> bool:
     pass equal rows on unsummed (a linear operator: Q(a + b) = Q(a) + Q(b)). An
     expression may not: on rows that would have cancelled (a pair of a deleted and an
     inserted row) it could raise an error that the view's rows never meet."""
-    if isinstance(o, op.Map):  # (columns, and the NULLs an outer join pads with)
-        return all(isinstance(e, Col) or (isinstance(e, Lit) and e.value is None) for e in o.exprs)
+    if isinstance(o, op.Map):
+        return columns_and_nulls(o.exprs)
     return isinstance(o, op.Negate)
 
 

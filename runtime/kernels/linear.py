@@ -32,7 +32,7 @@ def map_rows(batch: ZSet, exprs: Sequence[Scalar], out_types: Sequence[SqlType],
         # a pure projection: the columns themselves, without a polars query (~0.3 ms)
         names = [col_name(e.index) for e in exprs if isinstance(e, Col)]
         frame = pick(batch.frame, [*names, WEIGHT], [*(col_name(i) for i in range(len(names))), WEIGHT])
-    elif all(isinstance(e, Col) or _is_null(e) for e in exprs):
+    elif columns_and_nulls(exprs):
         # columns and NULLs (an outer join's padding): no query either
         frame = frame_of(
             [
@@ -48,8 +48,10 @@ def map_rows(batch: ZSet, exprs: Sequence[Scalar], out_types: Sequence[SqlType],
     return ZSet.from_frame(frame, out_types)
 
 
-def _is_null(e: Scalar) -> bool:
-    return isinstance(e, Lit) and e.value is None
+def columns_and_nulls(exprs: Sequence[Scalar]) -> bool:
+    """Whether a map's expressions are columns and NULL literals alone (an outer join's
+    padding): it evaluates nothing, so it is built without a query and cannot fail."""
+    return all(isinstance(e, Col) or (isinstance(e, Lit) and e.value is None) for e in exprs)
 
 
 _ONE_NULL: dict[SqlType, pl.Series] = {}  # per type, a column of one NULL to repeat
