@@ -1174,15 +1174,12 @@ class IncrementalAggregate:
         probe of the state trace and a sum, and the commit that adds to the table; None
         (the caller leaves the table for the trace) where `_step_table` would leave it."""
         p = self._plan
-        rows = table.keys([work.get_column(g) for g in p.gnames])
         read = _exact_batch(p, work)
-        if rows is None or read is None:
+        got = None if read is None else self._table_read(table, work, read)
+        if got is None:
             return None
-        reps, deltas, held, sums = table.gather(rows, _row_parts(self._layout, read))
-        if bool((np.abs(sums) >= _SUM_BOUND).any()):
-            return None
-        keys = [take_series(work.get_column(g), reps) for g in p.gnames]
-        old, new = _layout_sums(self._layout, sums), _layout_sums(self._layout, sums + deltas)
+        keys, old, delta, held, add = got
+        new = _added(old, delta)
         had = np.flatnonzero(held)
         old_state = p.from_trace_frame(
             _linear_state(
@@ -1194,7 +1191,25 @@ class IncrementalAggregate:
             )
         )
         new_state = p.from_trace_frame(_linear_state(p, keys, new.n, new.k, new.s))
-        removed = int((held & (new.n == 0)).sum())
+        return old_state, new_state, add
+
+    def _table_read(
+        self, table: GroupSums, work: pl.DataFrame, read: _Exact
+    ) -> tuple[list[pl.Series], _Sums, _Sums, np.ndarray, Callable[[], None]] | None:
+        """The batch's rows grouped and the touched groups' sums read in one call
+        (`GroupSums.gather`): the groups' key columns, their sums and the change's, which
+        of them the table held, and the commit that adds the change to the table. None
+        when a key has no int64 image or a sum nears int64's end."""
+        p = self._plan
+        rows = table.keys([work.get_column(g) for g in p.gnames])
+        if rows is None:
+            return None
+        reps, deltas, held, sums = table.gather(rows, _row_parts(self._layout, read))
+        if bool((np.abs(sums) >= _SUM_BOUND).any()):
+            return None
+        keys = [take_series(work.get_column(g), reps) for g in p.gnames]
+        old, delta = _layout_sums(self._layout, sums), _layout_sums(self._layout, deltas)
+        removed = int((held & (old.n + delta.n == 0)).sum())
         touched = rows[reps]
 
         def add() -> None:
@@ -1202,7 +1217,7 @@ class IncrementalAggregate:
             if table.backlogged():
                 table.sync(self._state, self._linear_state_frame)
 
-        return old_state, new_state, add
+        return keys, old, delta, held, add
 
     def _index(self, arg: int) -> ExtremaIndex | None:
         """arg's ordered index, loaded from its multiset trace on first use."""
@@ -1384,16 +1399,11 @@ class IncrementalAggregate:
         has no int64 image, a sum nears int64's end or the output cannot be built from
         the sums."""
         p = self._plan
-        rows = table.keys([work.get_column(g) for g in p.gnames])
-        if rows is None:
+        got = self._table_read(table, work, read)
+        if got is None:
             self._drop_groups()
             return None
-        reps, deltas, held, sums = table.gather(rows, _row_parts(self._layout, read))
-        if bool((np.abs(sums) >= _SUM_BOUND).any()):
-            self._drop_groups()
-            return None
-        keys = [take_series(work.get_column(g), reps) for g in p.gnames]
-        old, delta = _layout_sums(self._layout, sums), _layout_sums(self._layout, deltas)
+        keys, old, delta, held, add = got
         new, unchanged = _added(old, delta), _unchanged(delta)
         had = held & ~unchanged
         live = (new.n != 0) & ~unchanged
@@ -1401,14 +1411,10 @@ class IncrementalAggregate:
         if out is None:
             self._drop_groups()
             return None
-        removed = int((held & (new.n == 0)).sum())
-        touched = rows[reps]
 
         def commit() -> None:
-            table.add(touched, deltas, removed)
+            add()
             self._started = True
-            if table.backlogged():
-                table.sync(self._state, self._linear_state_frame)
 
         return out, commit
 
