@@ -90,6 +90,10 @@ class Semantics:
     # dialects differ on their domains (PostgreSQL raises on sqrt(-1), SQLite returns
     # NULL), so there they are refused rather than answered with Spark's rules.
     spark_math: bool = False
+    # Spark's optimizer evaluates a query's constant expressions when it plans it: one
+    # that raises fails the query over any rows or none, so such a view is refused
+    # (compiler/frontend/failing_constants.py). Other dialects raise per row.
+    folds_constants: bool = False
 
     def parse_only_warning(self) -> str | None:
         """The stderr line that says a dialect is not evaluated by its own rules."""
@@ -112,6 +116,7 @@ _SPARK = Semantics(
     spark_names=True,
     spark_predicates=True,
     spark_math=True,
+    folds_constants=True,
 )
 
 _FULL = {

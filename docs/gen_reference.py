@@ -97,6 +97,7 @@ CONSTRUCTS: list[tuple[str, str]] = [
     ("mode, any of the ties (Spark's default)", "SELECT g, mode(x) AS m FROM t GROUP BY g"),
     ("DECIMAL of more than 38 digits", "SELECT id, CAST(x AS DECIMAL(50, 2)) AS w FROM t"),
     ("a call without an argument it needs", "SELECT id, nvl2(x, 1) AS n FROM t"),
+    ("a constant that raises, outside a conditional's branches", "SELECT id, make_date(2023, 2, 29) AS d FROM t"),
 ]
 
 

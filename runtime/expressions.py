@@ -199,6 +199,22 @@ def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.Data
     return _collect(query, what)
 
 
+_ONE_ROW = pl.DataFrame({"__row": [0]})
+_NOWHERE = "\x00"
+
+
+def constant_error(expr: Scalar) -> str | None:
+    """The SQL error a constant expression raises when evaluated, or None: what Spark's
+    optimizer raises when it folds it (compiler/logical/constant_folding.py)."""
+    try:
+        evaluate(_ONE_ROW, [expr], _NOWHERE)
+    except RuntimeSqlError as e:
+        return str(e).removesuffix(f" in {_NOWHERE}")
+    except Exception:  # (what cannot be evaluated alone is left to the rows, as before)
+        return None
+    return None
+
+
 def _select_checked(frame: pl.DataFrame, columns: list[pl.Expr], checks: Sequence[Check]) -> pl.DataFrame | None:
     """`columns` of a small non-empty frame, with the checks' flags computed in the same
     sequential select (one polars call instead of two). None, for the caller to run the

@@ -380,6 +380,72 @@ def test_on_clause_cannot_see_later_tables_like_spark(spark: Any, tmp_path: Path
         Pipeline.from_sql(f"{ddl} CREATE VIEW later_v AS {query};")
 
 
+# Views over empty real tables: Spark fails the query when a constant it folds raises
+# (compiler/logical/constant_folding.py); dbspc refuses exactly those views.
+FOLDED_CONSTANT_QUERIES = [
+    "SELECT k, 1 / 0 AS x FROM fold_t",
+    "SELECT k, make_date(year(DATE'2023-12-31'), 2, 29) AS x FROM fold_t",
+    "SELECT k FROM (SELECT k, 1 / 0 AS x FROM fold_t)",
+    "SELECT k, CASE WHEN k > 0 THEN 1 / 0 END AS x FROM fold_t",
+    "SELECT k, CASE WHEN 1 / 0 = 1 THEN 1 END AS x FROM fold_t",
+    "SELECT k, CASE WHEN k = 1 THEN 1 WHEN 1 / 0 = 1 THEN 2 END AS x FROM fold_t",
+    "SELECT k, COALESCE(k, 1 / 0) AS x, IF(k > 0, 1, 1 / 0) AS y, nvl2(k, 1, 1 / 0) AS z FROM fold_t",
+    "SELECT k, COALESCE(1, 1 / 0) AS x, true OR 1 / 0 = 1 AS y, 1 IN (1, 1 / 0) AS z FROM fold_t",
+    "SELECT k, 1 / 0 = 1 OR true AS x FROM fold_t",
+    "SELECT k, 2 IN (1, 1 / 0) AS x FROM fold_t",
+    "SELECT k, NULLIF(1 / 0, 1) AS x FROM fold_t",
+    "SELECT k, nanvl(1 / 0, 1.0D) AS x FROM fold_t",
+    "SELECT k FROM fold_t WHERE k > 0 AND 1 / 0 = 1",
+    "SELECT k FROM fold_t WHERE 1 / 0 = 1 AND false",
+    "SELECT k FROM fold_t WHERE false AND 1 / 0 = 1",
+    "SELECT k FROM fold_t WHERE k IN (1 / 0, 2)",
+    "SELECT fold_t.k FROM fold_t JOIN fold_u ON fold_t.k = fold_u.k AND 1 / 0 = 1",
+    "SELECT k, SUM(1 / 0) AS s FROM fold_t GROUP BY k",
+    "SELECT k, COUNT(*) AS n FROM fold_t GROUP BY k, 1 / 0",
+    "SELECT COUNT(*) AS n FROM fold_t HAVING 1 / 0 > 1",
+    "SELECT k, ROW_NUMBER() OVER (ORDER BY 1 / 0) AS r FROM fold_t",
+    "SELECT k, 1 / 0 AS x FROM fold_t ORDER BY k LIMIT 0",
+    "SELECT k, 1 / 0 AS x FROM fold_t UNION ALL SELECT k, 1 FROM fold_u",
+    "SELECT k, (SELECT 1 / 0) AS x FROM fold_t",
+    "SELECT k FROM fold_t WHERE EXISTS (SELECT 1 / 0 FROM fold_u)",
+    "SELECT k, 2147483647 + 1 AS x, try_divide(1, 0) AS y FROM fold_t",
+    "SELECT k, CAST('2024-13-01' AS DATE) AS x FROM fold_t",
+    "SELECT k, CAST(3000000000 AS INT) AS x FROM fold_t",
+    "SELECT k, abs(-2147483648) AS x FROM fold_t",
+    "SELECT k, pmod(1, 0) AS x FROM fold_t",
+    "SELECT k, split_part('a,b', ',', 0) AS x FROM fold_t",
+    "SELECT k, elt(3, 'a', 'b') AS x FROM fold_t",
+    "SELECT k, add_months(DATE'2024-01-01', 2147483647) AS x FROM fold_t",
+    "SELECT k, to_timestamp('xyz', 'yyyy-MM-dd') AS x FROM fold_t",
+    "SELECT k, next_day(DATE'2024-01-01', 'xx') AS x FROM fold_t",
+    "SELECT k, repeat('a', -1) AS x, sqrt(-1) AS y, date_from_unix_date(2147483647) AS z FROM fold_t",
+]
+
+
+def test_views_whose_constants_raise_are_refused_like_spark(spark: Any, tmp_path: Path) -> None:
+    """Over empty parquet tables, each query fails in Spark exactly when dbspc refuses
+    its view at compile time (a constant that raises, outside a conditional's branches);
+    the others compile."""
+    for name in ("fold_t", "fold_u"):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.sql(f"CREATE TABLE {name} (k INT, s STRING) USING parquet LOCATION '{tmp_path / name}'")
+    ddl = "CREATE TABLE fold_t (k INT, s STRING);\nCREATE TABLE fold_u (k INT, s STRING);\n"
+    for query in FOLDED_CONSTANT_QUERIES:
+        try:
+            spark.sql(query).collect()
+            fails = False
+        except Exception:  # (any of Spark's errors: that it fails is what is compared)
+            fails = True
+        try:
+            Pipeline.from_sql(f"{ddl}CREATE VIEW fold_v AS {query};")
+            refused = False
+        except SqlError as e:
+            assert "whatever its rows" in e.message and e.span is not None and e.span.line == 3, e
+            refused = True
+        spark_does, dbspc_does = "fails" if fails else "answers", "refuses" if refused else "compiles"
+        assert refused == fails, f"{query}: Spark {spark_does}, dbspc {dbspc_does}"
+
+
 MIN_MAX_VIEWS = """
 CREATE TABLE t (g STRING, h INT, d DATE, ts TIMESTAMP, x DECIMAL(12,2), b BOOLEAN, n BIGINT);
 CREATE VIEW v1 AS SELECT g, MIN(d) AS d0, MAX(d) AS d1, MIN(ts) AS t0, MAX(ts) AS t1, COUNT(*) AS c FROM t GROUP BY g;

@@ -22,6 +22,7 @@ from dbspc.compiler.dialect import Semantics, semantics_of
 from dbspc.compiler.errors import DbspcError, Span, SqlError, UnsupportedSql
 from dbspc.compiler.frontend.bind_query import QueryBinder
 from dbspc.compiler.frontend.ddl import table_schema
+from dbspc.compiler.frontend.failing_constants import refuse_failing_constants
 from dbspc.compiler.frontend.positions import SQLGLOT_FAILURES, call_name, line_col, span_of, written_name
 from dbspc.compiler.frontend.shown_names import shown_names, spark_namer
 from dbspc.compiler.frontend.spark_names import pretty_name
@@ -621,6 +622,8 @@ def add_view(program: Program, stmt: exp.Create) -> None:
     except SQLGLOT_FAILURES:
         _refuse_unprintable_calls(qualified, program.dialect)
         raise
+    if program.semantics.folds_constants:
+        refuse_failing_constants(name, rel, query, program.dialect, functools.partial(_bind_alone, program))
     names = [f.name for f in rel.fields]
     columns = list(header.columns)
     if columns:
@@ -640,6 +643,12 @@ def add_view(program: Program, stmt: exp.Create) -> None:
     program.views[name] = lp.View(name, rel, text, tuple(shown) if shown != names else ())
     program.reads[name] = _relations_read(query)
     program.catalog.add(TableSchema(name, tuple(Column(n, f.type) for n, f in zip(names, rel.fields, strict=True))))
+
+
+def _bind_alone(program: Program, node: exp.Expression) -> lp.Relation:
+    """`SELECT node` bound in `program` (a constant of a view, to find which one raises)."""
+    query = exp.select(node)
+    return QueryBinder(program.catalog, program.semantics, {}).bind(qualify_query(query, program), {})
 
 
 def _refuse_replacing(program: Program, name: str, replace: bool, stmt: exp.Create) -> None:
