@@ -69,6 +69,28 @@ def test_constants_spark_does_not_fold_or_that_do_not_raise_compile(query: str) 
     assert _refusal(query) is None
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT k, x / 0 FROM (SELECT k, 1 AS x FROM t)",
+        "SELECT k FROM (SELECT DISTINCT k, 0 AS x FROM t) WHERE 10 / x > 1",
+        "SELECT a.k, make_date(year(a.d), 2, 29) FROM (SELECT k, DATE'2023-12-31' AS d FROM t) a JOIN u ON a.k = u.k",
+    ],
+)
+def test_a_constant_column_is_put_in_place_where_it_is_read(query: str) -> None:
+    """Spark carries a constant column up through projections, DISTINCT and inner joins
+    (CollapseProject, FoldablePropagation) and folds it where it is read."""
+    e = _refusal(query)
+    assert e is not None and e.span is not None and (e.span.line, e.span.col) == (3, 13), query  # the view's name
+    assert "an expression of constants in it raises" in e.message, e
+
+
+def test_a_padding_null_is_not_carried_up() -> None:
+    """An outer join's NULLs are constants of the plan but raise nowhere; nor does Spark
+    carry a column of the padded side up."""
+    assert _refusal("SELECT t.k, b.x / 0 FROM t LEFT JOIN (SELECT k, 1 AS x FROM u) b ON t.k = b.k") is None
+
+
 def test_other_dialects_evaluate_constants_per_row() -> None:
     """SQLite's 1 / 0 is NULL; PostgreSQL's raises, on a row (dbspc does not model its planner)."""
     assert _refusal("SELECT k, 1 / 0 AS x FROM t", "sqlite") is None

@@ -39,9 +39,15 @@ def refuse_failing_constants(
         if error is None:
             continue
         where, written = _written(query, dialect, error, bind_alone, constant_error)
+        if written is None:  # (made of constant columns read above their projection)
+            raise SqlError(
+                f"view '{name}' fails in Spark whatever its rows: an expression of constants in it raises {error}; "
+                "Spark puts constant columns in place of their reads and evaluates constants when it plans "
+                "the query, before it reads a row"
+            )
         raise SqlError(
-            f"view '{name}' fails in Spark whatever its rows: its constant {written or str(constant)} raises "
-            f"{error}, and Spark evaluates constants when it plans the query, before it reads a row",
+            f"view '{name}' fails in Spark whatever its rows: its constant {written} raises {error}; "
+            "Spark evaluates constants when it plans the query, before it reads a row",
             where,
         )
 

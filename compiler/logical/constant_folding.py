@@ -22,8 +22,11 @@ Spark removes some constants before it folds, and those are not folded here eith
 - whatever reads only a LIMIT 0 (OptimizeLimitZero, then PropagateEmptyRelation);
 - ELT's index out of range: Spark 4.0 leaves ELT to the rows (observed).
 
-What Spark folds only after its other rewrites (a constant propagated from `k = 0` into
-`10 / k`, or through a projection) is not found here: those still fail per row.
+A constant column is put in place where it is read above, through projections, filters,
+DISTINCT, windows and inner joins, before folding (Spark's CollapseProject and
+FoldablePropagation): `SELECT x / 0 FROM (SELECT k, 1 AS x FROM t)` fails in Spark too.
+What Spark folds only after other rewrites (a constant propagated from `k = 0` into
+`10 / k`) is not found here: those still fail per row.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ def folded_constants(plans: Sequence[lp.Relation]) -> Iterator[Call]:
     that Spark folds: the largest ones, outside any conditional that reads a column."""
     seen: set[int] = set()
     group_keys: dict[int, frozenset[int]] = {}  # a projection under an aggregate: its key columns
+    known: dict[int, Known] = {}
     stack = list(plans)
     while stack:
         rel = stack.pop()
@@ -52,17 +56,77 @@ def folded_constants(plans: Sequence[lp.Relation]) -> Iterator[Call]:
             continue
         seen.add(id(rel))
         if isinstance(rel, lp.Filter):
-            yield from _largest_constants(rel.predicate)
+            yield from _largest_constants(_put(rel.predicate, _known(rel.input, known)))
         elif isinstance(rel, lp.Project):
             keys = group_keys.get(id(rel), frozenset())
+            columns = _known(rel.input, known)
             for i, expr in enumerate(rel.exprs):
                 if i not in keys:
-                    yield from _largest_constants(expr)
+                    yield from _largest_constants(_put(expr, columns))
         elif isinstance(rel, lp.Aggregate) and isinstance(rel.input, lp.Project):
             group_keys[id(rel.input)] = frozenset(rel.group)
         stack.extend(lp.children(rel))
         if isinstance(rel, lp.Fixpoint):
             stack.extend(rel.bodies)
+
+
+# Per output column of a relation, the constant Spark puts in place of its reads, if any.
+Known = tuple[Scalar | None, ...]
+# A larger constant is not carried up (each read copies it: chains would grow geometrically).
+_CARRIED_NODES = 32
+
+
+def _known(rel: lp.Relation, memo: dict[int, Known]) -> Known:
+    got = memo.get(id(rel))
+    if got is not None:
+        return got
+    if isinstance(rel, lp.Project):
+        inner = _known(rel.input, memo)
+        out: Known = tuple(_carried(_put(e, inner)) for e in rel.exprs)
+    elif isinstance(rel, (lp.Filter, lp.Distinct)):
+        out = _known(rel.input, memo)
+    elif isinstance(rel, lp.Window):
+        out = _known(rel.input, memo) + (None,) * len(rel.calls)
+    elif isinstance(rel, lp.Join):  # (inner: the binder writes outer joins with other nodes)
+        out = _known(rel.left, memo) + _known(rel.right, memo)
+    else:  # aggregates, set operations, scans: Spark carries nothing through them here
+        out = (None,) * len(rel.fields)
+    memo[id(rel)] = out
+    return out
+
+
+def _carried(expr: Scalar) -> Scalar | None:
+    """`expr` if it is a constant to carry up: not a NULL (the padding of outer joins, in
+    this plan; a NULL raises nowhere) and small."""
+    if isinstance(expr, Lit):
+        return None if expr.value is None else expr
+    return expr if isinstance(expr, Call) and _size(expr, _CARRIED_NODES) <= _CARRIED_NODES else None
+
+
+def _size(expr: Scalar, most: int) -> int:
+    """Nodes of `expr`, counted up to past `most`; a column counts past it (not constant)."""
+    if isinstance(expr, Col):
+        return most + 1
+    if not isinstance(expr, Call):
+        return 1
+    n = 1
+    for arg in expr.args:
+        n += _size(arg, most - n)
+        if n > most:
+            break
+    return n
+
+
+def _put(expr: Scalar, columns: Known) -> Scalar:
+    """`expr` with the constants of the columns it reads in their place."""
+    if isinstance(expr, Col):
+        value = columns[expr.index] if expr.index < len(columns) else None
+        return expr if value is None else value
+    if isinstance(expr, Call) and any(c is not None for c in columns):
+        args = tuple(_put(a, columns) for a in expr.args)
+        if any(a is not b for a, b in zip(args, expr.args, strict=True)):
+            return Call(expr.type, expr.fn, args)
+    return expr
 
 
 def _empty(rel: lp.Relation) -> bool:
