@@ -24,7 +24,7 @@ import functools
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar, cast
 
 import numpy as np
 import polars as pl
@@ -168,6 +168,34 @@ def _guarded(run: Callable[[], pl.DataFrame], what: str) -> pl.DataFrame:
         raise
 
 
+# polars' calendar functions (chrono's) reach the years -262143..262142 and panic past them;
+# Spark's (java.time's) reach further. Such a value fails the step as an error, not a crash.
+_CALENDAR_RANGE = (
+    "a date or timestamp outside the years -262143 to 262142, which dbspc's calendar functions do not reach"
+)
+
+
+_Evaluator = TypeVar("_Evaluator", bound=Callable[..., pl.DataFrame])
+
+
+def _panics_as_errors(evaluator: _Evaluator) -> _Evaluator:
+    """`evaluator`, raising a polars panic on a value out of its range as a RuntimeSqlError
+    (the step is rejected and changes nothing, as for any SQL error)."""
+
+    @functools.wraps(evaluator)
+    def run(frame: pl.DataFrame, exprs: Any, what: str) -> pl.DataFrame:
+        try:
+            return evaluator(frame, exprs, what)
+        except pl.exceptions.PanicException as exc:
+            message = str(exc)
+            if "date" not in message and "time" not in message:
+                raise InternalCompilerError(f"polars panicked evaluating {what}: {message}") from exc
+            raise RuntimeSqlError(f"{_CALENDAR_RANGE} ({message}) in {what}") from exc
+
+    return cast(_Evaluator, run)
+
+
+@_panics_as_errors
 def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.DataFrame:
     """Evaluate `exprs` over `frame` into columns c0..c{k-1} (plus `w` if present).
 
@@ -233,6 +261,7 @@ def _select_checked(frame: pl.DataFrame, columns: list[pl.Expr], checks: Sequenc
     return frame_of(got[: len(columns)])
 
 
+@_panics_as_errors
 def evaluate_predicate(frame: pl.DataFrame, predicate: Scalar, what: str) -> pl.DataFrame:
     """The rows of `frame` where `predicate` is TRUE (NULL and FALSE drop)."""
     staged, (predicate,) = _in_stages(frame, [predicate], what)

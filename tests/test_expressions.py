@@ -1080,3 +1080,24 @@ def test_power_atan2_hypot_are_the_c_librarys() -> None:
     # Python's hypot is its own, correctly rounded; the C library's is within an ulp
     got = run(call("hypot", DOUBLE, col(0, DOUBLE), col(1, DOUBLE)), (DOUBLE, x), (DOUBLE, y))
     assert all(abs(g - math.hypot(a, b)) <= math.ulp(g) for g, a, b in zip(got, x, y, strict=True))
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["last_day(d + n)", "trunc(d + n, 'MM')", "date_trunc('YEAR', d - n)", "CAST(d + n AS TIMESTAMP)"],
+)
+def test_a_date_past_the_calendar_range_rejects_the_step(expr: str) -> None:
+    """polars' calendar functions panic on a date millions of years away (d + 2^31 - 1 days):
+    the step is rejected with a SQL error naming the range, and the table keeps its rows."""
+    import datetime as dt
+
+    from dbspc.compiler.errors import RuntimeSqlError
+    from dbspc.runtime.pipeline import Pipeline
+    from dbspc.runtime.zset import ZSet
+
+    pipeline = Pipeline.from_sql(f"CREATE TABLE t (d DATE, n INT);\nCREATE VIEW v AS SELECT {expr} AS x FROM t;")
+    types = pipeline.table_types("t")
+    pipeline.step({"t": ZSet.from_rows([(dt.date(2024, 2, 29), 1)], types)})
+    with pytest.raises(RuntimeSqlError, match="outside the years -262143 to 262142"):
+        pipeline.step({"t": ZSet.from_rows([(dt.date(2024, 1, 1), 2147483647)], types)})
+    assert pipeline.table_contents("t").to_rows() == [((dt.date(2024, 2, 29), 1), 1)]
