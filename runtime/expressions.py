@@ -974,7 +974,10 @@ def cast_expr(c: _Compiler, x: pl.Expr, src: SqlType, dst: SqlType, guard: Guard
                 f"{INTEGER_OVERFLOW if dst.is_integer else DECIMAL_OVERFLOW}: "
                 f"{{value}} of type {src} cannot be cast to {dst}"
             )
-            c.check(x.is_not_null() & out.is_null(), message, guard, x)
+            bad = x.is_not_null() & out.is_null()
+            if src.is_float and dst.is_decimal:  # Spark: NaN and ±Infinity are a NULL DECIMAL, never an error
+                bad = bad & x.is_finite()
+            c.check(bad, message, guard, x)
         return out
     if dst.kind == "DATE" and src.kind in TIMESTAMP_KINDS:
         return x.dt.date()

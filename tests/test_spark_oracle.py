@@ -234,6 +234,48 @@ DELETE FROM t WHERE a = 1;
     check_against_spark(spark, "null_operands", text)
 
 
+def test_nan_and_infinity_cast_to_decimal_are_null_like_spark(spark: Any) -> None:
+    """CAST of a DOUBLE NaN or ±Infinity to DECIMAL is NULL in Spark, even under ANSI (its
+    Decimal of them fails and the cast catches it); a finite value too large still raises."""
+    text = """
+CREATE TABLE t (k INT, f DOUBLE, g FLOAT);
+CREATE VIEW v AS SELECT k, CAST(f AS DECIMAL(10,3)) AS d, CAST(g AS DECIMAL(5,1)) AS e,
+  CAST(f / 2 AS DECIMAL(38,0)) AS h FROM t;
+-- step
+INSERT INTO t VALUES (1, CAST('NaN' AS DOUBLE), CAST('Infinity' AS FLOAT));
+INSERT INTO t VALUES (2, CAST('-Infinity' AS DOUBLE), CAST('NaN' AS FLOAT));
+INSERT INTO t VALUES (3, 1.5, 2.25), (4, NULL, NULL);
+-- step
+DELETE FROM t WHERE k = 1;
+"""
+    check_against_spark(spark, "nan_to_decimal", text)
+    first = text.split("-- step")[0]
+    failing = f"{first}-- step\nINSERT INTO t VALUES (3, 1.5, 2.25);\n-- step\nINSERT INTO t VALUES (5, 1e20, 0);\n"
+    nan = "INSERT INTO t VALUES (6, CAST('NaN' AS DOUBLE), 1);"
+    _failing_step(spark, failing, "NUMERIC_VALUE_OUT_OF_RANGE", then=nan)
+
+
+def test_null_intolerant_functions_of_a_null_evaluate_nothing_like_spark(spark: Any) -> None:
+    """Spark's NullPropagation makes any NullIntolerant call with a NULL argument NULL
+    (the mathematical functions, date fields and arithmetic, bitwise operators, upper,
+    length): a failing cast beside it is never evaluated, in Spark nor in dbspc."""
+    text = """
+CREATE TABLE t (k INT, s STRING);
+CREATE VIEW v AS SELECT k,
+  CAST(s AS INT) = year(CAST(NULL AS DATE)) AS a, CAST(s AS DOUBLE) = sqrt(CAST(NULL AS DOUBLE)) AS b,
+  CAST(s AS INT) + (CAST(NULL AS INT) & 1) AS c, datediff(CAST(s AS DATE), CAST(NULL AS DATE)) AS d,
+  power(CAST(s AS DOUBLE), CAST(NULL AS DOUBLE)) AS e, CAST(s AS INT) = length(upper(CAST(NULL AS STRING))) AS f,
+  add_months(CAST(s AS DATE), CAST(NULL AS INT)) AS g, shiftleft(CAST(s AS INT), CAST(NULL AS INT)) AS h,
+  CAST(s AS DOUBLE) = sign(CAST(NULL AS INT)) AS i
+FROM t;
+-- step
+INSERT INTO t VALUES (1, 'x'), (2, '12'), (3, NULL);
+-- step
+DELETE FROM t WHERE k = 2;
+"""
+    check_against_spark(spark, "null_intolerant_functions", text)
+
+
 def test_integer_overflow_raises_in_both(spark: Any) -> None:
     """TINYINT + TINYINT stays TINYINT in Spark and overflows at 100 + 100: both raise."""
     text = """

@@ -82,19 +82,29 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
     return _null_propagated(_refuse_arrays(_bind_node(node, scope), node, scope))
 
 
-# Calls that are NULL when any argument is (Spark's NullIntolerant arithmetic and
-# comparisons). Spark's optimizer replaces such a call with a NULL argument by NULL
-# (NullPropagation), so its other arguments are never evaluated: `a / b + NULL` is NULL
-# where b = 0, not a division by zero.
+# Calls that are NULL when any argument is (Spark's NullIntolerant expressions: arithmetic,
+# comparisons, bitwise operators, the mathematical functions, date fields and date
+# arithmetic, upper/lower/length). Spark's optimizer replaces such a call with a NULL
+# argument by NULL (NullPropagation), so its other arguments are never evaluated:
+# `a / b + NULL` is NULL where b = 0, not a division by zero, and so is
+# `CAST('x' AS INT) = year(CAST(NULL AS DATE))`.
 _NULL_INTOLERANT = frozenset(
     """add sub mul neg abs div div_or_null ieee_div int_div int_div_or_null mod mod_or_null pmod
-    eq ne lt le gt ge""".split()
+    eq ne lt le gt ge not
+    bit_and bit_or bit_xor bit_not bit_count shift_left shift_right shift_right_unsigned
+    sqrt cbrt exp expm1 ln log10 log2 log1p log power sin cos tan asin acos atan atan2 hypot sinh cosh
+    tanh asinh acosh atanh cot sec csc degrees radians sign rint
+    year month day quarter dayofweek dayofyear weekofyear hour minute second
+    datediff date_add_days add_months add_months_overflow last_day unix_date unix_seconds unix_millis unix_micros
+    upper lower length""".split()
 )
 
 
 def _null_propagated(result: Scalar) -> Scalar:
     if isinstance(result, Call) and result.fn in _NULL_INTOLERANT and any(map(_always_null, result.args)):
         return Lit(result.type, None)
+    if isinstance(result, Call) and result.fn == "error_if" and all(map(_always_null, result.args[:2])):
+        return Lit(result.type, None)  # (a checked call, add_months say, of a NULL: no check fires)
     return result
 
 
