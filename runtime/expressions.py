@@ -1331,16 +1331,18 @@ def substring_expr(s: pl.Expr, pos: pl.Expr, length: pl.Expr | None) -> pl.Expr:
     """Spark's substring: 1-based; pos 0 acts as 1; pos < 0 counts from the end.
 
     As Spark, the window [start, start+len) is computed before clamping start to
-    the string, so substring('abc', -5, 3) is 'a'. NULL handling is the caller's.
+    the string, so substring('abc', -5, 3) is 'a'; without a length the length is
+    2^31 - 1, so substring('abc', -2147483648) is 'ab'. NULL handling is the caller's.
     """
     n = s.str.len_chars().cast(pl.Int64)
     pos = pos.cast(pl.Int64)
     start0 = pl.when(pos > 0).then(pos - 1).when(pos < 0).then(n + pos).otherwise(0)
     start = _clamp0(start0)
-    if length is None:
-        return s.str.slice(start)
-    end = start0 + length.cast(pl.Int64)
+    end = start0 + (_INT_MAX if length is None else length.cast(pl.Int64))
     return s.str.slice(start, _clamp0(end - start))
+
+
+_INT_MAX = pl.lit(2**31 - 1, pl.Int64)
 
 
 def _substring(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:

@@ -46,7 +46,8 @@ def _pad(left: bool) -> Kernel:
 
 
 def _locate(args: list[pl.Expr], call: Call) -> pl.Expr:
-    """1-based position of sub in s at or after `start`; 0 if absent or start < 1."""
+    """1-based position of sub in s at or after `start`; 0 if absent or start < 1; 1 for an
+    empty sub (Spark)."""
     sub, s, start = args
     start64 = start.cast(pl.Int64)
     tail = s.str.slice(pl.when(start64 > 0).then(start64 - 1).otherwise(0))
@@ -58,7 +59,7 @@ def _locate(args: list[pl.Expr], call: Call) -> pl.Expr:
         pl.when(start64 < 1)
         .then(0)
         .when(empty)
-        .then(pl.when(start64 <= s.str.len_chars() + 1).then(start64).otherwise(0))
+        .then(1)  # (Spark's indexOf of an empty string is 0, wherever it starts)
         .when(found)
         .then(before + start64)
         .otherwise(0)

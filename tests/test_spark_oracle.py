@@ -276,6 +276,23 @@ DELETE FROM t WHERE k = 2;
     check_against_spark(spark, "null_intolerant_functions", text)
 
 
+def test_locate_of_an_empty_string_and_substr_far_before_the_start_like_spark(spark: Any) -> None:
+    """locate('', s, n) is 1 for any n >= 1 (Spark's indexOf of an empty string is 0
+    wherever it starts); substr(s, pos) without a length takes 2^31 - 1 characters from
+    pos, so a pos near -2^31 ends before the string does."""
+    text = """
+CREATE TABLE t (k INT, s STRING, n INT);
+CREATE VIEW v AS SELECT k, locate('', s, n) AS l, substr(s, n) AS a, substr(s, n, 2147483647) AS b,
+  right(s, n) AS r FROM t;
+-- step
+INSERT INTO t VALUES (1, '', 3), (2, 'abc', 9), (3, 'abc', 0), (4, 'abc', -1), (5, 'abc', -2147483648);
+INSERT INTO t VALUES (6, '1970-01-01 00:00:00', -2147483648), (7, 'abc', -2147483646), (8, 'abc', 2147483647);
+-- step
+DELETE FROM t WHERE k = 5;
+"""
+    check_against_spark(spark, "locate_substr_edges", text)
+
+
 def test_integer_overflow_raises_in_both(spark: Any) -> None:
     """TINYINT + TINYINT stays TINYINT in Spark and overflows at 100 + 100: both raise."""
     text = """
