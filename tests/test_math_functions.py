@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dbspc.compiler.compile import compile_sql
-from dbspc.compiler.errors import RuntimeSqlError, UnsupportedSql
+from dbspc.compiler.errors import RuntimeSqlError, SqlError, UnsupportedSql
 from dbspc.runtime.script import run_script
 
 TABLE = "CREATE TABLE t (id INT, x INT, b BIGINT, d DOUBLE, PRIMARY KEY (id));\n"
@@ -72,6 +72,14 @@ def test_math_functions_are_refused_outside_spark_rules() -> None:
         compile_sql(TABLE + "CREATE VIEW v AS SELECT sqrt(d) AS r FROM t;", "sqlite")
     with pytest.raises(UnsupportedSql, match=r"PMOD\(\)"):
         compile_sql(TABLE + "CREATE VIEW v AS SELECT pmod(x, 2) AS r FROM t;", "postgres")
+
+
+@pytest.mark.parametrize("expr", ["log10(x > 0)", "power(d, true)", "isnan(x = 1)", "sqrt(NOT (x > 0))"])
+def test_a_boolean_is_no_number_to_a_math_function(expr: str) -> None:
+    """Spark casts numbers and strings to DOUBLE for its mathematical functions, never a
+    BOOLEAN (DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE)."""
+    with pytest.raises(SqlError, match="cannot convert BOOLEAN to DOUBLE"):
+        compile_sql(TABLE + f"CREATE VIEW v AS SELECT {expr} AS r FROM t;")
 
 
 def test_double_remainder_is_exact_like_javas() -> None:

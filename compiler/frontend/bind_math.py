@@ -30,7 +30,7 @@ from sqlglot import exp
 
 from dbspc.compiler.errors import SqlError, UnsupportedSql
 from dbspc.compiler.frontend.positions import call_name, span_of, written_name
-from dbspc.compiler.frontend.type_rules import coerce
+from dbspc.compiler.frontend.type_rules import TypeMismatch, coerce
 from dbspc.compiler.logical.scalar import Call, Lit, Scalar
 from dbspc.compiler.types import BIGINT, BOOLEAN, DOUBLE, INT, NULL
 
@@ -42,7 +42,10 @@ TRY_OPERATORS = ("add", "sub", "mul", "div", "mod")
 
 
 def _double(node: exp.Expression, bind: Bind) -> Scalar:
-    return coerce(bind(node), DOUBLE)
+    value = bind(node)
+    if value.type == BOOLEAN:  # (Spark casts numbers and strings to DOUBLE here, not a BOOLEAN)
+        raise TypeMismatch("cannot convert BOOLEAN to DOUBLE")
+    return coerce(value, DOUBLE)
 
 
 def _unary(fn: str) -> Rule:
