@@ -154,9 +154,13 @@ def _make_date_invalid(args: list[pl.Expr], call: Call) -> pl.Expr:
     `days` (a date whose day number is past an INT, but for the fields)."""
     y, m, d = (a.cast(pl.Int64) for a in args[:3])
     fields = _date_fields_valid(y, m, d)
-    if _constant(call, 3) == "fields":
-        return (~fields).fill_null(False)
+    if _constant(call, 3) == "fields":  # (a NULL field makes the date NULL, whatever the others: day 0 too)
+        return (~fields & _all_known([y, m, d])).fill_null(False)
     return (fields & ~_days_from_civil(y, m, d).is_between(*_I32)).fill_null(False)
+
+
+def _all_known(args: list[pl.Expr]) -> pl.Expr:
+    return pl.all_horizontal([a.is_not_null() for a in args])
 
 
 def _make_date(args: list[pl.Expr], call: Call) -> pl.Expr:
@@ -195,7 +199,7 @@ def _make_timestamp_invalid(args: list[pl.Expr], call: Call) -> pl.Expr:
         bad = ~valid & ~fraction
     else:
         bad = valid & ~local.is_between(*_I64)
-    return bad.fill_null(False)
+    return (bad & _all_known(args[:6])).fill_null(False)  # (a NULL field makes it NULL, never an error)
 
 
 def _make_timestamp(args: list[pl.Expr], call: Call) -> pl.Expr:

@@ -293,6 +293,24 @@ DELETE FROM t WHERE k = 5;
     check_against_spark(spark, "locate_substr_edges", text)
 
 
+def test_make_date_and_make_timestamp_of_a_null_field_are_null_like_spark(spark: Any) -> None:
+    """A NULL field makes make_date and make_timestamp NULL, however wrong the others are
+    (day 0, month 13, hour 25): nothing is checked, per row nor when a field is the NULL
+    constant (then Spark folds the call, and an overflowing cast beside it is not evaluated)."""
+    text = """
+CREATE TABLE t (k INT, y INT, m INT, d INT, h INT, f DOUBLE);
+CREATE VIEW v AS SELECT k, make_date(y, m, d) AS a, month(make_date(k, CAST(NULL AS INT), d)) AS b,
+  make_timestamp(y, m, d, h, CAST(NULL AS INT), 0) AS c, make_timestamp(y, m, d, h, 0, 1.5) AS e,
+  make_timestamp(k, 13, 1, CAST(NULL AS INT), 0, CAST(f AS DECIMAL(10,3))) AS g FROM t;
+-- step
+INSERT INTO t VALUES (1, 2024, NULL, 0, 25, 1e10), (2, NULL, 13, 1, 3, 0.5), (3, 2024, 2, 29, NULL, NULL);
+INSERT INTO t VALUES (4, 2023, 1, 31, 23, 2.0);
+-- step
+DELETE FROM t WHERE k = 2;
+"""
+    check_against_spark(spark, "make_date_null_fields", text)
+
+
 def test_integer_overflow_raises_in_both(spark: Any) -> None:
     """TINYINT + TINYINT stays TINYINT in Spark and overflows at 100 + 100: both raise."""
     text = """

@@ -96,6 +96,7 @@ _NULL_INTOLERANT = frozenset(
     tanh asinh acosh atanh cot sec csc degrees radians sign rint
     year month day quarter dayofweek dayofyear weekofyear hour minute second
     datediff date_add_days add_months add_months_overflow last_day unix_date unix_seconds unix_millis unix_micros
+    make_date make_date_invalid make_timestamp make_timestamp_invalid
     upper lower length""".split()
 )
 
@@ -103,7 +104,7 @@ _NULL_INTOLERANT = frozenset(
 def _null_propagated(result: Scalar) -> Scalar:
     if isinstance(result, Call) and result.fn in _NULL_INTOLERANT and any(map(_always_null, result.args)):
         return Lit(result.type, None)
-    if isinstance(result, Call) and result.fn == "error_if" and all(map(_always_null, result.args[:2])):
+    if isinstance(result, Call) and result.fn == "error_if" and _always_null(result):
         return Lit(result.type, None)  # (a checked call, add_months say, of a NULL: no check fires)
     return result
 
@@ -639,6 +640,8 @@ def _always_null(e: Scalar) -> bool:
     NULL-intolerant call over one."""
     if isinstance(e, Lit):
         return e.value is None
+    if isinstance(e, Call) and e.fn == "error_if":  # a check that cannot fire around a NULL
+        return all(map(_always_null, e.args[:2]))
     return isinstance(e, Call) and (e.fn == "cast" or e.fn in _NULL_INTOLERANT) and any(map(_always_null, e.args))
 
 
