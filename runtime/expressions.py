@@ -1154,6 +1154,8 @@ def _parse_decimal(texts: pl.Expr, dst: SqlType) -> pl.Expr:
 _TRUE_STRINGS = ["t", "true", "y", "yes", "1"]
 _FALSE_STRINGS = ["f", "false", "n", "no", "0"]
 _DATE_RE = r"^([+-]?\d{4,})(?:-(\d{1,2})(?:-(\d{1,2})(?:[ T].*)?)?)?$"
+_DATE_ONLY_RE = r"^[+-]?\d{4,}(?:-\d{1,2}(?:-\d{1,2})?)?$"
+_YEAR_FIRST_RE = r"^[+-]?\d{4,}(?:[-T ]|$)"
 _TIMESTAMP_FORMATS = (
     "%Y-%m-%d %H:%M:%S%.f",
     "%Y-%m-%dT%H:%M:%S%.f",
@@ -1176,9 +1178,11 @@ def _from_string(x: pl.Expr, dst: SqlType) -> pl.Expr:
     if dst.kind == "DATE":
         return _parse_date(s)
     if dst.kind in TIMESTAMP_KINDS:
+        # Spark's date part as for a DATE: a year of 4 digits or more, then -[m]m and
+        # -[d]d, each optional ('2024' is 2024-01-01 00:00); '123-03-01 10:00' is NULL
         parsed = [s.str.strptime(pl.Datetime("us"), f, strict=False) for f in _TIMESTAMP_FORMATS]
-        date_only = s.str.strptime(pl.Date, "%Y-%m-%d", strict=False).cast(pl.Datetime("us"))
-        return pl.coalesce([*parsed, date_only])
+        date_only = pl.when(s.str.contains(_DATE_ONLY_RE)).then(_parse_date(s).cast(pl.Datetime("us")))
+        return pl.when(s.str.contains(_YEAR_FIRST_RE)).then(pl.coalesce([*parsed, date_only]))
     raise InternalCompilerError(f"no cast from STRING to {dst}")
 
 
@@ -1511,12 +1515,18 @@ def _floor_ceil(up: bool) -> Handler:
 
 
 def _extremum(largest: bool) -> Handler:
-    """greatest/least: NULL arguments are skipped; NULL only if all are NULL."""
+    """greatest/least: NULL arguments are skipped; NULL only if all are NULL. NaN is the
+    largest DOUBLE, as Spark orders them (polars' max skips it)."""
 
     def handler(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
         dtype = polars_dtype(call.type)
         args = [a.cast(dtype, strict=False) for a in c.args(call, guard)]
-        return pl.max_horizontal(args) if largest else pl.min_horizontal(args)
+        if not largest:
+            return pl.min_horizontal(args)  # (NaN only where every value is NaN: Spark's too)
+        if not call.type.is_float:
+            return pl.max_horizontal(args)
+        nan = pl.any_horizontal([a.is_nan() for a in args])
+        return pl.when(nan).then(pl.lit(float("nan"), dtype)).otherwise(pl.max_horizontal(args))
 
     return handler
 

@@ -311,6 +311,37 @@ DELETE FROM t WHERE k = 2;
     check_against_spark(spark, "make_date_null_fields", text)
 
 
+def test_string_to_timestamp_reads_the_date_part_like_spark(spark: Any) -> None:
+    """A TIMESTAMP read from a string has Spark's date part: a year of 4 digits or more,
+    then -[m]m and -[d]d, each optional ('2024' is 2024-01-01 00:00:00); a shorter year
+    ('123-03-01 10:00:00', '1-1-1') is no timestamp."""
+    text = """
+CREATE TABLE t (k INT, s STRING);
+CREATE VIEW v AS SELECT k, try_cast(s AS TIMESTAMP) AS ts, try_cast(s AS DATE) AS d FROM t;
+-- step
+INSERT INTO t VALUES (1, '00-03-01'), (2, '123-03-01 10:00:00'), (3, '2024'), (4, '2024-03'), (5, '1-1-1');
+INSERT INTO t VALUES (6, ' 2024-03-01 '), (7, '2024-3-1 10:20:30.5'), (8, '2024-03-01T10:20');
+INSERT INTO t VALUES (9, '2024-02-30 10:00:00');
+INSERT INTO t VALUES (10, 'x'), (11, '+2024-03-01'), (12, '2024-03-01 10:20:30');
+-- step
+DELETE FROM t WHERE k = 3;
+"""
+    check_against_spark(spark, "string_to_timestamp", text)
+
+
+def test_greatest_of_a_nan_is_nan_like_spark(spark: Any) -> None:
+    """NaN is the largest DOUBLE in Spark's order: greatest(NaN, 1.5) is NaN, least 1.5."""
+    text = """
+CREATE TABLE t (k INT, f DOUBLE, g DOUBLE);
+CREATE VIEW v AS SELECT k, greatest(f, g) AS hi, least(f, g) AS lo, greatest(f, 1.5D, g) AS h3 FROM t;
+-- step
+INSERT INTO t VALUES (1, CAST('NaN' AS DOUBLE), 1.5), (2, -0.5, CAST('NaN' AS DOUBLE));
+INSERT INTO t VALUES (3, NULL, CAST('NaN' AS DOUBLE));
+INSERT INTO t VALUES (4, 2.5, NULL), (5, NULL, NULL), (6, CAST('NaN' AS DOUBLE), CAST('NaN' AS DOUBLE));
+"""
+    check_against_spark(spark, "greatest_nan", text)
+
+
 def test_integer_overflow_raises_in_both(spark: Any) -> None:
     """TINYINT + TINYINT stays TINYINT in Spark and overflows at 100 + 100: both raise."""
     text = """
