@@ -266,7 +266,7 @@ CREATE VIEW v AS SELECT k,
   CAST(s AS INT) + (CAST(NULL AS INT) & 1) AS c, datediff(CAST(s AS DATE), CAST(NULL AS DATE)) AS d,
   power(CAST(s AS DOUBLE), CAST(NULL AS DOUBLE)) AS e, CAST(s AS INT) = length(upper(CAST(NULL AS STRING))) AS f,
   add_months(CAST(s AS DATE), CAST(NULL AS INT)) AS g, shiftleft(CAST(s AS INT), CAST(NULL AS INT)) AS h,
-  CAST(s AS DOUBLE) = sign(CAST(NULL AS INT)) AS i
+  CAST(s AS DOUBLE) = sign(CAST(NULL AS INT)) AS i, try_cast(NULL AS INT) + CAST(s AS INT) AS j
 FROM t;
 -- step
 INSERT INTO t VALUES (1, 'x'), (2, '12'), (3, NULL);

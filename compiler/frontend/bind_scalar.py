@@ -636,13 +636,14 @@ def _bind_coalesce(node: exp.Coalesce, scope: ScalarScope) -> Scalar:
 
 
 def _always_null(e: Scalar) -> bool:
-    """NULL on every row: a NULL literal, or a cast (`CAST(NULL AS INTEGER)`) or a
-    NULL-intolerant call over one."""
+    """NULL on every row: a NULL literal, or a cast (`CAST(NULL AS INTEGER)`, TRY_CAST too)
+    or a NULL-intolerant call over one."""
     if isinstance(e, Lit):
         return e.value is None
     if isinstance(e, Call) and e.fn == "error_if":  # a check that cannot fire around a NULL
         return all(map(_always_null, e.args[:2]))
-    return isinstance(e, Call) and (e.fn == "cast" or e.fn in _NULL_INTOLERANT) and any(map(_always_null, e.args))
+    casts = ("cast", "try_cast")
+    return isinstance(e, Call) and (e.fn in casts or e.fn in _NULL_INTOLERANT) and any(map(_always_null, e.args))
 
 
 def _sqlite_coalesce_items(node: exp.Coalesce, items: list[Scalar]) -> list[Scalar]:
