@@ -342,6 +342,25 @@ INSERT INTO t VALUES (4, 2.5, NULL), (5, NULL, NULL), (6, CAST('NaN' AS DOUBLE),
     check_against_spark(spark, "greatest_nan", text)
 
 
+def test_a_minus_before_a_parenthesis_is_no_literal_like_spark(spark: Any) -> None:
+    """Spark's grammar reads `-10` as one literal (DECIMAL(2,0) in decimal arithmetic) but
+    `-(10)` as a minus applied to an INT (DECIMAL(10,0)): the view's types follow, and
+    so do the scales of what is computed from them."""
+    query = (
+        "SELECT d + -10 AS a, d + (-(10)) AS b, d * -(2) AS c, -(2147483648) AS e, -(1.5) AS f,"
+        " try_divide(floor(d / k), d + (-(10))) AS g FROM neg_t"
+    )
+    spark.createDataFrame([], "k INT, d DECIMAL(10,3)").createOrReplaceTempView("neg_t")
+    try:
+        theirs = [f.dataType.simpleString() for f in spark.sql(query).schema.fields]
+    finally:
+        spark.catalog.dropTempView("neg_t")
+    pipeline = Pipeline.from_sql(f"CREATE TABLE neg_t (k INT, d DECIMAL(10,3));\nCREATE VIEW v AS {query};")
+    assert [t.sql().lower().replace(" ", "") for t in pipeline.view_types("v")] == theirs
+    text = f"CREATE TABLE neg_t (k INT, d DECIMAL(10,3));\nCREATE VIEW v AS {query};\n-- step\n"
+    check_against_spark(spark, "minus_parenthesis", text + "INSERT INTO neg_t VALUES (3, -2.250), (7, 999.999);\n")
+
+
 def test_integer_overflow_raises_in_both(spark: Any) -> None:
     """TINYINT + TINYINT stays TINYINT in Spark and overflows at 100 + 100: both raise."""
     text = """

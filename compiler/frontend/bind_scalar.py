@@ -409,7 +409,15 @@ def _bind_pmod(node: exp.Anonymous, scope: ScalarScope) -> Scalar:
 
 def _bind_neg(node: exp.Neg, scope: ScalarScope) -> Scalar:
     a = bind_scalar(node.this, scope)
-    if isinstance(a, Lit) and isinstance(a.value, (int, float, dec.Decimal)) and not isinstance(a.value, bool):
+    # Spark's grammar reads `-10` as one literal but `-(10)` as a minus applied to one: an
+    # INT, so `d + -(10)` is a DECIMAL(14,3) for a DECIMAL(10,3) d where `d + -10` is (11,3)
+    applied = isinstance(node.this, exp.Paren) and scope.semantics.spark_names
+    if (
+        isinstance(a, Lit)
+        and isinstance(a.value, (int, float, dec.Decimal))
+        and not isinstance(a.value, bool)
+        and not applied
+    ):
         # a negative decimal literal is exact in Spark (copy_negate: `-` would round to the
         # default context's 28 digits)
         value = a.value.copy_negate() if isinstance(a.value, dec.Decimal) else -a.value
