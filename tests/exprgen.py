@@ -13,7 +13,7 @@ or with Spark's error: both must fail, or neither.
 It prints each disagreement and a tally. What it cannot judge is skipped: a view dbspc
 refuses at compile time (unless Spark answers it while dbspc called it failing, which
 is printed) and values past Python's datetime (Spark's answer cannot come back).
-On 2026-11-30, seeds 1-5 (about 2,000 expressions) found the divergences listed in
+On 2026-11-30, seeds 1-7 (about 2,500 expressions) found the divergences listed in
 docs/conformance.md.
 """
 
