@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import sys
@@ -46,24 +45,11 @@ def spark() -> Iterator[Any]:
     """ONE local SparkSession for the whole run (per xdist worker; group spark tests
     with `@pytest.mark.xdist_group("spark")` so they share one worker)."""
     _java_or_fail()
-    from pyspark.sql import SparkSession
+    from dbspc.runtime.spark.session import local_session
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # distributed mode runs dbspc in workers
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("dbspc-tests")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    # pyspark logs every failed query's whole JVM stack trace from this Python logger;
-    # the tests that expect errors check them themselves.
-    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    # (it also quiets pyspark's logger of failed queries: the tests that expect errors
+    # check them themselves)
+    session = local_session("dbspc-tests")
     try:
         yield session
     finally:

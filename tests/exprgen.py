@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import logging
 import random
 import warnings
 from collections import Counter
@@ -215,18 +214,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--count", type=int, default=200)
     args = parser.parse_args()
-    from pyspark.sql import SparkSession
+    from dbspc.runtime.spark.session import local_session
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("OFF")
-    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    spark = local_session("dbspc-exprgen")
     rng = random.Random(args.seed)
     tally: Counter[str] = Counter()
     for _ in range(args.count):

@@ -913,16 +913,9 @@ def main() -> None:
     args = parser.parse_args()
     session = None
     if args.spark:
-        from pyspark.sql import SparkSession
+        from dbspc.runtime.spark.session import local_session
 
-        session = (
-            SparkSession.builder.master("local[2]")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.sql.session.timeZone", "UTC")
-            .getOrCreate()
-        )
-        session.sparkContext.setLogLevel("ERROR")
+        session = local_session("dbspc-viewgen")
     accepted = refused = 0
     reasons: Counter[str] = Counter()
     for seed in range(args.first, args.first + args.seeds):
