@@ -101,11 +101,14 @@ _NULL_INTOLERANT = frozenset(
 )
 
 
+_CASTS = ("cast", "try_cast")
+
+
 def _null_propagated(result: Scalar) -> Scalar:
-    if isinstance(result, Call) and result.fn in _NULL_INTOLERANT and any(map(_always_null, result.args)):
+    """A NULL-intolerant call over a NULL, or a check around one (add_months' error_if),
+    as the NULL literal it is; a cast of a NULL stays as written."""
+    if isinstance(result, Call) and result.fn not in _CASTS and _always_null(result):
         return Lit(result.type, None)
-    if isinstance(result, Call) and result.fn == "error_if" and _always_null(result):
-        return Lit(result.type, None)  # (a checked call, add_months say, of a NULL: no check fires)
     return result
 
 
@@ -650,8 +653,7 @@ def _always_null(e: Scalar) -> bool:
         return e.value is None
     if isinstance(e, Call) and e.fn == "error_if":  # a check that cannot fire around a NULL
         return all(map(_always_null, e.args[:2]))
-    casts = ("cast", "try_cast")
-    return isinstance(e, Call) and (e.fn in casts or e.fn in _NULL_INTOLERANT) and any(map(_always_null, e.args))
+    return isinstance(e, Call) and (e.fn in _CASTS or e.fn in _NULL_INTOLERANT) and any(map(_always_null, e.args))
 
 
 def _sqlite_coalesce_items(node: exp.Coalesce, items: list[Scalar]) -> list[Scalar]:
