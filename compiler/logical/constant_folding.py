@@ -49,10 +49,11 @@ def folded_constants(plans: Sequence[lp.Relation]) -> Iterator[Call]:
     seen: set[int] = set()
     group_keys: dict[int, frozenset[int]] = {}  # a projection under an aggregate: its key columns
     known: dict[int, Known] = {}
+    empty: dict[int, bool] = {}
     stack = list(plans)
     while stack:
         rel = stack.pop()
-        if id(rel) in seen or _empty(rel):  # (views share equal parts of their plans)
+        if id(rel) in seen or _empty(rel, empty):  # (views share equal parts of their plans)
             continue
         seen.add(id(rel))
         if isinstance(rel, lp.Filter):
@@ -129,22 +130,29 @@ def _put(expr: Scalar, columns: Known) -> Scalar:
     return expr
 
 
-def _empty(rel: lp.Relation) -> bool:
+def _empty(rel: lp.Relation, memo: dict[int, bool]) -> bool:
     """Whether Spark knows `rel` has no rows before it folds: it reads a LIMIT 0 through
-    operators that give no row from none (not a global aggregate, which gives one)."""
+    operators that give no row from none (not a global aggregate, which gives one).
+    `memo`: the answers so far (the walk asks again for every node below)."""
+    got = memo.get(id(rel))
+    if got is not None:
+        return got
     if isinstance(rel, lp.Window) and rel.limit == 0:
-        return True
-    if isinstance(rel, (lp.Filter, lp.Project, lp.Distinct, lp.Window)):
-        return _empty(rel.input)
-    if isinstance(rel, lp.Aggregate):
-        return not rel.is_global and _empty(rel.input)
-    if isinstance(rel, (lp.Join, lp.Intersect)):
-        return _empty(rel.left) or _empty(rel.right)
-    if isinstance(rel, (lp.Except, lp.Minus)):
-        return _empty(rel.left)
-    if isinstance(rel, lp.UnionAll):
-        return all(_empty(r) for r in rel.inputs)
-    return False
+        out = True
+    elif isinstance(rel, (lp.Filter, lp.Project, lp.Distinct, lp.Window)):
+        out = _empty(rel.input, memo)
+    elif isinstance(rel, lp.Aggregate):
+        out = not rel.is_global and _empty(rel.input, memo)
+    elif isinstance(rel, (lp.Join, lp.Intersect)):
+        out = _empty(rel.left, memo) or _empty(rel.right, memo)
+    elif isinstance(rel, (lp.Except, lp.Minus)):
+        out = _empty(rel.left, memo)
+    elif isinstance(rel, lp.UnionAll):
+        out = all(_empty(r, memo) for r in rel.inputs)
+    else:
+        out = False
+    memo[id(rel)] = out
+    return out
 
 
 def _largest_constants(expr: Scalar) -> Iterator[Call]:
