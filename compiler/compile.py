@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from dbspc.compiler.circuit.circuit import Circuit
 from dbspc.compiler.deep_stack import deep
+from dbspc.compiler.dialect import semantics_of
 from dbspc.compiler.frontend.program import Program, compile_program
 from dbspc.compiler.incremental.passes import optimize
 from dbspc.compiler.logical.time_zone import localize, zone_id
@@ -38,7 +39,7 @@ def compile_sql(
         if zone is not None:
             plans = localize([v.plan for v in views], zone)
             views = [dataclasses.replace(v, plan=p) for v, p in zip(views, plans, strict=True)]
-        lifted = lower_views(views)
+        lifted = lower_views(views, semantics_of(dialect).eager_operands)
         return Compiled(program, optimize(lifted, incremental))
 
     return deep(run)

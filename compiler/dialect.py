@@ -94,6 +94,12 @@ class Semantics:
     # that raises fails the query over any rows or none, so such a view is refused
     # (compiler/frontend/failing_constants.py). Other dialects raise per row.
     folds_constants: bool = False
+    # Every operand of a function is evaluated, even after one that is NULL (DuckDB's
+    # vectors, PostgreSQL's and SQLite's argument lists), so an operand's error raises on
+    # such a row. Spark evaluates a NULL-intolerant operator's operands one at a time and
+    # stops at the first NULL (BinaryExpression.eval), so `NULL + 1 / 0` is NULL there
+    # (runtime/expressions.py: _Compiler.args).
+    eager_operands: bool = False
 
     def parse_only_warning(self) -> str | None:
         """The stderr line that says a dialect is not evaluated by its own rules."""
@@ -132,6 +138,7 @@ _FULL = {
         sqlite_storage=True,
         empty_in_list=True,
         bare_columns=True,
+        eager_operands=True,
     ),
     "postgres": Semantics(
         dialect="postgres",
@@ -140,6 +147,7 @@ _FULL = {
         remainder_by_zero="error",
         decimal_division="refuse",
         string_number="refuse",
+        eager_operands=True,
     ),
     "duckdb": Semantics(
         dialect="duckdb",
@@ -148,6 +156,7 @@ _FULL = {
         remainder_by_zero="error",
         decimal_division="double",
         string_number="refuse",
+        eager_operands=True,
     ),
 }
 

@@ -38,6 +38,7 @@ from dbspc.runtime.array_functions import KERNELS as ARRAY_KERNELS
 from dbspc.runtime.datetime_functions import KERNELS as DATETIME_KERNELS
 from dbspc.runtime.math_functions import KERNELS as MATH_KERNELS
 from dbspc.runtime.math_functions import ieee_divide, numpy_call
+from dbspc.runtime.spark_subexpressions import evaluated_ahead
 from dbspc.runtime.string_functions import KERNELS as STRING_KERNELS
 from dbspc.runtime.value_bounds import NONE_PROVEN
 from dbspc.runtime.zset import WEIGHT, col_name, frame_of, polars_dtype
@@ -75,10 +76,14 @@ class CompiledScalar:
     checks: list[Check] = field(default_factory=list)
 
 
-def compile_scalar(expr: Scalar, proven: frozenset[Call] = NONE_PROVEN) -> CompiledScalar:
+def compile_scalar(
+    expr: Scalar, proven: frozenset[Call] = NONE_PROVEN, eager: bool = False, ahead: frozenset[Call] = frozenset()
+) -> CompiledScalar:
     """Compile `expr` once into a polars expression and its error checks; the `proven`
-    calls (runtime/value_bounds.py) without theirs."""
-    compiler = _Compiler(proven)
+    calls (runtime/value_bounds.py) without theirs. `eager`: the dialect evaluates every
+    operand of a call, even after a NULL one (Semantics.eager_operands); `ahead`: calls
+    evaluated on every row whatever surrounds them (runtime/spark_subexpressions.py)."""
+    compiler = _Compiler(proven, eager, ahead)
     value = compiler.compile(expr, None)
     return CompiledScalar(value.cast(polars_dtype(expr.type), strict=False), compiler.checks)
 
@@ -90,23 +95,24 @@ class _Program:
 
 
 @functools.lru_cache(maxsize=2048)
-def _program(exprs: tuple[Scalar, ...], proven: frozenset[Call]) -> _Program:
+def _program(exprs: tuple[Scalar, ...], proven: frozenset[Call], eager: bool) -> _Program:
     """Compile a whole SELECT list; cached because kernels run it every step (a batch's
     proof is most often the same as the last one's)."""
-    compiled = [compile_scalar(e, proven) for e in exprs]
+    ahead = frozenset() if eager else evaluated_ahead(exprs)
+    compiled = [compile_scalar(e, proven, eager, ahead) for e in exprs]
     checks = tuple(ch for c in compiled for ch in c.checks)
     return _Program(tuple(c.expr for c in compiled), checks)
 
 
 def compile_scalars(
-    exprs: Sequence[Scalar], proven: frozenset[Call] = NONE_PROVEN
+    exprs: Sequence[Scalar], proven: frozenset[Call] = NONE_PROVEN, eager: bool = False
 ) -> tuple[list[pl.Expr], list[Check]]:
     """The value expressions and all checks of a list of scalars (cached if hashable),
     without the checks of the `proven` calls."""
     try:
-        prog = _program(tuple(exprs), proven)
+        prog = _program(tuple(exprs), proven, eager)
     except TypeError:  # an unhashable literal: compile without the cache
-        prog = _program.__wrapped__(tuple(exprs), proven)
+        prog = _program.__wrapped__(tuple(exprs), proven, eager)
     return list(prog.exprs), list(prog.checks)
 
 
@@ -183,9 +189,9 @@ def _panics_as_errors(evaluator: _Evaluator) -> _Evaluator:
     (the step is rejected and changes nothing, as for any SQL error)."""
 
     @functools.wraps(evaluator)
-    def run(frame: pl.DataFrame, exprs: Any, what: str) -> pl.DataFrame:
+    def run(frame: pl.DataFrame, exprs: Any, what: str, eager: bool = False) -> pl.DataFrame:
         try:
-            return evaluator(frame, exprs, what)
+            return evaluator(frame, exprs, what, eager)
         except pl.exceptions.PanicException as exc:
             message = str(exc)
             if "date" not in message and "time" not in message:
@@ -196,13 +202,14 @@ def _panics_as_errors(evaluator: _Evaluator) -> _Evaluator:
 
 
 @_panics_as_errors
-def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> pl.DataFrame:
+def evaluate(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str, eager: bool = False) -> pl.DataFrame:
     """Evaluate `exprs` over `frame` into columns c0..c{k-1} (plus `w` if present).
 
     Raises `RuntimeSqlError(f"{message} in {what}")` if any row hits a runtime error.
+    `eager`: Semantics.eager_operands.
     """
-    frame, exprs = _in_stages(frame, exprs, what)
-    values, checks = compile_scalars(exprs, value_bounds.proven(frame, exprs))
+    frame, exprs = _in_stages(frame, exprs, what, eager)
+    values, checks = compile_scalars(exprs, value_bounds.proven(frame, exprs), eager)
     weight = [pl.col(WEIGHT)] if WEIGHT in frame.columns else []
     small = frame.height < EAGER_ROWS
     columns = [v.alias(col_name(i)) for i, v in enumerate(values)] + weight
@@ -262,10 +269,10 @@ def _select_checked(frame: pl.DataFrame, columns: list[pl.Expr], checks: Sequenc
 
 
 @_panics_as_errors
-def evaluate_predicate(frame: pl.DataFrame, predicate: Scalar, what: str) -> pl.DataFrame:
+def evaluate_predicate(frame: pl.DataFrame, predicate: Scalar, what: str, eager: bool = False) -> pl.DataFrame:
     """The rows of `frame` where `predicate` is TRUE (NULL and FALSE drop)."""
-    staged, (predicate,) = _in_stages(frame, [predicate], what)
-    values, checks = compile_scalars([predicate], value_bounds.proven(staged, [predicate]))
+    staged, (predicate,) = _in_stages(frame, [predicate], what, eager)
+    values, checks = compile_scalars([predicate], value_bounds.proven(staged, [predicate]), eager)
     if staged.height < EAGER_ROWS:
         mask = _select_checked(staged, [values[0].alias("__keep")], checks)
         kept = None if mask is None else _filtered(staged, mask.to_series())
@@ -315,16 +322,18 @@ _EAGER = frozenset(
 )
 
 
-def _in_stages(frame: pl.DataFrame, exprs: Sequence[Scalar], what: str) -> tuple[pl.DataFrame, list[Scalar]]:
+def _in_stages(
+    frame: pl.DataFrame, exprs: Sequence[Scalar], what: str, eager: bool
+) -> tuple[pl.DataFrame, list[Scalar]]:
     """`frame` with the deep eager subexpressions of `exprs` computed into extra columns
     (in dependency order), and `exprs` reading those columns instead."""
-    plan = _stage_plan(tuple(exprs), _data_width(frame))
+    plan = _stage_plan(tuple(exprs), _data_width(frame), eager)
     if plan is None:
         return frame, list(exprs)
     stages, rewritten = plan
     base = _data_width(frame)
     for stage in stages:
-        values, checks = compile_scalars(stage, value_bounds.proven(frame, stage))
+        values, checks = compile_scalars(stage, value_bounds.proven(frame, stage), eager)
         run_checks(frame, checks, what)
         computed = [v.alias(col_name(base + i)) for i, v in enumerate(values)]
         frame = _guarded(functools.partial(frame.with_columns_seq, computed), what)
@@ -337,8 +346,13 @@ def _data_width(frame: pl.DataFrame) -> int:
 
 
 @functools.lru_cache(maxsize=256)
-def _stage_plan(exprs: tuple[Scalar, ...], width: int) -> tuple[list[tuple[Scalar, ...]], tuple[Scalar, ...]] | None:
-    """Which subexpressions to compute ahead, stage by stage; None when all are shallow."""
+def _stage_plan(
+    exprs: tuple[Scalar, ...], width: int, eager: bool
+) -> tuple[list[tuple[Scalar, ...]], tuple[Scalar, ...]] | None:
+    """Which subexpressions to compute ahead, stage by stage; None when all are shallow.
+
+    Without `eager` only a call's first-evaluated operand is searched (_evaluated_first):
+    the others may be skipped on a row where it is NULL, so they are not computed ahead."""
     heights: dict[int, int] = {}
 
     def height(e: Scalar) -> int:
@@ -356,7 +370,8 @@ def _stage_plan(exprs: tuple[Scalar, ...], width: int) -> tuple[list[tuple[Scala
         """(e reading lifted columns, its height now, the latest stage it reads)."""
         if not isinstance(e, Call) or e.fn not in _EAGER:
             return e, height(e), -1
-        parts = [lift(a) for a in e.args]
+        first = None if eager else _evaluated_first(e)
+        parts = [lift(a) if first is None or i == first else (a, height(a), -1) for i, a in enumerate(e.args)]
         node = Call(e.type, e.fn, tuple(p[0] for p in parts))
         h = 1 + max(p[1] for p in parts)
         stage = max(p[2] for p in parts)
@@ -395,9 +410,13 @@ Handler = Callable[["_Compiler", Call, Guard], pl.Expr]
 class _Compiler:
     """Compiles one expression tree, collecting checks under their guards."""
 
-    def __init__(self, proven: frozenset[Call] = NONE_PROVEN) -> None:
+    def __init__(
+        self, proven: frozenset[Call] = NONE_PROVEN, eager: bool = False, ahead: frozenset[Call] = frozenset()
+    ) -> None:
         self.checks: list[Check] = []
         self.proven = proven  # calls whose own checks cannot fire on this batch
+        self.eager = eager  # Semantics.eager_operands
+        self.ahead = ahead  # calls evaluated on every row (Spark's common subexpressions)
 
     def compile(self, expr: Scalar, guard: Guard) -> pl.Expr:
         if isinstance(expr, Col):
@@ -405,13 +424,25 @@ class _Compiler:
         if isinstance(expr, Lit):
             return literal(expr)
         if isinstance(expr, Call):
+            if self.ahead and expr in self.ahead:
+                guard = None
             value = _HANDLERS[expr.fn](self, expr, guard)
             return value.cast(polars_dtype(expr.type), strict=False)
         raise InternalCompilerError(f"not a scalar: {expr!r}")
 
     def args(self, call: Call, guard: Guard) -> list[pl.Expr]:
-        """Compile all arguments (eager functions evaluate every argument)."""
-        return [self.compile(a, guard) for a in call.args]
+        """Compile all arguments. Spark evaluates a NULL-intolerant operator's operands
+        in turn and stops at a NULL, so an operand's checks hold only where the operands
+        evaluated before it are not NULL: in `atan2(ln(f), f % f)`, `f % f` does not raise
+        on a row where ln(f) is NULL (f = 0)."""
+        order = None if self.eager else _OPERAND_ORDER.get(call.fn)
+        if order is None or len(call.args) < 2:
+            return [self.compile(a, guard) for a in call.args]
+        out: dict[int, pl.Expr] = {}
+        for i in order(len(call.args)):
+            out[i] = self.compile(call.args[i], guard)
+            guard = _and_guard(guard, out[i].is_not_null())
+        return [out[i] for i in range(len(call.args))]
 
     def check(self, condition: pl.Expr, message: str, guard: Guard, detail: pl.Expr | None = None) -> None:
         """Raise `message` on rows where `condition` is true and the guard holds."""
@@ -429,6 +460,40 @@ class _Compiler:
         out = raw.cast(polars_dtype(t), strict=False)
         self.check(raw.is_not_null() & out.is_null(), message, guard, detail)
         return out
+
+
+# The order in which Spark evaluates the operands of a call that is NULL when one of them
+# is, stopping at the first NULL: BinaryExpression.eval and TernaryExpression.eval (and
+# their generated code) go left to right, DivModLike.eval reads the divisor first. Not
+# here (every operand evaluated, or an order of their own): concat, concat_ws, greatest,
+# least, null_safe_eq, locate, elt and the conditionals, which guard their operands
+# themselves.
+def _left_to_right(n: int) -> range:
+    return range(n)
+
+
+def _divisor_first(n: int) -> range:
+    return range(n - 1, -1, -1)
+
+
+_OPERAND_ORDER: dict[str, Callable[[int], range]] = {
+    **dict.fromkeys(
+        """add sub mul eq ne lt le gt ge like rlike bit_and bit_or bit_xor shift_left shift_right
+        shift_right_unsigned power atan2 hypot log round bround substring replace left right lpad rpad
+        repeat regexp_extract regexp_replace substring_index split_part translate startswith endswith
+        contains btrim ltrim_chars rtrim_chars split array_contains datediff date_add_days add_months
+        add_months_overflow months_between zoned_months_between next_day date_format make_date
+        make_date_invalid make_timestamp make_timestamp_invalid""".split(),
+        _left_to_right,
+    ),
+    **dict.fromkeys("div div_or_null int_div int_div_or_null mod mod_or_null pmod".split(), _divisor_first),
+}
+
+
+def _evaluated_first(call: Call) -> int | None:
+    """The operand Spark evaluates first, or None if it evaluates all of them."""
+    order = _OPERAND_ORDER.get(call.fn)
+    return None if order is None else order(len(call.args))[0]
 
 
 def _and_guard(guard: Guard, cond: pl.Expr) -> pl.Expr:
@@ -785,7 +850,7 @@ class _Trying(_Compiler):
     compiled by the enclosing compiler); the operator's own become NULL."""
 
     def __init__(self, outer: _Compiler) -> None:
-        super().__init__(outer.proven)
+        super().__init__(outer.proven, outer.eager, outer.ahead)
         self.outer = outer
 
     def args(self, call: Call, guard: Guard) -> list[pl.Expr]:

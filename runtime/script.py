@@ -140,7 +140,7 @@ def _insert(stmt: exp.Insert, pipeline: Pipeline, table: str) -> ZSet:
             node = items[position[c.name]] if c.name in position else None
             value = bind_scalar(node, scope) if node is not None else Lit(c.type, None)
             columns[j].append(_stored(value, c, table, node, pipeline))
-    return _rows_to_zset(columns, schema.types, f"INSERT INTO {table}")
+    return _rows_to_zset(columns, schema.types, f"INSERT INTO {table}", pipeline.program.semantics.eager_operands)
 
 
 def _stored(value: Scalar, column: Column, table: str, node: exp.Expression | None, pipeline: Pipeline) -> Scalar:
@@ -166,14 +166,14 @@ def _coerced(value: Scalar, t: SqlType, node: exp.Expression | None) -> Scalar:
         raise SqlError(str(e), span_of(node)) from None
 
 
-def _rows_to_zset(columns: list[list[Scalar]], types: tuple[SqlType, ...], what: str) -> ZSet:
+def _rows_to_zset(columns: list[list[Scalar]], types: tuple[SqlType, ...], what: str, eager: bool) -> ZSet:
     n = len(columns[0]) if columns else 0
     frame = pl.DataFrame({"_": [0] * n})
     exprs_by_row = [[columns[j][i] for j in range(len(columns))] for i in range(n)]
     if all(isinstance(e, Lit) for row in exprs_by_row for e in row):
         rows = [[e.value for e in row if isinstance(e, Lit)] for row in exprs_by_row]
         return ZSet.from_rows(rows, types)
-    parts = [evaluate(frame.head(1), row, what) for row in exprs_by_row]
+    parts = [evaluate(frame.head(1), row, what, eager=eager) for row in exprs_by_row]
     out = pl.concat(parts, how="vertical_relaxed").with_columns(pl.lit(1, pl.Int64).alias(WEIGHT))
     return ZSet.from_frame(out, types)
 
@@ -187,7 +187,8 @@ def _matching(stmt: exp.Expression, pipeline: Pipeline, table: str, current: ZSe
     pred = bind_scalar(where.this, scope)
     if pred.type.kind not in ("BOOLEAN", "NULL"):
         raise SqlError("WHERE needs a BOOLEAN condition", span_of(where))
-    keep = evaluate(current.frame, [pred], f"WHERE of {stmt.key.upper()} on {table}")
+    eager = pipeline.program.semantics.eager_operands
+    keep = evaluate(current.frame, [pred], f"WHERE of {stmt.key.upper()} on {table}", eager=eager)
     return current.frame.filter(keep[col_name(0)].fill_null(False))
 
 
@@ -221,7 +222,7 @@ def _update(stmt: exp.Update, pipeline: Pipeline, table: str, current: ZSet) -> 
             raise SqlError(f"table '{table}' has no column '{name}'", span_of(assignment))
         j = schema.names.index(name)
         exprs[j] = _stored(bind_scalar(assignment.expression, scope), schema.columns[j], table, assignment, pipeline)
-    new = evaluate(rows, exprs, f"UPDATE {table}")
+    new = evaluate(rows, exprs, f"UPDATE {table}", eager=pipeline.program.semantics.eager_operands)
     deleted = ZSet(rows.with_columns(-pl.col(WEIGHT)), current.types)
     inserted = ZSet.from_frame(new.with_columns(rows[WEIGHT]), current.types)
     return ZSet.concat([deleted, inserted], current.types)

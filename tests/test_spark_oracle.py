@@ -276,6 +276,68 @@ DELETE FROM t WHERE k = 2;
     check_against_spark(spark, "null_intolerant_functions", text)
 
 
+def test_operands_after_a_null_one_are_not_evaluated_like_spark(spark: Any) -> None:
+    """Spark evaluates a NULL-intolerant operator's operands in turn and stops at the first
+    NULL one (BinaryExpression.eval; the division family reads its divisor first), so an
+    overflow, a failing cast or a division by zero in a later operand does not raise on
+    such a row. Found by tests/exprgen.py (seed 8): atan2(ln(f), f % f) with f = 0."""
+    text = """
+CREATE TABLE t (k INT, i INT, j INT, f DOUBLE, s STRING);
+CREATE VIEW v AS SELECT k,
+  atan2(ln(f), f % f) AS a, j - (2147483000 + i) AS b, (i + 2147483001) / j AS c, j = CAST(s AS INT) AS d,
+  substr(CAST(j AS STRING), CAST(s AS BIGINT)) AS e, left(CAST(j AS STRING), CAST(s AS SMALLINT)) AS g,
+  make_date(j, CAST(s AS TINYINT), 1) AS h, pmod(i * 3000000, j) AS m, j < i * 2147483000 AS n,
+  power(CAST(j AS DOUBLE), CAST(s AS DOUBLE)) AS p, try_add(j, 2147483100 + i) AS u, (i div (k - 1)) / j AS w
+FROM t WHERE j <> CAST(s AS INT) OR k > 0;
+-- step
+INSERT INTO t VALUES (1, 1000, NULL, 0.0, 'x'), (2, 1, 3, 2.0, '4'), (3, NULL, NULL, NULL, NULL);
+-- step
+DELETE FROM t WHERE k = 2;
+"""
+    check_against_spark(spark, "operands_after_null", text)
+    divisor_first = """
+CREATE TABLE t (k INT, i INT, j INT);
+CREATE VIEW v AS SELECT k, j / (i div (k - 1)) AS x FROM t;
+-- step
+INSERT INTO t VALUES (2, 4, NULL);
+-- step
+INSERT INTO t VALUES (1, 4, NULL);
+"""
+    _failing_step(spark, divisor_first, "DIVIDE_BY_ZERO", then="INSERT INTO t VALUES (3, 4, 2);")
+
+
+def test_common_subexpressions_are_evaluated_on_every_row_like_spark(spark: Any) -> None:
+    """A subexpression that occurs twice in one projection or filter is computed by
+    Spark's generated code for every row ahead of the rest, behind a NULL operand or on
+    the right of an OR as well: there it raises where it alone would not."""
+    projection = """
+CREATE TABLE t (k INT, j INT, s STRING);
+CREATE VIEW v AS SELECT k, j + CAST(s AS INT) AS a, j * CAST(s AS INT) AS b FROM t;
+-- step
+INSERT INTO t VALUES (1, 2, '3');
+-- step
+INSERT INTO t VALUES (2, NULL, 'x');
+"""
+    _failing_step(spark, projection, "CAST_INVALID_INPUT", then="INSERT INTO t VALUES (3, NULL, '4');")
+    predicate = """
+CREATE TABLE t (k INT, i INT, j INT);
+CREATE VIEW v AS SELECT k FROM t WHERE (j - (2147483000 + i) > 0 OR k > 0) AND (j * (2147483000 + i) > 0 OR k > 0);
+-- step
+INSERT INTO t VALUES (1, 2, 1);
+-- step
+INSERT INTO t VALUES (2, 1000, NULL);
+"""
+    _failing_step(spark, predicate, "ARITHMETIC_OVERFLOW", then="INSERT INTO t VALUES (3, 5, NULL);")
+    alone = """
+CREATE TABLE t (k INT, i INT, j INT, s STRING);
+CREATE VIEW v AS SELECT k, j + CAST(s AS INT) AS a, CASE WHEN k > 5 THEN CAST(s AS INT) END AS b FROM t
+WHERE j - (2147483000 + i) > 0 OR k > 0;
+-- step
+INSERT INTO t VALUES (1, 1000, NULL, 'x'), (2, 1, 2, '3');
+"""
+    check_against_spark(spark, "subexpression_alone", alone)
+
+
 def test_locate_of_an_empty_string_and_substr_far_before_the_start_like_spark(spark: Any) -> None:
     """locate('', s, n) is 1 for any n >= 1 (Spark's indexOf of an empty string is 0
     wherever it starts); substr(s, pos) without a length takes 2^31 - 1 characters from

@@ -162,6 +162,8 @@ class Map(Operator):
     """↑map: SELECT list / projection. Linear."""
 
     exprs: tuple[Scalar, ...]
+    # the dialect evaluates every operand, even after a NULL one (Semantics.eager_operands)
+    eager_operands: bool = False
     kind: ClassVar[str] = "map"
     lifted_linear: ClassVar[bool] = True
     keeps_positive: ClassVar[bool] = True
@@ -181,6 +183,7 @@ class Filter(Operator):
     """↑σ_P: WHERE. Linear."""
 
     predicate: Scalar
+    eager_operands: bool = False  # as Map's
     kind: ClassVar[str] = "filter"
     lifted_linear: ClassVar[bool] = True
     keeps_positive: ClassVar[bool] = True

@@ -24,8 +24,10 @@ class Lowering:
     lowering: loop-invariant parts (no recursive reference) are lowered there and enter
     the scope as its inputs, so the loop body holds only what depends on the iterate."""
 
-    def __init__(self, parent: Lowering | None = None) -> None:
+    def __init__(self, parent: Lowering | None = None, eager_operands: bool = False) -> None:
         self.circuit = Circuit()
+        # the dialect's rule for a NULL operand's followers (Semantics.eager_operands)
+        self.eager_operands: bool = parent.eager_operands if parent else eager_operands
         self.views: dict[str, int] = parent.views if parent else {}
         self.parent = parent
         self.scope_inputs: list[int] = []  # outer node of each ScopeInput
@@ -65,7 +67,7 @@ def lower_scan(ctx: Lowering, rel: lp.Scan) -> int:
 
 def lower_filter(ctx: Lowering, rel: lp.Filter) -> int:
     """WHERE p ↦ ↑σ_p (Table 1)."""
-    return ctx.circuit.add(op.Filter((ctx.relation(rel.input),), rel.types, rel.predicate))
+    return ctx.circuit.add(op.Filter((ctx.relation(rel.input),), rel.types, rel.predicate, ctx.eager_operands))
 
 
 def lower_project(ctx: Lowering, rel: lp.Project) -> int:
@@ -74,7 +76,7 @@ def lower_project(ctx: Lowering, rel: lp.Project) -> int:
     identity = tuple(Col(t, i) for i, t in enumerate(rel.input.types))
     if rel.exprs == identity:
         return src
-    return ctx.circuit.add(op.Map((src,), rel.types, rel.exprs))
+    return ctx.circuit.add(op.Map((src,), rel.types, rel.exprs, ctx.eager_operands))
 
 
 def lower_join(ctx: Lowering, rel: lp.Join) -> int:
@@ -317,9 +319,9 @@ _LOWERINGS: dict[type, Callable[..., int]] = {
 }
 
 
-def lower_views(views: list[lp.View]) -> Circuit:
+def lower_views(views: list[lp.View], eager_operands: bool = False) -> Circuit:
     """One circuit for all views of a program, so views share their common parts."""
-    ctx = Lowering()
+    ctx = Lowering(eager_operands=eager_operands)
     for v, plan in zip(views, prune_columns([v.plan for v in views]), strict=True):
         ctx.view(lp.View(v.name, plan, v.write_sql))
     return ctx.circuit

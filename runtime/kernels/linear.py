@@ -19,8 +19,11 @@ from dbspc.runtime.registry import Context, Value, as_zset, evaluates
 from dbspc.runtime.zset import WEIGHT, ZSet, col_name, frame_of, pick, polars_dtype
 
 
-def map_rows(batch: ZSet, exprs: Sequence[Scalar], out_types: Sequence[SqlType], what: str) -> ZSet:
-    """Projection: each row becomes the row of `exprs`, with the same weight.
+def map_rows(
+    batch: ZSet, exprs: Sequence[Scalar], out_types: Sequence[SqlType], what: str, eager: bool = False
+) -> ZSet:
+    """Projection: each row becomes the row of `exprs`, with the same weight (`eager`:
+    Semantics.eager_operands).
 
     The result is NOT consolidated: distinct input rows may map to equal output rows
     (their weights are not merged here); consumers that need a consolidated batch
@@ -44,7 +47,7 @@ def map_rows(batch: ZSet, exprs: Sequence[Scalar], out_types: Sequence[SqlType],
             + [batch.frame.get_column(WEIGHT)]
         )
     else:
-        frame = evaluate(batch.frame, exprs, what)
+        frame = evaluate(batch.frame, exprs, what, eager=eager)
     return ZSet.from_frame(frame, out_types)
 
 
@@ -65,14 +68,14 @@ def _nulls(name: str, t: SqlType, n: int) -> pl.Series:
     return one.new_from_index(0, n).alias(name)
 
 
-def filter_rows(batch: ZSet, predicate: Scalar, what: str) -> ZSet:
+def filter_rows(batch: ZSet, predicate: Scalar, what: str, eager: bool = False) -> ZSet:
     """Selection: keep the rows where `predicate` is TRUE (NULL and FALSE drop).
 
     A consolidated input gives a consolidated output.
     """
     if len(batch) == 0:
         return batch
-    return ZSet(evaluate_predicate(batch.frame, predicate, what), batch.types, batch.consolidated)
+    return ZSet(evaluate_predicate(batch.frame, predicate, what, eager=eager), batch.types, batch.consolidated)
 
 
 def plus(parts: Sequence[ZSet], types: Sequence[SqlType]) -> ZSet:
@@ -90,12 +93,12 @@ def negate(batch: ZSet) -> ZSet:
 
 @evaluates(op.Map)
 def _map(ctx: Context, o: op.Map, args: list[Value]) -> Value:
-    return map_rows(as_zset(args[0]), o.exprs, o.types, ctx.what)
+    return map_rows(as_zset(args[0]), o.exprs, o.types, ctx.what, eager=o.eager_operands)
 
 
 @evaluates(op.Filter)
 def _filter(ctx: Context, o: op.Filter, args: list[Value]) -> Value:
-    return filter_rows(as_zset(args[0]), o.predicate, ctx.what)
+    return filter_rows(as_zset(args[0]), o.predicate, ctx.what, eager=o.eager_operands)
 
 
 @evaluates(op.Plus)

@@ -1,0 +1,91 @@
+"""Which operands' errors can raise on a row: Spark's order of evaluation, and the
+subexpressions its generated code computes ahead (runtime/spark_subexpressions.py).
+The same cases run against Spark itself in tests/test_spark_oracle.py."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from dbspc.compiler.errors import RuntimeSqlError
+from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
+from dbspc.compiler.types import BOOLEAN, INT, STRING
+from dbspc.runtime.expressions import evaluate
+from dbspc.runtime.pipeline import Pipeline
+from dbspc.runtime.spark_subexpressions import evaluated_ahead
+from dbspc.runtime.zset import ZSet
+
+J, S = Col(INT, 0), Col(STRING, 1)
+CAST_S = Call(INT, "cast", (S,))
+# j is NULL and s is not a number: casting s raises
+ROW = pl.DataFrame({"c0": [None], "c1": ["x"]}, schema={"c0": pl.Int32, "c1": pl.String})
+
+
+def add(a: Scalar, b: Scalar) -> Call:
+    return Call(INT, "add", (a, b))
+
+
+def test_an_operand_after_a_null_one_is_not_evaluated_in_spark() -> None:
+    assert evaluate(ROW, [add(J, CAST_S)], "v")["c0"].to_list() == [None]
+    with pytest.raises(RuntimeSqlError, match="invalid cast"):
+        evaluate(ROW, [add(CAST_S, J)], "v")  # the failing operand comes first
+
+
+def test_an_eager_dialect_evaluates_every_operand() -> None:
+    with pytest.raises(RuntimeSqlError):
+        evaluate(ROW, [add(J, CAST_S)], "v", eager=True)
+
+
+def test_a_division_reads_its_divisor_first() -> None:
+    one = Lit(INT, 1)
+    quotient = Call(INT, "int_div", (one, J))  # NULL where j is NULL
+    assert evaluate(ROW, [Call(INT, "int_div", (CAST_S, J))], "v")["c0"].to_list() == [None]
+    with pytest.raises(RuntimeSqlError):
+        evaluate(ROW, [Call(INT, "int_div", (J, CAST_S))], "v")
+    assert evaluate(ROW, [Call(INT, "int_div", (quotient, J))], "v")["c0"].to_list() == [None]
+
+
+def test_a_subexpression_occurring_twice_is_evaluated_on_every_row() -> None:
+    twice = [add(J, CAST_S), Call(INT, "mul", (J, CAST_S))]
+    assert evaluated_ahead(tuple(twice)) == {CAST_S}
+    with pytest.raises(RuntimeSqlError):
+        evaluate(ROW, twice, "v")
+    # one operator's expressions only: each alone answers
+    for e in twice:
+        assert evaluate(ROW, [e], "v")["c0"].to_list() == [None]
+
+
+def test_occurrences_compare_as_spark_canonicalizes_them() -> None:
+    a, b = Col(INT, 2), Col(INT, 3)
+    assert evaluated_ahead((add(J, add(a, b)), add(add(b, a), Lit(INT, 1)))) == {add(a, b), add(b, a)}
+    gt, lt = Call(BOOLEAN, "gt", (a, b)), Call(BOOLEAN, "lt", (b, a))
+    assert evaluated_ahead((gt, lt)) == {gt, lt}
+    # a chain is one multiset: (a + b) + J equals J + (b + a), and its parts are not counted again
+    assert evaluated_ahead((add(add(a, b), J), add(J, add(b, a)))) == {add(add(a, b), J), add(J, add(b, a))}
+
+
+def test_a_conditional_counts_what_it_always_evaluates_and_what_all_branches_share() -> None:
+    cond = Call(BOOLEAN, "gt", (J, Lit(INT, 0)))
+    in_branch = Call(INT, "case", (cond, CAST_S, Lit(INT, None)))
+    assert evaluated_ahead((in_branch, add(J, CAST_S))) == frozenset()
+    both_branches = Call(INT, "case", (cond, add(CAST_S, J), CAST_S))
+    assert evaluated_ahead((both_branches, add(J, CAST_S))) == {CAST_S}
+    first = Call(INT, "coalesce", (CAST_S, J))
+    assert evaluated_ahead((first, add(J, CAST_S))) == {CAST_S}
+    assert evaluated_ahead((Call(INT, "coalesce", (J, CAST_S)), add(J, CAST_S))) == frozenset()
+    # AND and OR are no conditionals to Spark's count: both sides are counted
+    ors = [Call(BOOLEAN, "or", (cond, Call(BOOLEAN, "eq", (J, CAST_S)))) for _ in range(2)]
+    assert evaluated_ahead((Call(BOOLEAN, "and", tuple(ors)),)) != frozenset()
+
+
+@pytest.mark.parametrize(("dialect", "raises"), [("spark", False), ("duckdb", True), ("postgres", True)])
+def test_the_dialect_decides_through_the_circuit(dialect: str, raises: bool) -> None:
+    p = Pipeline.from_sql(
+        "CREATE TABLE t (j INT, s VARCHAR); CREATE VIEW v AS SELECT j + CAST(s AS INT) AS x FROM t;", dialect=dialect
+    )
+    batch = {"t": ZSet.from_rows([[None, "x"]], p.table_types("t"))}
+    if raises:
+        with pytest.raises(RuntimeSqlError):
+            p.step(batch)
+    else:
+        assert p.step(batch)["v"].to_rows() == [((None,), 1)]
