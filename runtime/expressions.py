@@ -40,10 +40,13 @@ from dbspc.runtime.math_functions import KERNELS as MATH_KERNELS
 from dbspc.runtime.math_functions import ieee_divide, numpy_call
 from dbspc.runtime.spark_subexpressions import evaluated_ahead
 from dbspc.runtime.string_functions import KERNELS as STRING_KERNELS
+from dbspc.runtime.string_functions import MAX_STRING_BYTES
+from dbspc.runtime.string_functions import TOO_LARGE as STRING_LIMITS
 from dbspc.runtime.value_bounds import NONE_PROVEN
 from dbspc.runtime.zset import WEIGHT, col_name, frame_of, polars_dtype
 
 Guard = pl.Expr | None  # None: the subexpression is evaluated on every row
+StringLimit = Callable[[list[pl.Expr], Call], pl.Expr | None]
 
 DIVISION_BY_ZERO = "division by zero"
 INTEGER_OVERFLOW = "integer overflow"
@@ -1670,9 +1673,25 @@ def _simple(kernel: Callable[[list[pl.Expr], Call], pl.Expr]) -> Handler:
     return handler
 
 
+def _sized(kernel: Callable[[list[pl.Expr], Call], pl.Expr], too_large: StringLimit) -> Handler:
+    """A string function whose result can outgrow a string (lpad, repeat): it raises on
+    such a row, as Spark fails there, instead of allocating gigabytes per row."""
+
+    def handler(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
+        args = c.args(call, guard)
+        rows = too_large(args, call)
+        if rows is not None:
+            limit = f"{MAX_STRING_BYTES:,}"
+            c.check(rows, f"the result of {call.fn} would be longer than the longest string ({limit} bytes)", guard)
+        return kernel(args, call)
+
+    return handler
+
+
 _HANDLERS.update(
     {name: _simple(k) for name, k in {**DATETIME_KERNELS, **STRING_KERNELS, **ARRAY_KERNELS, **MATH_KERNELS}.items()}
 )
+_HANDLERS.update({name: _sized(STRING_KERNELS[name], limit) for name, limit in STRING_LIMITS.items()})
 _HANDLERS.update({f"try_{fn}": _try(fn) for fn in TRY_OPERATORS})
 
 _missing = set(_HANDLERS) ^ FUNCTIONS

@@ -26,23 +26,44 @@ def _null_if_any(value: pl.Expr, args: list[pl.Expr]) -> pl.Expr:
     return pl.when(pl.any_horizontal([a.is_null() for a in args])).then(None).otherwise(value)
 
 
+# The longest string Spark makes, in bytes (ByteArrayMethods.MAX_ROUNDED_ARRAY_LENGTH): a
+# longer result fails there. dbspc raises before it allocates one (TOO_LARGE below).
+MAX_STRING_BYTES = 2**31 - 1 - 15
+
+
 def _pad(left: bool) -> Kernel:
-    """lpad/rpad(s, width, padding): `padding` is the pad repeated to `width` characters."""
+    """lpad/rpad(s, width, pad): s cut to `width` characters, or filled to them with `pad`
+    repeated."""
 
     def kernel(args: list[pl.Expr], call: Call) -> pl.Expr:
         s = args[0]
         width = int(_constant(call, 1))  # type: ignore[call-overload]
-        padding = str(_constant(call, 2))
+        pad = str(_constant(call, 2))
         if width <= 0:
             return _null_if_any(pl.lit(""), [s])
         n = s.str.len_chars().cast(pl.Int64)
         need = pl.lit(width, pl.Int64) - n
-        fill = pl.lit(padding).str.slice(0, pl.when(need > 0).then(need).otherwise(0))
-        padded = pl.concat_str([fill, s]) if left else pl.concat_str([s, fill])
-        value = pl.when(need <= 0).then(s.str.slice(0, width)).otherwise(padded if padding else s)
+        if width > MAX_STRING_BYTES or not pad:
+            padded = pl.lit(None, pl.String) if pad else s  # (a padded row raises: _pad_too_large)
+        elif len(pad) == 1:
+            padded = s.str.pad_start(width, pad) if left else s.str.pad_end(width, pad)
+        else:
+            # the widest fill, built once for the batch and cut per row
+            filler = (pad * (width // len(pad) + 1))[:width]
+            fill = pl.lit(filler).str.slice(0, pl.when(need > 0).then(need).otherwise(0))
+            padded = pl.concat_str([fill, s]) if left else pl.concat_str([s, fill])
+        value = pl.when(need <= 0).then(s.str.slice(0, width)).otherwise(padded)
         return _null_if_any(value, [s])
 
     return kernel
+
+
+def _pad_too_large(args: list[pl.Expr], call: Call) -> pl.Expr | None:
+    width, pad = _constant(call, 1), _constant(call, 2)
+    assert isinstance(width, int)
+    if width <= MAX_STRING_BYTES or not pad:
+        return None
+    return args[0].str.len_chars().cast(pl.Int64) < width
 
 
 def _locate(args: list[pl.Expr], call: Call) -> pl.Expr:
@@ -101,8 +122,14 @@ def _initcap(args: list[pl.Expr], call: Call) -> pl.Expr:
 
 def _repeat(args: list[pl.Expr], call: Call) -> pl.Expr:
     s, n = args
-    times = pl.when(n > 0).then(n).otherwise(0).cast(pl.UInt32)
+    too_large = _repeat_too_large(args, call)
+    times = pl.when((n > 0) & ~too_large.fill_null(False)).then(n).otherwise(0).cast(pl.UInt32)
     return _null_if_any(s.repeat_by(times).list.join(""), [s, n])
+
+
+def _repeat_too_large(args: list[pl.Expr], call: Call) -> pl.Expr:
+    s, n = args
+    return s.str.len_bytes().cast(pl.Int64) * n.cast(pl.Int64) > MAX_STRING_BYTES
 
 
 def _regexp_replace(args: list[pl.Expr], call: Call) -> pl.Expr:
@@ -248,6 +275,13 @@ def _sqlite_real(args: list[pl.Expr], call: Call) -> pl.Expr:
     number = s.str.extract(_SQLITE_NUMBER, 1).cast(pl.Float64, strict=False).fill_null(0.0)
     return pl.when(s.is_null()).then(None).otherwise(number)
 
+
+# The rows on which a function's result would pass MAX_STRING_BYTES (None: none can).
+TOO_LARGE: dict[str, Callable[[list[pl.Expr], Call], pl.Expr | None]] = {
+    "lpad": _pad_too_large,
+    "rpad": _pad_too_large,
+    "repeat": _repeat_too_large,
+}
 
 KERNELS: dict[str, Kernel] = {
     "sqlite_real": _sqlite_real,

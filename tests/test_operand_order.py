@@ -89,3 +89,23 @@ def test_the_dialect_decides_through_the_circuit(dialect: str, raises: bool) -> 
             p.step(batch)
     else:
         assert p.step(batch)["v"].to_rows() == [((None,), 1)]
+
+
+@pytest.mark.parametrize(
+    ("view", "row"),
+    [
+        ("lpad(s, 2147483647, 'x')", ["ab", 1]),
+        ("rpad(s, 2147483647, 'xy')", ["ab", 1]),
+        ("repeat(s, n)", ["abc", 1073741824]),
+    ],
+)
+def test_a_string_longer_than_spark_holds_raises_before_it_is_built(view: str, row: list[object]) -> None:
+    """A result past Spark's largest array fails there; dbspc rejects the step rather than
+    allocate gigabytes per row (it once let the kernel's OOM killer end the process)."""
+    p = Pipeline.from_sql(f"CREATE TABLE t (s STRING, n INT); CREATE VIEW v AS SELECT {view} AS x FROM t;")
+    with pytest.raises(RuntimeSqlError, match="longer than the longest string"):
+        p.step({"t": ZSet.from_rows([row], p.table_types("t"))})
+    assert p.table_contents("t").to_rows() == []
+    # a NULL needs no room
+    fits = {"t": ZSet.from_rows([[None, 5]], p.table_types("t"))}
+    assert p.step(fits)["v"].to_rows() == [((None,), 1)]

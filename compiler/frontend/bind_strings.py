@@ -85,9 +85,7 @@ def _pad(node: exp.Expression, bind: Bind) -> Scalar:
         return Lit(STRING, None)
     assert isinstance(width, int) and isinstance(pad, str)
     fn = "lpad" if node.args.get("is_left") else "rpad"
-    # the padding for the widest need: pad repeated and cut to `width` characters
-    padding = (pad * (width // len(pad) + 1))[: max(width, 0)] if pad else ""
-    return Call(STRING, fn, (s, Lit(INT, width), Lit(STRING, padding)))
+    return Call(STRING, fn, (s, Lit(INT, width), Lit(STRING, pad)))
 
 
 def _position(node: exp.Expression, bind: Bind) -> Scalar:
