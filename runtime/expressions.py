@@ -253,6 +253,20 @@ def constant_error(expr: Scalar) -> str | None:
     return None
 
 
+def constant_value(expr: Scalar) -> tuple[bool, object]:
+    """(True, the value) of a constant expression that evaluates without an error, else
+    (False, None): what Spark's ConstantFolding puts in its place."""
+    try:
+        return True, _constant_value(expr)
+    except Exception:  # (an error is left to the rows and to the constant check)
+        return False, None
+
+
+@functools.lru_cache(maxsize=1024)
+def _constant_value(expr: Scalar) -> object:
+    return evaluate(_ONE_ROW, [expr], _NOWHERE).item(0, 0)
+
+
 def _select_checked(frame: pl.DataFrame, columns: list[pl.Expr], checks: Sequence[Check]) -> pl.DataFrame | None:
     """`columns` of a small non-empty frame, with the checks' flags computed in the same
     sequential select (one polars call instead of two). None, for the caller to run the

@@ -7,6 +7,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from dbspc.compiler.circuit.dump import to_text
 from dbspc.compiler.errors import RuntimeSqlError
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
 from dbspc.compiler.types import BOOLEAN, INT, STRING
@@ -109,3 +110,12 @@ def test_a_string_longer_than_spark_holds_raises_before_it_is_built(view: str, r
     # a NULL needs no room
     fits = {"t": ZSet.from_rows([[None, 5]], p.table_types("t"))}
     assert p.step(fits)["v"].to_rows() == [((None,), 1)]
+
+
+def test_a_constant_whose_value_is_null_propagates_in_spark() -> None:
+    """Spark folds `ln(-3.5)` to NULL while it plans, so the product is NULL without
+    dividing, whichever side the constant is on; dbspc binds it as the NULL it is."""
+    for x in ("(f % f) * ln(-3.5)", "ln(-3.5) * (f % f)"):
+        p = Pipeline.from_sql(f"CREATE TABLE t (f DOUBLE); CREATE VIEW v AS SELECT {x} AS x FROM t;")
+        assert "map[NULL::DOUBLE]" in to_text(p.circuit)
+        assert p.step({"t": ZSet.from_rows([[0.0]], p.table_types("t"))})["v"].to_rows() == [((None,), 1)]

@@ -306,6 +306,20 @@ INSERT INTO t VALUES (1, 4, NULL);
     _failing_step(spark, divisor_first, "DIVIDE_BY_ZERO", then="INSERT INTO t VALUES (3, 4, 2);")
 
 
+def test_a_constant_that_is_null_propagates_like_spark(spark: Any) -> None:
+    """Spark folds a constant to its value before NullPropagation: `ln(-3.5)` is NULL, so
+    `(f % f) * ln(-3.5)` is NULL without dividing, whichever side the constant is on."""
+    text = """
+CREATE TABLE t (k INT, f DOUBLE, s STRING);
+CREATE VIEW v AS SELECT k, (f % f) * ln(-3.5) AS a, CAST(s AS INT) = octet_length(CAST(NULL AS STRING) || '') AS b,
+  coalesce(ln(-3.5), f) AS c, (f % f) - asin(CAST(NULL AS DOUBLE) + 2) AS d
+FROM t;
+-- step
+INSERT INTO t VALUES (1, 0.0, 'x'), (2, 2.0, '3'), (3, NULL, NULL);
+"""
+    check_against_spark(spark, "null_constants", text)
+
+
 def test_common_subexpressions_are_evaluated_on_every_row_like_spark(spark: Any) -> None:
     """A subexpression that occurs twice in one projection or filter is computed by
     Spark's generated code for every row ahead of the rest, behind a NULL operand or on

@@ -79,7 +79,7 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
         hit = scope.replacements.get(_printed(node))
         if hit is not None:
             return hit
-    return _null_propagated(_refuse_arrays(_bind_node(node, scope), node, scope))
+    return _null_propagated(_refuse_arrays(_bind_node(node, scope), node, scope), scope.semantics.folds_constants)
 
 
 # Calls that are NULL when any argument is (Spark's NullIntolerant expressions: arithmetic,
@@ -104,12 +104,32 @@ _NULL_INTOLERANT = frozenset(
 _CASTS = ("cast", "try_cast")
 
 
-def _null_propagated(result: Scalar) -> Scalar:
+def _null_propagated(result: Scalar, folds_constants: bool) -> Scalar:
     """A NULL-intolerant call over a NULL, or a check around one (add_months' error_if),
-    as the NULL literal it is; a cast of a NULL stays as written."""
-    if isinstance(result, Call) and result.fn not in _CASTS and _always_null(result):
+    as the NULL literal it is; a cast of a NULL stays as written. With `folds_constants`
+    (Spark), a constant operand whose value is NULL counts as one: Spark folds `ln(-3.5)`
+    to NULL before NullPropagation, so `(f % f) * ln(-3.5)` never divides."""
+    if not isinstance(result, Call) or result.fn in _CASTS:
+        return result
+    if _always_null(result) or (
+        folds_constants and result.fn in _NULL_INTOLERANT and any(map(_folds_to_null, result.args))
+    ):
         return Lit(result.type, None)
     return result
+
+
+def _folds_to_null(e: Scalar) -> bool:
+    """A call of constants that evaluates to NULL (not to an error, which Spark raises)."""
+    if not isinstance(e, Call) or not _constant_call(e):
+        return False
+    from dbspc.runtime.expressions import constant_value  # (the runtime's kernels judge)
+
+    evaluated, value = constant_value(e)
+    return evaluated and value is None
+
+
+def _constant_call(e: Scalar) -> bool:
+    return not isinstance(e, Col) and (not isinstance(e, Call) or all(map(_constant_call, e.args)))
 
 
 def _may_be_replaced(node: exp.Expression, scope: ScalarScope) -> bool:
