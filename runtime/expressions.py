@@ -368,8 +368,9 @@ def _stage_plan(
 ) -> tuple[list[tuple[Scalar, ...]], tuple[Scalar, ...]] | None:
     """Which subexpressions to compute ahead, stage by stage; None when all are shallow.
 
-    Without `eager` only a call's first-evaluated operand is searched (_evaluated_first):
-    the others may be skipped on a row where it is NULL, so they are not computed ahead."""
+    Without `eager` only a call's first-evaluated operand is searched (_evaluated_first),
+    and the others only if they are deep themselves: they may be skipped on a row where it
+    is NULL, so they are computed ahead (checked on every row) only where planning needs it."""
     heights: dict[int, int] = {}
 
     def height(e: Scalar) -> int:
@@ -388,7 +389,12 @@ def _stage_plan(
         if not isinstance(e, Call) or e.fn not in _EAGER:
             return e, height(e), -1
         first = None if eager else _evaluated_first(e)
-        parts = [lift(a) if first is None or i == first else (a, height(a), -1) for i, a in enumerate(e.args)]
+        # a later operand may be skipped on a row (a NULL before it): it is computed ahead
+        # only when too deep to plan otherwise, and then its checks hold on every row
+        parts = [
+            lift(a) if first is None or i == first or height(a) >= STAGE_HEIGHT else (a, height(a), -1)
+            for i, a in enumerate(e.args)
+        ]
         node = Call(e.type, e.fn, tuple(p[0] for p in parts))
         h = 1 + max(p[1] for p in parts)
         stage = max(p[2] for p in parts)

@@ -28,53 +28,88 @@ from dbspc.compiler.logical.scalar import Call, Lit, Scalar
 
 def evaluated_ahead(exprs: tuple[Scalar, ...]) -> frozenset[Call]:
     """The calls of `exprs` (one operator's expressions) Spark computes for every row."""
-    counts: dict[object, list[Call]] = {}
+    counter = _Counter()
     try:
         for e in exprs:
-            _count(e, counts)
+            counter.count(e, counter.seen)
     except TypeError:  # an unhashable literal (a list): nothing is found common
         return frozenset()
-    return frozenset(c for seen in counts.values() if len(seen) > 1 for c in seen)
-
-
-def _count(e: Scalar, counts: dict[object, list[Call]]) -> None:
-    """Count `e` under its canonical form, and what it always evaluates if it is new."""
-    if not isinstance(e, Call):  # a column or a constant is never worth a subexpression
-        return
-    key = _canonical(e)
-    if key in counts:
-        counts[key].append(e)
-        return
-    counts[key] = [e]
-    always, groups = _operands(e)
-    for operand in always:
-        _count(operand, counts)
-    for group in groups:
-        for shared in _common(group):
-            _count(shared, counts)
+    return frozenset(c for calls in counter.seen.values() if len(calls) > 1 for c in calls)
 
 
 # Spark's Canonicalize: chains of these are compared as multisets of their operands.
 _COMMUTATIVE = frozenset("add mul and or bit_and bit_or bit_xor greatest least eq null_safe_eq".split())
 _MIRRORED = {"gt": "lt", "ge": "le"}  # a > b is compared as b < a
+_MASK = (1 << 64) - 1
 
 
-def _canonical(e: Scalar) -> object:
-    if not isinstance(e, Call):
-        return e
-    if e.fn in _COMMUTATIVE:
-        operands = sorted((_canonical(a) for a in _chain(e, e.fn)), key=repr)
-        return (e.fn, e.type, tuple(operands))
-    if e.fn in _MIRRORED:
-        return (_MIRRORED[e.fn], e.type, (_canonical(e.args[1]), _canonical(e.args[0])))
-    return (e.fn, e.type, tuple(_canonical(a) for a in e.args))
+class _Counter:
+    """Counts occurrences by canonical key. A key is a hash built from the operands' keys,
+    once per node, so counting is linear in the size of the expressions."""
 
+    def __init__(self) -> None:
+        self.seen: dict[int, list[Call]] = {}
+        self._keys: dict[int, int] = {}  # id(node) -> key (the nodes outlive the count)
+        self._bags: dict[int, int] = {}  # id(chain node) -> sum of its chain's operand keys
 
-def _chain(e: Scalar, fn: str) -> list[Scalar]:
-    """The operands of a chain of `fn` calls (`(a + b) + c`: a, b, c)."""
-    if isinstance(e, Call) and e.fn == fn:
-        return [x for a in e.args for x in _chain(a, fn)]
-    return [e]
+    def count(self, e: Scalar, into: dict[int, list[Call]]) -> None:
+        """Count `e`, and what it always evaluates if it is new."""
+        if not isinstance(e, Call):  # a column or a constant is never worth a subexpression
+            return
+        key = self.key(e)
+        if key in into:
+            into[key].append(e)
+            return
+        into[key] = [e]
+        always, groups = _operands(e)
+        for operand in always:
+            self.count(operand, into)
+        for group in groups:
+            for shared in self._common(group):
+                self.count(shared, into)
+
+    def key(self, e: Scalar) -> int:
+        found = self._keys.get(id(e))
+        if found is not None:
+            return found
+        if not isinstance(e, Call):
+            key = hash(e)
+        elif e.fn in _COMMUTATIVE:
+            key = hash((e.fn, e.type, self._bag(e)))
+        elif e.fn in _MIRRORED:
+            key = hash((_MIRRORED[e.fn], e.type, self.key(e.args[1]), self.key(e.args[0])))
+        else:
+            key = hash((e.fn, e.type, *(self.key(a) for a in e.args)))
+        self._keys[id(e)] = key
+        return key
+
+    def _bag(self, e: Call) -> int:
+        """The operands of `e`'s chain of its own function, as an order-free sum."""
+        found = self._bags.get(id(e))
+        if found is None:
+            found = 0
+            for a in e.args:
+                if isinstance(a, Call) and a.fn == e.fn and a.type == e.type:
+                    part = self._bag(a)
+                else:
+                    part = hash((self.key(a), 1))
+                found = (found + part) & _MASK
+            self._bags[id(e)] = found
+        return found
+
+    def _common(self, group: tuple[Scalar, ...]) -> list[Call]:
+        """The largest calls every branch of `group` evaluates."""
+        seen: list[dict[int, list[Call]]] = []
+        for branch in group:
+            local: dict[int, list[Call]] = {}
+            self.count(branch, local)
+            seen.append(local)
+        shared = set(seen[0]).intersection(*seen[1:])
+        chosen: list[Call] = []
+        for e in sorted((seen[0][key][0] for key in shared), key=_height, reverse=True):
+            if not any(_inside(e, c) for c in chosen):
+                chosen.append(e)
+        return chosen
 
 
 def _operands(call: Call) -> tuple[tuple[Scalar, ...], list[tuple[Scalar, ...]]]:
@@ -97,24 +132,9 @@ def _operands(call: Call) -> tuple[tuple[Scalar, ...], list[tuple[Scalar, ...]]]
     return args, []
 
 
-def _common(group: tuple[Scalar, ...]) -> list[Call]:
-    """The largest calls every branch of `group` evaluates."""
-    seen: list[dict[object, list[Call]]] = []
-    for branch in group:
-        local: dict[object, list[Call]] = {}
-        _count(branch, local)
-        seen.append(local)
-    shared = set(seen[0]).intersection(*seen[1:])
-    chosen: list[Call] = []
-    for e in sorted((seen[0][key][0] for key in shared), key=_height, reverse=True):
-        if not any(_inside(e, c) for c in chosen):
-            chosen.append(e)
-    return chosen
-
-
 def _height(e: Scalar) -> int:
     return 1 + max((_height(a) for a in e.args), default=0) if isinstance(e, Call) else 0
 
 
 def _inside(part: Call, whole: Scalar) -> bool:
-    return whole == part or (isinstance(whole, Call) and any(_inside(part, a) for a in whole.args))
+    return whole is part or whole == part or (isinstance(whole, Call) and any(_inside(part, a) for a in whole.args))
