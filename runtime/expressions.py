@@ -1460,6 +1460,10 @@ def _replace(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     s, search, rep = c.args(call, guard)
     args = [s, search, rep]
     rep = rep.fill_null("")  # polars rejects NULL replacements; the result is NULL anyway
+    if isinstance(call.args[0], Lit) and not isinstance(call.args[2], Lit):
+        # a constant s beside a column of replacements: polars replaces only in a column of
+        # the replacements' length, so the constant is spread over the rows first
+        s = pl.when(rep.is_null()).then(s).otherwise(s)
     pat = call.args[1]
     if isinstance(pat, Lit) and pat.value is not None:
         if pat.value == "":

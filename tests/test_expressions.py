@@ -1101,3 +1101,16 @@ def test_a_date_past_the_calendar_range_rejects_the_step(expr: str) -> None:
     with pytest.raises(RuntimeSqlError, match="outside the years -262143 to 262142"):
         pipeline.step({"t": ZSet.from_rows([(dt.date(2024, 1, 1), 2147483647)], types)})
     assert pipeline.table_contents("t").to_rows() == [((dt.date(2024, 2, 29), 1), 1)]
+
+
+def test_replace_in_a_constant_with_a_column_of_replacements() -> None:
+    """`replace('abc', 'b', s)`: polars replaces only in a column as long as the
+    replacements, so the constant is spread over the rows (tests.exprgen seed 11 found
+    the crash)."""
+    from dbspc.runtime.pipeline import Pipeline
+
+    p = Pipeline.from_sql(
+        "CREATE TABLE t (k INT, s STRING); CREATE VIEW v AS SELECT k, replace('abc', 'b', s) AS x FROM t;"
+    )
+    out = p.step({"t": ZSet.from_rows([[1, "-"], [2, ""], [3, None]], p.table_types("t"))})["v"]
+    assert sorted(out.to_rows()) == [((1, "a-c"), 1), ((2, "ac"), 1), ((3, None), 1)]
