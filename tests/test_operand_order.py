@@ -119,3 +119,15 @@ def test_a_constant_whose_value_is_null_propagates_in_spark() -> None:
         p = Pipeline.from_sql(f"CREATE TABLE t (f DOUBLE); CREATE VIEW v AS SELECT {x} AS x FROM t;")
         assert "map[NULL::DOUBLE]" in to_text(p.circuit)
         assert p.step({"t": ZSet.from_rows([[0.0]], p.table_types("t"))})["v"].to_rows() == [((None,), 1)]
+
+
+def test_an_integer_chain_adds_its_constants_last_in_spark() -> None:
+    """Spark's ReorderAssociativeOperator: `i + 2147483647 + j` is `(i + j) + 2147483647`,
+    which does not overflow for i = 1, j = -1; PostgreSQL adds left to right."""
+    ddl = "CREATE TABLE t (i INT, j INT); CREATE VIEW v AS SELECT i + 2147483647 + j AS x FROM t;"
+    spark = Pipeline.from_sql(ddl)
+    assert "((#0 + #1) + 2147483647)" in to_text(spark.circuit)
+    assert spark.step({"t": ZSet.from_rows([[1, -1]], spark.table_types("t"))})["v"].to_rows() == [((2147483647,), 1)]
+    postgres = Pipeline.from_sql(ddl, dialect="postgres")
+    with pytest.raises(RuntimeSqlError, match="overflow"):
+        postgres.step({"t": ZSet.from_rows([[1, -1]], postgres.table_types("t"))})

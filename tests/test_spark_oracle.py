@@ -320,6 +320,24 @@ INSERT INTO t VALUES (1, 0.0, 'x'), (2, 2.0, '3'), (3, NULL, NULL);
     check_against_spark(spark, "null_constants", text)
 
 
+def test_integer_chains_add_their_constants_last_like_spark(spark: Any) -> None:
+    """Spark's ReorderAssociativeOperator computes an integer `+` or `*` chain as its other
+    operands, in order, then the constants' sum: `i + 2147483647 + j` is 2147483647 for
+    i = 1, j = -1 where left to right overflows."""
+    text = """
+CREATE TABLE t (k INT, i INT, j INT, b BIGINT);
+CREATE VIEW v AS SELECT k, (i + 2147483647) + (-1) AS a, i + 2147483647 + j AS c, 2147483647 + i + j AS d,
+  (i * 2147483647) * j AS e, CAST(i AS BIGINT) + 9223372036854775807 + j AS f, i + 1 + 2 + 3 AS g,
+  j + (2147483000 + i) AS h, b * 3 * i * 5 AS m
+FROM t WHERE i + 2147483647 + j > 0 OR k > 1;
+-- step
+INSERT INTO t VALUES (1, 1, -1, 2), (2, 1, NULL, NULL), (3, NULL, 1, 4);
+-- step
+DELETE FROM t WHERE k = 1;
+"""
+    check_against_spark(spark, "reassociated_chains", text)
+
+
 def test_common_subexpressions_are_evaluated_on_every_row_like_spark(spark: Any) -> None:
     """A subexpression that occurs twice in one projection or filter is computed by
     Spark's generated code for every row ahead of the rest, behind a NULL operand or on

@@ -30,6 +30,7 @@ from dbspc.compiler.frontend.bind_strings import ANONYMOUS_RULES as STRING_ANONY
 from dbspc.compiler.frontend.bind_strings import RULES as STRING_RULES
 from dbspc.compiler.frontend.ddl import checked_decimal, sql_type
 from dbspc.compiler.frontend.positions import SQLGLOT_FAILURES, span_of, written_name
+from dbspc.compiler.frontend.reassociate import reassociated
 from dbspc.compiler.frontend.type_rules import TypeMismatch, arithmetic_type, as_decimal, castable, coerce, common_type
 from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
 from dbspc.compiler.types import (
@@ -79,7 +80,10 @@ def bind_scalar(node: exp.Expression, scope: ScalarScope) -> Scalar:
         hit = scope.replacements.get(_printed(node))
         if hit is not None:
             return hit
-    return _null_propagated(_refuse_arrays(_bind_node(node, scope), node, scope), scope.semantics.folds_constants)
+    bound = _refuse_arrays(_bind_node(node, scope), node, scope)
+    if scope.semantics.folds_constants:
+        bound = reassociated(bound)
+    return _null_propagated(bound, scope.semantics.folds_constants)
 
 
 # Calls that are NULL when any argument is (Spark's NullIntolerant expressions: arithmetic,
@@ -129,7 +133,10 @@ def _folds_to_null(e: Scalar) -> bool:
 
 
 def _constant_call(e: Scalar) -> bool:
-    return not isinstance(e, Col) and (not isinstance(e, Call) or all(map(_constant_call, e.args)))
+    if not isinstance(e, Call):
+        return not isinstance(e, Col)
+    # (a column among the operands first: a deep chain is not walked at each of its levels)
+    return not any(isinstance(a, Col) for a in e.args) and all(map(_constant_call, e.args))
 
 
 def _may_be_replaced(node: exp.Expression, scope: ScalarScope) -> bool:
