@@ -407,6 +407,13 @@ def _timestamp_millis(args: list[pl.Expr], call: Call) -> pl.Expr:
 
 
 
+# Functions that read a date's calendar through chrono, which reaches the years -262143 to
+# 262142 and gives NULL past them: NULL from non-NULL arguments is such a date, where
+# Spark (java.time) answers. runtime/expressions.py rejects the step on it.
+CALENDAR_FIELDS = frozenset(
+    "year month day quarter dayofyear weekofyear hour minute second monthname add_months".split()
+)
+
 KERNELS: dict[str, Kernel] = {
     "year": lambda a, c: a[0].dt.year().cast(pl.Int32),
     "month": lambda a, c: a[0].dt.month().cast(pl.Int32),

@@ -35,6 +35,7 @@ from dbspc.compiler.logical.scalar import FUNCTIONS, Call, Col, Lit, Scalar
 from dbspc.compiler.types import DECIMAL_CONTEXT, DOUBLE, TIMESTAMP_KINDS, SqlType, decimal
 from dbspc.runtime import decimal_arithmetic, value_bounds
 from dbspc.runtime.array_functions import KERNELS as ARRAY_KERNELS
+from dbspc.runtime.datetime_functions import CALENDAR_FIELDS
 from dbspc.runtime.datetime_functions import KERNELS as DATETIME_KERNELS
 from dbspc.runtime.math_functions import KERNELS as MATH_KERNELS
 from dbspc.runtime.math_functions import ieee_divide, numpy_call
@@ -1716,6 +1717,21 @@ _HANDLERS.update(
     {name: _simple(k) for name, k in {**DATETIME_KERNELS, **STRING_KERNELS, **ARRAY_KERNELS, **MATH_KERNELS}.items()}
 )
 _HANDLERS.update({name: _sized(STRING_KERNELS[name], limit) for name, limit in STRING_LIMITS.items()})
+
+
+def _calendar(kernel: Callable[[list[pl.Expr], Call], pl.Expr]) -> Handler:
+    """A calendar field of a date chrono does not reach raises, instead of being NULL."""
+
+    def handler(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
+        args = c.args(call, guard)
+        out = kernel(args, call)
+        c.check(out.is_null() & ~_any_null(args), _CALENDAR_RANGE, guard)
+        return out
+
+    return handler
+
+
+_HANDLERS.update({name: _calendar(DATETIME_KERNELS[name]) for name in CALENDAR_FIELDS})
 _HANDLERS.update({f"try_{fn}": _try(fn) for fn in TRY_OPERATORS})
 
 _missing = set(_HANDLERS) ^ FUNCTIONS
