@@ -328,7 +328,8 @@ def test_integer_chains_add_their_constants_last_like_spark(spark: Any) -> None:
 CREATE TABLE t (k INT, i INT, j INT, b BIGINT);
 CREATE VIEW v AS SELECT k, (i + 2147483647) + (-1) AS a, i + 2147483647 + j AS c, 2147483647 + i + j AS d,
   (i * 2147483647) * j AS e, CAST(i AS BIGINT) + 9223372036854775807 + j AS f, i + 1 + 2 + 3 AS g,
-  j + (2147483000 + i) AS h, b * 3 * i * 5 AS m
+  j + (2147483000 + i) AS h, b * 3 * i * 5 AS m, try_add(i + 1, 2) AS n, try_add(2147483647, 1) AS p,
+  try_divide(CAST(i AS DOUBLE), ln(-1.0)) AS q, try_multiply(i, 3 * 4) AS r
 FROM t WHERE i + 2147483647 + j > 0 OR k > 1;
 -- step
 INSERT INTO t VALUES (1, 1, -1, 2), (2, 1, NULL, NULL), (3, NULL, 1, 4);

@@ -153,6 +153,8 @@ def _try(operator: type[exp.Expression]) -> Rule:
         else:
             a, b = node.this, node.expression
         bound = bind(operator(this=a.copy(), expression=b.copy()))
+        if isinstance(bound, Lit):  # folded as Spark folds it: of constants, or over a NULL
+            return bound
         if not (isinstance(bound, Call) and bound.fn in TRY_OPERATORS):
             raise UnsupportedSql(
                 f"{written_name(node)}() is supported on numbers only, not {bound.type}", span_of(node)
