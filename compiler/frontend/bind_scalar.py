@@ -32,7 +32,7 @@ from dbspc.compiler.frontend.ddl import checked_decimal, sql_type
 from dbspc.compiler.frontend.positions import SQLGLOT_FAILURES, span_of, written_name
 from dbspc.compiler.frontend.reassociate import reassociated
 from dbspc.compiler.frontend.type_rules import TypeMismatch, arithmetic_type, as_decimal, castable, coerce, common_type
-from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
+from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar, reads_no_column
 from dbspc.compiler.types import (
     BIGINT,
     BOOLEAN,
@@ -124,19 +124,12 @@ def _null_propagated(result: Scalar, folds_constants: bool) -> Scalar:
 
 def _folds_to_null(e: Scalar) -> bool:
     """A call of constants that evaluates to NULL (not to an error, which Spark raises)."""
-    if not isinstance(e, Call) or not _constant_call(e):
+    if not isinstance(e, Call) or not reads_no_column(e):
         return False
     from dbspc.runtime.expressions import constant_value  # (the runtime's kernels judge)
 
     evaluated, value = constant_value(e)
     return evaluated and value is None
-
-
-def _constant_call(e: Scalar) -> bool:
-    if not isinstance(e, Call):
-        return not isinstance(e, Col)
-    # (a column among the operands first: a deep chain is not walked at each of its levels)
-    return not any(isinstance(a, Col) for a in e.args) and all(map(_constant_call, e.args))
 
 
 def _may_be_replaced(node: exp.Expression, scope: ScalarScope) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TypeGuard
 
-from dbspc.compiler.logical.scalar import Call, Col, Lit, Scalar
+from dbspc.compiler.logical.scalar import Call, Lit, Scalar, reads_no_column
 from dbspc.compiler.types import INTEGER_BOUNDS
 
 _CHAINS = ("add", "mul")
@@ -25,9 +25,10 @@ def reassociated(e: Scalar) -> Scalar:
     the chain (a generated chain of thousands of terms binds in linear time)."""
     if not isinstance(e, Call) or e.fn not in _CHAINS or not e.type.is_integer or not _has_constant(e):
         return e
-    operands = _flatten(e)
-    constants = [x for x in operands if _constant(x)]
-    others = [x for x in operands if not _constant(x)]
+    constants: list[Scalar] = []
+    others: list[Scalar] = []
+    for x in _flatten(e):
+        (constants if reads_no_column(x) else others).append(x)
     folded = _folded(constants, e)
     if not others:
         return folded
@@ -40,7 +41,7 @@ def _same_chain(x: Scalar, e: Call) -> TypeGuard[Call]:
 
 
 def _has_constant(e: Call) -> bool:
-    return any(_constant(a.args[1]) if _same_chain(a, e) else _constant(a) for a in e.args)
+    return any(reads_no_column(a.args[1]) if _same_chain(a, e) else reads_no_column(a) for a in e.args)
 
 
 def _flatten(e: Call) -> list[Scalar]:
@@ -77,9 +78,3 @@ def _folded(constants: list[Scalar], like: Call) -> Scalar:
             return Lit(like.type, total)
     return _chain(constants, like)
 
-
-def _constant(e: Scalar) -> bool:
-    """No column in it (a column among the operands is seen before the operands' own)."""
-    if not isinstance(e, Call):
-        return not isinstance(e, Col)
-    return not any(isinstance(a, Col) for a in e.args) and all(map(_constant, e.args))

@@ -212,6 +212,14 @@ def columns_used(expr: Scalar) -> frozenset[int]:
     return frozenset()
 
 
+def reads_no_column(expr: Scalar) -> bool:
+    """Whether `expr` is constant. A column among a call's operands is looked for before
+    the operands' own, so a deep chain over columns is not walked at each of its levels."""
+    if not isinstance(expr, Call):
+        return not isinstance(expr, Col)
+    return not any(isinstance(a, Col) for a in expr.args) and all(map(reads_no_column, expr.args))
+
+
 def remap_columns(expr: Scalar, mapping: dict[int, int]) -> Scalar:
     """Renumber column references, e.g. to move a predicate across a projection."""
     if isinstance(expr, Col):
