@@ -245,27 +245,33 @@ _NOWHERE = "\x00"
 def constant_error(expr: Scalar) -> str | None:
     """The SQL error a constant expression raises when evaluated, or None: what Spark's
     optimizer raises when it folds it (compiler/logical/constant_folding.py)."""
-    try:
-        evaluate(_ONE_ROW, [expr], _NOWHERE)
-    except RuntimeSqlError as e:
-        return str(e).removesuffix(f" in {_NOWHERE}")
-    except Exception:  # (what cannot be evaluated alone is left to the rows, as before)
-        return None
-    return None
+    return _alone(expr)[2]
 
 
 def constant_value(expr: Scalar) -> tuple[bool, object]:
     """(True, the value) of a constant expression that evaluates without an error, else
     (False, None): what Spark's ConstantFolding puts in its place."""
+    evaluated, value, _ = _alone(expr)
+    return evaluated, value
+
+
+def _alone(expr: Scalar) -> tuple[bool, object, str | None]:
+    """(evaluated, its value, the SQL error it raises) of a constant expression evaluated
+    on one row; what cannot be evaluated alone has neither, and is left to the rows."""
     try:
-        return True, _constant_value(expr)
-    except Exception:  # (an error is left to the rows and to the constant check)
-        return False, None
+        return _alone_cached(expr)
+    except TypeError:  # an unhashable literal: evaluated without the cache
+        return _alone_cached.__wrapped__(expr)
 
 
 @functools.lru_cache(maxsize=1024)
-def _constant_value(expr: Scalar) -> object:
-    return evaluate(_ONE_ROW, [expr], _NOWHERE).item(0, 0)
+def _alone_cached(expr: Scalar) -> tuple[bool, object, str | None]:
+    try:
+        return True, evaluate(_ONE_ROW, [expr], _NOWHERE).item(0, 0), None
+    except RuntimeSqlError as e:
+        return False, None, str(e).removesuffix(f" in {_NOWHERE}")
+    except Exception:
+        return False, None, None
 
 
 def _select_checked(frame: pl.DataFrame, columns: list[pl.Expr], checks: Sequence[Check]) -> pl.DataFrame | None:
