@@ -47,7 +47,6 @@ from dbspc.runtime.value_bounds import NONE_PROVEN
 from dbspc.runtime.zset import WEIGHT, col_name, frame_of, polars_dtype
 
 Guard = pl.Expr | None  # None: the subexpression is evaluated on every row
-StringLimit = Callable[[list[pl.Expr], Call], pl.Expr | None]
 
 DIVISION_BY_ZERO = "division by zero"
 INTEGER_OVERFLOW = "integer overflow"
@@ -509,7 +508,7 @@ def _divisor_first(n: int) -> range:
 _OPERAND_ORDER: dict[str, Callable[[int], range]] = {
     **dict.fromkeys(
         """add sub mul eq ne lt le gt ge like rlike bit_and bit_or bit_xor shift_left shift_right
-        shift_right_unsigned power atan2 hypot log round bround substring replace left right lpad rpad
+        shift_right_unsigned power atan2 hypot log substring replace left right lpad rpad
         repeat regexp_extract regexp_replace substring_index split_part translate startswith endswith
         contains btrim ltrim_chars rtrim_chars split array_contains datediff date_add_days add_months
         add_months_overflow months_between zoned_months_between next_day date_format make_date
@@ -1704,17 +1703,20 @@ def _simple(kernel: Callable[[list[pl.Expr], Call], pl.Expr]) -> Handler:
     return handler
 
 
-def _sized(kernel: Callable[[list[pl.Expr], Call], pl.Expr], too_large: StringLimit) -> Handler:
-    """A string function whose result can outgrow a string (lpad, repeat): it raises on
-    such a row, as Spark fails there, instead of allocating gigabytes per row."""
+# The rows on which a function raises, from its arguments and its value (None: none).
+Failing = Callable[[list[pl.Expr], Call, pl.Expr], pl.Expr | None]
+
+
+def _checked(kernel: Callable[[list[pl.Expr], Call], pl.Expr], failing: Failing, message: str) -> Handler:
+    """A kernel that raises `message` on the rows `failing` names."""
 
     def handler(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
         args = c.args(call, guard)
-        rows = too_large(args, call)
+        out = kernel(args, call)
+        rows = failing(args, call, out)
         if rows is not None:
-            limit = f"{MAX_STRING_BYTES:,}"
-            c.check(rows, f"the result of {call.fn} would be longer than the longest string ({limit} bytes)", guard)
-        return kernel(args, call)
+            c.check(rows, message.replace("{fn}", call.fn), guard)
+        return out
 
     return handler
 
@@ -1722,22 +1724,23 @@ def _sized(kernel: Callable[[list[pl.Expr], Call], pl.Expr], too_large: StringLi
 _HANDLERS.update(
     {name: _simple(k) for name, k in {**DATETIME_KERNELS, **STRING_KERNELS, **ARRAY_KERNELS, **MATH_KERNELS}.items()}
 )
-_HANDLERS.update({name: _sized(STRING_KERNELS[name], limit) for name, limit in STRING_LIMITS.items()})
 
 
-def _calendar(kernel: Callable[[list[pl.Expr], Call], pl.Expr]) -> Handler:
-    """A calendar field of a date chrono does not reach raises, instead of being NULL."""
-
-    def handler(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
-        args = c.args(call, guard)
-        out = kernel(args, call)
-        c.check(out.is_null() & ~_any_null(args), _CALENDAR_RANGE, guard)
-        return out
-
-    return handler
+def _calendar_unreached(args: list[pl.Expr], call: Call, out: pl.Expr) -> pl.Expr:
+    """A calendar field that is NULL from non-NULL arguments: a date chrono does not reach."""
+    return out.is_null() & ~_any_null(args)
 
 
-_HANDLERS.update({name: _calendar(DATETIME_KERNELS[name]) for name in CALENDAR_FIELDS})
+# A string result longer than Spark's longest string raises, as Spark fails there, instead
+# of allocating gigabytes per row (lpad, repeat); a calendar field of a date chrono does
+# not reach raises, instead of being NULL.
+_TOO_LONG = f"the result of {{fn}} would be longer than the longest string ({MAX_STRING_BYTES:,} bytes)"
+_HANDLERS.update(
+    {name: _checked(STRING_KERNELS[name], too_large, _TOO_LONG) for name, too_large in STRING_LIMITS.items()}
+)
+_HANDLERS.update(
+    {name: _checked(DATETIME_KERNELS[name], _calendar_unreached, _CALENDAR_RANGE) for name in CALENDAR_FIELDS}
+)
 _HANDLERS.update({f"try_{fn}": _try(fn) for fn in TRY_OPERATORS})
 
 _missing = set(_HANDLERS) ^ FUNCTIONS

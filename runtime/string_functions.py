@@ -58,7 +58,7 @@ def _pad(left: bool) -> Kernel:
     return kernel
 
 
-def _pad_too_large(args: list[pl.Expr], call: Call) -> pl.Expr | None:
+def _pad_too_large(args: list[pl.Expr], call: Call, out: pl.Expr | None = None) -> pl.Expr | None:
     width, pad = _constant(call, 1), _constant(call, 2)
     assert isinstance(width, int)
     if width <= MAX_STRING_BYTES or not pad:
@@ -127,7 +127,7 @@ def _repeat(args: list[pl.Expr], call: Call) -> pl.Expr:
     return _null_if_any(s.repeat_by(times).list.join(""), [s, n])
 
 
-def _repeat_too_large(args: list[pl.Expr], call: Call) -> pl.Expr:
+def _repeat_too_large(args: list[pl.Expr], call: Call, out: pl.Expr | None = None) -> pl.Expr:
     s, n = args
     return s.str.len_bytes().cast(pl.Int64) * n.cast(pl.Int64) > MAX_STRING_BYTES
 
@@ -277,7 +277,8 @@ def _sqlite_real(args: list[pl.Expr], call: Call) -> pl.Expr:
 
 
 # The rows on which a function's result would pass MAX_STRING_BYTES (None: none can).
-TOO_LARGE: dict[str, Callable[[list[pl.Expr], Call], pl.Expr | None]] = {
+# (`out`, the value, is not needed: the size follows from the arguments)
+TOO_LARGE: dict[str, Callable[[list[pl.Expr], Call, pl.Expr], pl.Expr | None]] = {
     "lpad": _pad_too_large,
     "rpad": _pad_too_large,
     "repeat": _repeat_too_large,
