@@ -266,10 +266,14 @@ def _alone(expr: Scalar) -> tuple[bool, object, str | None]:
 @functools.lru_cache(maxsize=1024)
 def _alone_cached(expr: Scalar) -> tuple[bool, object, str | None]:
     try:
-        return True, evaluate(_ONE_ROW, [expr], _NOWHERE).item(0, 0), None
+        frame = evaluate(_ONE_ROW, [expr], _NOWHERE)
     except RuntimeSqlError as e:
         return False, None, str(e).removesuffix(f" in {_NOWHERE}")
     except Exception:
+        return False, None, None
+    try:
+        return True, frame.item(0, 0), None
+    except (Exception, pl.exceptions.PanicException):  # a value Python cannot hold (a far date): no error
         return False, None, None
 
 
