@@ -1,7 +1,10 @@
 """Process isolation: a file runs in a child process, so that a query that exhausts memory
 (polars aborts the process under the child's address-space cap) or runs past the per-record
 timeout costs one error, not the run. The child reports each event as a JSON line; when it
-dies, the record it was on counts as an error and a new child resumes after it."""
+dies, the record it was on counts as an error and a new child resumes after it. A statement
+that timed out is tried once more (a shared machine stalls); one that still fails leaves the
+tables it writes blocked in the new child, so that later queries over them count as errors,
+never as wrong results of a database that missed a change."""
 
 from __future__ import annotations
 
@@ -46,12 +49,15 @@ def run_isolated(path: str, take: Take, limit: int | None, shard: tuple[int, int
     """Run the file in child processes, passing each counted event to `take`."""
     start, queries = 0, 0
     crashed: list[int] = []
+    lost: dict[str, str] = {}  # a crashed statement's index: why its process died
+    retried: set[int] = set()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     while True:
         params = {
             "path": os.path.abspath(path),  # the child runs in the repository's folder
             "start": start,
             "skip": crashed,
+            "lost": lost,
             "limit": None if limit is None else limit - queries,
             "shard": list(shard),
             "limits": dataclasses.asdict(limits),
@@ -88,6 +94,10 @@ def run_isolated(path: str, take: Take, limit: int | None, shard: tuple[int, int
             raise RuntimeError(f"{path}: the test runner failed: {' | '.join(tail[-5:])}")
         records = parse_test(Path(path).read_text())
         rec = records[current]
+        if timed_out and rec.kind == "statement" and current not in retried:
+            retried.add(current)  # (its first try counted nothing)
+            start = current
+            continue
         if timed_out:
             reason = f"timeout: a record ran over {limits.record_timeout:.0f}s"
         else:
@@ -100,6 +110,8 @@ def run_isolated(path: str, take: Take, limit: int | None, shard: tuple[int, int
             take({"event": "outcome", "line": rec.line, "sql": rec.sql, "status": "error", "reason": reason})
         queries += rec.kind == "query"
         crashed.append(current)
+        if rec.kind == "statement":
+            lost[str(current)] = reason
         start = current + 1
 
 
@@ -135,5 +147,6 @@ def serve() -> None:
     k, n = params["shard"]
     limits = Limits(**params["limits"])
     runner = FileRunner(params["path"], limit=params["limit"], sink=send, shard=(k, n), limits=limits)
-    runner.run(params["start"], frozenset(params["skip"]))
+    lost = {int(index): reason for index, reason in params.get("lost", {}).items()}
+    runner.run(params["start"], frozenset(params["skip"]), lost)
     send({"event": "done"})

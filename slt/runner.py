@@ -20,7 +20,7 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,17 +106,24 @@ class FileRunner:
         self.db = Database(limits)
         self.totals = Totals()
 
-    def run(self, start: int = 0, skip: frozenset[int] = frozenset()) -> Totals:
+    def run(self, start: int = 0, skip: frozenset[int] = frozenset(), lost: Mapping[int, str] | None = None) -> Totals:
         """Run the records from index `start` on; earlier statements run silently, earlier queries not
-        at all, and the records in `skip` (that crashed a process) not at all."""
+        at all, and the records in `skip` (that crashed a process) not at all. A statement among
+        them (`lost`: why its process died) blocks the tables it writes, and an INSERT the rest of
+        its batch's tables: what it did to them before it died is unknown."""
         began = time.perf_counter()
         records = parse_test(Path(self.path).read_text())
         queries, ordinal = 0, -1
         k, n = self.shard
         self._start = start
         pending: list[tuple[int, Record]] = []  # consecutive plain INSERTs, applied as one change per table
+        losing: str | None = None  # while the inserts batched with a lost one go on: why
         for index, rec in enumerate(records):
             if index in skip:
+                if rec.kind == "statement":
+                    losing = f"line {rec.line}: {(lost or {}).get(index, 'its process died')}"
+                    self.db.lose(rec.sql, losing)
+                    losing = losing if PLAIN_INSERT.match(rec.sql) else None
                 continue
             if rec.kind == "query" and applies(rec):
                 ordinal += 1
@@ -128,8 +135,12 @@ class FileRunner:
                     self.sink({"event": "skipped"})
                 continue
             if rec.kind == "statement" and not rec.expect_error and PLAIN_INSERT.match(rec.sql):
+                if losing is not None:
+                    self.db.lose(rec.sql, losing)
+                    continue
                 pending.append((index, rec))
                 continue
+            losing = None
             self._flush(pending, start if k == 0 else len(records))
             pending = []
             if rec.kind == "halt":

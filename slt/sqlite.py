@@ -412,6 +412,30 @@ class Database:
         weights = [-1] * (len(removed) + len(extra_deletes)) + [1] * len(inserted)
         return ZSet.from_rows(rows, change.types, weights).consolidate()
 
+    def lose(self, sql: str, reason: str) -> None:
+        """A statement whose process died (a crash, or a timeout twice over): block what it
+        writes, for its effect on it is unknown. One whose target cannot be read blocks
+        every table and view."""
+        names: set[str] = set()
+        m = PLAIN_INSERT.match(sql)
+        if m:
+            names.add(m.group(1).lower())
+        else:
+            try:
+                statements = parse_sql(sql)
+            except Exception:
+                statements = []
+            for stmt in statements:
+                targets = stmt.args.get("tables") or ([stmt.this] if isinstance(stmt.this, exp.Expr) else [])
+                for target in targets:
+                    table = target.find(exp.Table) if isinstance(target, exp.Expr) else None
+                    if table is not None and table.name:
+                        names.add(table.name.lower())
+            if not names:
+                names = {*self.tables, *self.views}
+        for name in names:
+            self.blocked.setdefault(name, ("error", f"an earlier statement did not finish ({reason})"))
+
     # -- queries ---------------------------------------------------------------------------
 
     def _check_blocked(self, refs: frozenset[str] | set[str]) -> None:

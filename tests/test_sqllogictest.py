@@ -486,6 +486,111 @@ def test_size_limit_stops_a_large_intermediate(tmp_path: Path, isolate: bool) ->
     assert any(r.startswith("IntermediateTooLarge: ") for r in totals.error_reasons), totals
 
 
+LOST_INSERT = """
+statement ok
+CREATE TABLE t1(a INTEGER)
+
+statement ok
+CREATE TABLE t2(b INTEGER)
+
+statement ok
+INSERT INTO t1 VALUES(1)
+
+query I nosort
+SELECT a FROM t1
+----
+1
+
+statement ok
+INSERT INTO t1 VALUES(2)
+
+statement ok
+INSERT INTO t1 VALUES({marker})
+
+statement ok
+INSERT INTO t2 VALUES(5)
+
+statement ok
+INSERT INTO t1 VALUES(3)
+
+query I rowsort
+SELECT a FROM t1
+----
+1
+2
+3
+{marker}
+
+query I nosort
+SELECT b FROM t2
+----
+5
+
+statement ok
+CREATE TABLE t3(c INTEGER)
+
+statement ok
+INSERT INTO t3 VALUES(7)
+
+query I nosort
+SELECT c FROM t3
+----
+7
+"""
+
+# A child's hook (imported at its start as sitecustomize): an INSERT batch holding 666 kills
+# the process; one holding 777 stalls for 9 s the first time (a marker file says it did).
+_CHILD_HOOK = """
+import os, time
+from dbspc.slt import sqlite
+
+_insert = sqlite.Database.insert_batch
+
+def insert_batch(self, table, texts):
+    if any("666" in t for t in texts):
+        os._exit(3)
+    if any("777" in t for t in texts) and not os.path.exists({stalled!r}):
+        open({stalled!r}, "w").close()
+        time.sleep(9)
+    return _insert(self, table, texts)
+
+sqlite.Database.insert_batch = insert_batch
+"""
+
+
+def _hooked_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_CHILD_HOOK.format(stalled=str(tmp_path / "stalled")))
+    monkeypatch.setenv("PYTHONPATH", str(hook))
+
+
+def test_a_statement_whose_process_dies_blocks_the_tables_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The child dies inside the batch of t1's and t2's inserts. The next child must not run
+    # the queries over t1 and t2 as if the batch had only lost its first insert (that gave
+    # wrong results for every later query over a 10,000-row table); t3 is untouched.
+    _hooked_child(tmp_path, monkeypatch)
+    path = tmp_path / "lost.test"
+    path.write_text(LOST_INSERT.replace("{marker}", "666"))
+    lines: list[str] = []
+    totals = run_file(str(path), verbose=True, echo=lines.append, isolate=True)
+    assert (totals.passed, totals.wrong, totals.errors) == (2, 0, 3), lines
+    assert sum("an earlier statement did not finish (line 16: crashed (exit code 3)" in r for r in lines) == 2, lines
+
+
+def test_a_statement_that_stalls_past_the_timeout_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _hooked_child(tmp_path, monkeypatch)
+    path = tmp_path / "stall.test"
+    path.write_text(LOST_INSERT.replace("{marker}", "777"))
+    totals = run_file(str(path), isolate=True, limits=Limits(record_timeout=6))
+    assert (totals.passed, totals.wrong, totals.errors) == (4, 0, 0), totals
+    assert (tmp_path / "stalled").exists()
+
+
 def test_slt_command_defaults_are_the_harness_defaults() -> None:
     options = {p.name: p.default for p in slt_command.params}
     limits = Limits()
