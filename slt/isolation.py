@@ -1,7 +1,8 @@
 """Process isolation: a file runs in a child process, so that a query that exhausts memory
 (polars aborts the process under the child's address-space cap) or runs past the per-record
 timeout costs one error, not the run. The child reports each event as a JSON line; when it
-dies, the record it was on counts as an error and a new child resumes after it. A statement
+dies, the record it was on counts as an error and a new child resumes after it, replaying the
+statements before it (each one a `replay` event: the timeout is per record there too). A statement
 that timed out is tried once more (a shared machine stalls); one that still fails leaves the
 tables it writes blocked in the new child, so that later queries over them count as errors,
 never as wrong results of a database that missed a change."""
@@ -75,7 +76,7 @@ def run_isolated(path: str, take: Take, limit: int | None, shard: tuple[int, int
                         timed_out = True
                         break
                     event = json.loads(line)
-                    if event["event"] == "start":
+                    if event["event"] in ("start", "replay"):
                         current = event["index"]
                     elif event["event"] == "done":
                         done = True
@@ -94,7 +95,7 @@ def run_isolated(path: str, take: Take, limit: int | None, shard: tuple[int, int
             raise RuntimeError(f"{path}: the test runner failed: {' | '.join(tail[-5:])}")
         records = parse_test(Path(path).read_text())
         rec = records[current]
-        if timed_out and rec.kind == "statement" and current not in retried:
+        if timed_out and rec.kind == "statement" and current not in retried and current >= start:
             retried.add(current)  # (its first try counted nothing)
             start = current
             continue
@@ -112,7 +113,7 @@ def run_isolated(path: str, take: Take, limit: int | None, shard: tuple[int, int
         crashed.append(current)
         if rec.kind == "statement":
             lost[str(current)] = reason
-        start = current + 1
+        start = max(start, current + 1)  # (a record replayed before `start` was counted already)
 
 
 def _lines(stream: IO[bytes], timeout: float) -> Iterator[str | None]:

@@ -160,8 +160,7 @@ class FileRunner:
     def _flush(self, inserts: list[tuple[int, Record]], start: int) -> None:
         if not inserts:
             return
-        if inserts[0][0] >= self._start:
-            self.sink({"event": "start", "index": inserts[0][0]})
+        self.sink({"event": "start" if inserts[0][0] >= self._start else "replay", "index": inserts[0][0]})
         by_table: dict[str, list[tuple[int, Record]]] = {}
         for index, rec in inserts:
             m = PLAIN_INSERT.match(rec.sql)
@@ -173,8 +172,9 @@ class FileRunner:
                     self._statement(index, rec, index < start)
 
     def _statement(self, index: int, rec: Record, quiet: bool) -> None:
-        if index >= self._start:  # where a crash happened, even in a shard that does not count statements
-            self.sink({"event": "start", "index": index})
+        # where a crash happens, even in a shard that does not count statements, or in a
+        # replay of the statements before `start` (which counts nothing)
+        self.sink({"event": "start" if index >= self._start else "replay", "index": index})
         outcome: Outcome | None = None
         try:
             self.db.execute(rec.sql, rec.expect_error)

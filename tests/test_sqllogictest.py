@@ -539,7 +539,8 @@ SELECT c FROM t3
 """
 
 # A child's hook (imported at its start as sitecustomize): an INSERT batch holding 666 kills
-# the process; one holding 777 stalls for 9 s the first time (a marker file says it did).
+# the process; one holding 777 stalls for 9 s the first time (a marker file says it did), one
+# holding 888 the second time.
 _CHILD_HOOK = """
 import os, time
 from dbspc.slt import sqlite
@@ -552,6 +553,11 @@ def insert_batch(self, table, texts):
     if any("777" in t for t in texts) and not os.path.exists({stalled!r}):
         open({stalled!r}, "w").close()
         time.sleep(9)
+    if any("888" in t for t in texts):  # stalls the second time: when a new child replays it
+        with open({replayed!r}, "a") as f:
+            f.write("x")
+        if os.path.getsize({replayed!r}) == 2:
+            time.sleep(9)
     return _insert(self, table, texts)
 
 sqlite.Database.insert_batch = insert_batch
@@ -561,7 +567,8 @@ sqlite.Database.insert_batch = insert_batch
 def _hooked_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     hook = tmp_path / "hook"
     hook.mkdir()
-    (hook / "sitecustomize.py").write_text(_CHILD_HOOK.format(stalled=str(tmp_path / "stalled")))
+    hooked = _CHILD_HOOK.format(stalled=str(tmp_path / "stalled"), replayed=str(tmp_path / "replayed"))
+    (hook / "sitecustomize.py").write_text(hooked)
     monkeypatch.setenv("PYTHONPATH", str(hook))
 
 
@@ -589,6 +596,49 @@ def test_a_statement_that_stalls_past_the_timeout_is_tried_again(
     totals = run_file(str(path), isolate=True, limits=Limits(record_timeout=6))
     assert (totals.passed, totals.wrong, totals.errors) == (4, 0, 0), totals
     assert (tmp_path / "stalled").exists()
+
+
+REPLAYED = """
+statement ok
+CREATE TABLE t1(a INTEGER)
+
+statement ok
+CREATE TABLE t2(b INTEGER)
+
+statement ok
+INSERT INTO t2 VALUES(888)
+
+query I nosort
+SELECT b FROM t2
+----
+888
+
+statement ok
+INSERT INTO t1 VALUES(666)
+
+query I nosort
+SELECT a FROM t1
+----
+666
+
+query I nosort
+SELECT b FROM t2
+----
+888
+"""
+
+
+def test_a_statement_that_stalls_while_a_new_child_replays_it_is_lost_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # t1's insert kills the child; the next one stalls replaying t2's insert, before any
+    # record of its own (that ended the whole run with a traceback): t2 is lost as well.
+    _hooked_child(tmp_path, monkeypatch)
+    path = tmp_path / "replayed.test"
+    path.write_text(REPLAYED)
+    totals = run_file(str(path), isolate=True, limits=Limits(record_timeout=6))
+    assert (totals.passed, totals.wrong, totals.errors) == (1, 0, 4), totals
+    assert (tmp_path / "replayed").read_text() == "xx"
 
 
 def test_slt_command_defaults_are_the_harness_defaults() -> None:
