@@ -497,19 +497,24 @@ class _Compiler:
 
 # The order in which Spark evaluates the operands of a call that is NULL when one of them
 # is, stopping at the first NULL: BinaryExpression.eval and TernaryExpression.eval (and
-# their generated code) go left to right, DivModLike.eval reads the divisor first. Not
-# here (every operand evaluated, or an order of their own): concat, concat_ws, greatest,
-# least, null_safe_eq, locate, elt and the conditionals, which guard their operands
-# themselves.
-def _left_to_right(n: int) -> range:
+# their generated code) go left to right, DivModLike.eval reads the divisor first, and
+# StringLocate its start, then the substring, then the string (a NULL start stops it too,
+# with the value 0). Not here (every operand evaluated, or an order of their own): concat,
+# concat_ws, greatest, least, null_safe_eq, elt and the conditionals, which guard their
+# operands themselves.
+def _left_to_right(n: int) -> Sequence[int]:
     return range(n)
 
 
-def _divisor_first(n: int) -> range:
+def _divisor_first(n: int) -> Sequence[int]:
     return range(n - 1, -1, -1)
 
 
-_OPERAND_ORDER: dict[str, Callable[[int], range]] = {
+def _start_first(n: int) -> Sequence[int]:
+    return (n - 1, *range(n - 1))
+
+
+_OPERAND_ORDER: dict[str, Callable[[int], Sequence[int]]] = {
     **dict.fromkeys(
         """add sub mul eq ne lt le gt ge like rlike bit_and bit_or bit_xor shift_left shift_right
         shift_right_unsigned power atan2 hypot log substring replace left right lpad rpad
@@ -520,6 +525,7 @@ _OPERAND_ORDER: dict[str, Callable[[int], range]] = {
         _left_to_right,
     ),
     **dict.fromkeys("div div_or_null int_div int_div_or_null mod mod_or_null pmod".split(), _divisor_first),
+    "locate": _start_first,
 }
 
 

@@ -68,7 +68,8 @@ def _pad_too_large(args: list[pl.Expr], call: Call, out: pl.Expr | None = None) 
 
 def _locate(args: list[pl.Expr], call: Call) -> pl.Expr:
     """1-based position of sub in s at or after `start`; 0 if absent or start < 1; 1 for an
-    empty sub (Spark)."""
+    empty sub; 0 for a NULL start, whatever sub and s are (Spark's StringLocate, after
+    Hive, reads the start first)."""
     sub, s, start = args
     start64 = start.cast(pl.Int64)
     tail = s.str.slice(pl.when(start64 > 0).then(start64 - 1).otherwise(0))
@@ -85,7 +86,7 @@ def _locate(args: list[pl.Expr], call: Call) -> pl.Expr:
         .then(before + start64)
         .otherwise(0)
     )
-    return _null_if_any(position.cast(pl.Int32), [sub, s, start])
+    return pl.when(start.is_null()).then(0).otherwise(_null_if_any(position.cast(pl.Int32), [sub, s]))
 
 
 def _concat_ws(args: list[pl.Expr], call: Call) -> pl.Expr:

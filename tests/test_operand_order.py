@@ -149,3 +149,19 @@ def test_a_try_operator_over_folded_constants(x: str, value: object) -> None:
     only, not INT`)."""
     p = Pipeline.from_sql(f"CREATE TABLE t (i INT, f DOUBLE); CREATE VIEW v AS SELECT {x} AS x FROM t;")
     assert p.step({"t": ZSet.from_rows([[5, 2.0]], p.table_types("t"))})["v"].to_rows() == [((value,), 1)]
+
+
+def test_locate_reads_its_start_first_and_a_null_start_is_zero() -> None:
+    """Spark's StringLocate evaluates the start, then the substring, then the string: a
+    NULL start is 0 (after Hive) without evaluating the others, a NULL substring is NULL."""
+    p = Pipeline.from_sql(
+        "CREATE TABLE t (s STRING, n INT); "
+        "CREATE VIEW v AS SELECT locate(s, 'abc', n) AS a, locate(CAST(CAST(s AS INT) AS STRING), 'x', n) AS b FROM t;"
+    )
+    rows = [["b", None], [None, None], [None, 1]]
+    assert sorted(p.step({"t": ZSet.from_rows(rows, p.table_types("t"))})["v"].to_rows(), key=str) == [
+        ((0, 0), 2),
+        ((None, None), 1),
+    ]
+    with pytest.raises(RuntimeSqlError, match="invalid cast"):  # a start: the substring is cast
+        p.step({"t": ZSet.from_rows([["b", 1]], p.table_types("t"))})

@@ -388,6 +388,22 @@ DELETE FROM t WHERE k = 5;
     check_against_spark(spark, "locate_substr_edges", text)
 
 
+def test_locate_of_a_null_start_is_zero_like_spark(spark: Any) -> None:
+    """locate(sub, s, NULL) is 0 in Spark, whatever sub and s are: StringLocate reads its
+    start first and stops there, so a failing cast in the substring is not evaluated.
+    Found by tests/exprgen.py (seed 14)."""
+    text = """
+CREATE TABLE t (k INT, s STRING, n INT);
+CREATE VIEW v AS SELECT k, locate(s, 'abc', n) AS a, locate('b', s, n) AS b,
+  locate(CAST(CAST(s AS INT) AS STRING), 'x', CAST(NULL AS INT)) AS c, locate(s, s, n + 1) AS d FROM t;
+-- step
+INSERT INTO t VALUES (1, 'b', NULL), (2, NULL, 1), (3, NULL, NULL), (4, 'abc', 0), (5, 'cb', 2);
+-- step
+DELETE FROM t WHERE k = 1;
+"""
+    check_against_spark(spark, "locate_null_start", text)
+
+
 def test_make_date_and_make_timestamp_of_a_null_field_are_null_like_spark(spark: Any) -> None:
     """A NULL field makes make_date and make_timestamp NULL, however wrong the others are
     (day 0, month 13, hour 25): nothing is checked, per row nor when a field is the NULL
