@@ -463,18 +463,22 @@ class _Compiler:
             return value.cast(polars_dtype(expr.type), strict=False)
         raise InternalCompilerError(f"not a scalar: {expr!r}")
 
-    def args(self, call: Call, guard: Guard) -> list[pl.Expr]:
+    def args(self, call: Call, guard: Guard, null_at_zero: bool = False) -> list[pl.Expr]:
         """Compile all arguments. Spark evaluates a NULL-intolerant operator's operands
         in turn and stops at a NULL, so an operand's checks hold only where the operands
         evaluated before it are not NULL: in `atan2(ln(f), f % f)`, `f % f` does not raise
-        on a row where ln(f) is NULL (f = 0)."""
+        on a row where ln(f) is NULL (f = 0). `null_at_zero`: a division that is NULL for
+        a zero divisor (TRY_DIVIDE) stops there too, before its dividend."""
         order = None if self.eager else _OPERAND_ORDER.get(call.fn)
         if order is None or len(call.args) < 2:
             return [self.compile(a, guard) for a in call.args]
         out: dict[int, pl.Expr] = {}
         for i in order(len(call.args)):
             out[i] = self.compile(call.args[i], guard)
-            guard = _and_guard(guard, out[i].is_not_null())
+            evaluated = out[i].is_not_null()
+            if null_at_zero and i == len(call.args) - 1:
+                evaluated = evaluated & (out[i] != 0).fill_null(False)
+            guard = _and_guard(guard, evaluated)
         return [out[i] for i in range(len(call.args))]
 
     def check(self, condition: pl.Expr, message: str, guard: Guard, detail: pl.Expr | None = None) -> None:
@@ -758,7 +762,7 @@ def _division(kind: str, raising: bool) -> Handler:
     """
 
     def handler(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
-        a, b = c.args(call, guard)
+        a, b = c.args(call, guard, null_at_zero=not raising)
         relieved = call in c.proven  # b is never 0, and an integer quotient fits
         if raising and not relieved:
             c.check(a.is_not_null() & (b == 0), DIVISION_BY_ZERO, guard)
@@ -884,6 +888,9 @@ def _pmod(c: _Compiler, call: Call, guard: Guard) -> pl.Expr:
     return c.fit(value, call.type, guard, DECIMAL_OVERFLOW) if call.type.is_decimal else value
 
 
+_DIVISIONS = frozenset(("div", "int_div", "mod"))
+
+
 class _Trying(_Compiler):
     """Compiles one TRY_ operator: the errors of its arguments still raise (they are
     compiled by the enclosing compiler); the operator's own become NULL."""
@@ -892,8 +899,9 @@ class _Trying(_Compiler):
         super().__init__(outer.proven, outer.eager, outer.ahead)
         self.outer = outer
 
-    def args(self, call: Call, guard: Guard) -> list[pl.Expr]:
-        return self.outer.args(call, guard)
+    def args(self, call: Call, guard: Guard, null_at_zero: bool = False) -> list[pl.Expr]:
+        # Spark's TRY mode of a division is NULL for a zero divisor without reading the dividend
+        return self.outer.args(call, guard, null_at_zero or call.fn in _DIVISIONS)
 
 
 def _try(fn: str) -> Handler:

@@ -165,3 +165,17 @@ def test_locate_reads_its_start_first_and_a_null_start_is_zero() -> None:
     ]
     with pytest.raises(RuntimeSqlError, match="invalid cast"):  # a start: the substring is cast
         p.step({"t": ZSet.from_rows([["b", 1]], p.table_types("t"))})
+
+
+def test_a_try_division_by_zero_never_evaluates_its_dividend() -> None:
+    """Spark's TRY mode of `/` and `%` reads the divisor first and is NULL for a zero one
+    without reading the dividend, so a division by zero in the dividend does not raise."""
+    p = Pipeline.from_sql(
+        "CREATE TABLE t (i INT, d DECIMAL(10,3)); "
+        "CREATE VIEW v AS SELECT try_divide(pmod(d, d), 0.000) AS a, try_divide(i div i, i) AS b, "
+        "try_mod(i % i, i) AS c FROM t;"
+    )
+    assert p.step({"t": ZSet.from_rows([[0, 0]], p.table_types("t"))})["v"].to_rows() == [((None, None, None), 1)]
+    q = Pipeline.from_sql("CREATE TABLE t (i INT); CREATE VIEW v AS SELECT try_divide(i div (i - 1), i) AS a FROM t;")
+    with pytest.raises(RuntimeSqlError, match="division by zero"):  # a divisor: the dividend is read
+        q.step({"t": ZSet.from_rows([[1]], q.table_types("t"))})

@@ -306,6 +306,22 @@ INSERT INTO t VALUES (1, 4, NULL);
     _failing_step(spark, divisor_first, "DIVIDE_BY_ZERO", then="INSERT INTO t VALUES (3, 4, 2);")
 
 
+def test_a_try_division_by_zero_never_evaluates_its_dividend_like_spark(spark: Any) -> None:
+    """try_divide and try_mod read the divisor first and are NULL for a zero one without
+    evaluating the dividend (DivModLike in TRY mode), so a division by zero there does not
+    raise. Found by tests/exprgen.py (seed 14): try_divide(pmod(d, d), 0.000)."""
+    text = """
+CREATE TABLE t (k INT, i INT, d DECIMAL(10,3), f DOUBLE);
+CREATE VIEW v AS SELECT k, try_divide(pmod(d, d), 0.000) AS a, try_divide(i div i, i) AS b,
+  try_mod(i % i, i) AS c, try_divide(f % f, f) AS e, try_mod(d / d, d) AS g FROM t;
+-- step
+INSERT INTO t VALUES (1, 0, 0.000, 0.0), (2, 3, 1.500, -0.0), (3, NULL, NULL, NULL);
+-- step
+DELETE FROM t WHERE k = 3;
+"""
+    check_against_spark(spark, "try_division_by_zero", text)
+
+
 def test_a_constant_that_is_null_propagates_like_spark(spark: Any) -> None:
     """Spark folds a constant to its value before NullPropagation: `ln(-3.5)` is NULL, so
     `(f % f) * ln(-3.5)` is NULL without dividing, whichever side the constant is on."""
