@@ -121,9 +121,9 @@ class FileRunner:
         for index, rec in enumerate(records):
             if index in skip:
                 if rec.kind == "statement":
-                    losing = f"line {rec.line}: {(lost or {}).get(index, 'its process died')}"
-                    self.db.lose(rec.sql, losing)
-                    losing = losing if PLAIN_INSERT.match(rec.sql) else None
+                    reason = f"line {rec.line}: {(lost or {}).get(index, 'its process died')}"
+                    self.db.lose(rec.sql, reason)
+                    losing = reason if PLAIN_INSERT.match(rec.sql) else None
                 continue
             if rec.kind == "query" and applies(rec):
                 ordinal += 1

@@ -417,7 +417,7 @@ class Database:
         writes, for its effect on it is unknown. One whose target cannot be read blocks
         every table and view."""
         names: set[str] = set()
-        m = PLAIN_INSERT.match(sql)
+        m = PLAIN_INSERT.match(sql)  # (a lost batch's every insert comes here: no parse for them)
         if m:
             names.add(m.group(1).lower())
         else:

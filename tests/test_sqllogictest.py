@@ -564,12 +564,16 @@ sqlite.Database.insert_batch = insert_batch
 """
 
 
-def _hooked_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _hooked_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> str:
+    """A test file of `text`, whose child processes start with the hook above."""
     hook = tmp_path / "hook"
     hook.mkdir()
     hooked = _CHILD_HOOK.format(stalled=str(tmp_path / "stalled"), replayed=str(tmp_path / "replayed"))
     (hook / "sitecustomize.py").write_text(hooked)
     monkeypatch.setenv("PYTHONPATH", str(hook))
+    path = tmp_path / "hooked.test"
+    path.write_text(text)
+    return str(path)
 
 
 def test_a_statement_whose_process_dies_blocks_the_tables_it_writes(
@@ -578,11 +582,9 @@ def test_a_statement_whose_process_dies_blocks_the_tables_it_writes(
     # The child dies inside the batch of t1's and t2's inserts. The next child must not run
     # the queries over t1 and t2 as if the batch had only lost its first insert (that gave
     # wrong results for every later query over a 10,000-row table); t3 is untouched.
-    _hooked_child(tmp_path, monkeypatch)
-    path = tmp_path / "lost.test"
-    path.write_text(LOST_INSERT.replace("{marker}", "666"))
+    path = _hooked_file(tmp_path, monkeypatch, LOST_INSERT.replace("{marker}", "666"))
     lines: list[str] = []
-    totals = run_file(str(path), verbose=True, echo=lines.append, isolate=True)
+    totals = run_file(path, verbose=True, echo=lines.append, isolate=True)
     assert (totals.passed, totals.wrong, totals.errors) == (2, 0, 3), lines
     assert sum("an earlier statement did not finish (line 16: crashed (exit code 3)" in r for r in lines) == 2, lines
 
@@ -590,10 +592,8 @@ def test_a_statement_whose_process_dies_blocks_the_tables_it_writes(
 def test_a_statement_that_stalls_past_the_timeout_is_tried_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _hooked_child(tmp_path, monkeypatch)
-    path = tmp_path / "stall.test"
-    path.write_text(LOST_INSERT.replace("{marker}", "777"))
-    totals = run_file(str(path), isolate=True, limits=Limits(record_timeout=6))
+    path = _hooked_file(tmp_path, monkeypatch, LOST_INSERT.replace("{marker}", "777"))
+    totals = run_file(path, isolate=True, limits=Limits(record_timeout=6))
     assert (totals.passed, totals.wrong, totals.errors) == (4, 0, 0), totals
     assert (tmp_path / "stalled").exists()
 
@@ -633,10 +633,8 @@ def test_a_statement_that_stalls_while_a_new_child_replays_it_is_lost_too(
 ) -> None:
     # t1's insert kills the child; the next one stalls replaying t2's insert, before any
     # record of its own (that ended the whole run with a traceback): t2 is lost as well.
-    _hooked_child(tmp_path, monkeypatch)
-    path = tmp_path / "replayed.test"
-    path.write_text(REPLAYED)
-    totals = run_file(str(path), isolate=True, limits=Limits(record_timeout=6))
+    path = _hooked_file(tmp_path, monkeypatch, REPLAYED)
+    totals = run_file(path, isolate=True, limits=Limits(record_timeout=6))
     assert (totals.passed, totals.wrong, totals.errors) == (1, 0, 4), totals
     assert (tmp_path / "replayed").read_text() == "xx"
 
